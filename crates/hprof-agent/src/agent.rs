@@ -1,0 +1,331 @@
+//! The agent: startup from the option string, the shared tables, the core reactions to JVM events
+//! (threads, classes, dumps), and the hand-over to the capabilities.
+
+use crate::capabilities;
+use crate::classes::ClassTable;
+use crate::hub::{Capability, DumpReason, EventHub};
+use crate::ids::{ObjectIds, main_tag};
+use crate::log;
+use crate::methods::MethodCache;
+use crate::options::{Options, Parsed};
+use crate::output::Output;
+use crate::threads::ThreadTable;
+use crate::traces::TraceTable;
+use jvmti::{Event, Jni, Jvmti, JvmtiVersion, Vm, sys};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
+
+static AGENT: OnceLock<Agent> = OnceLock::new();
+
+/// The running agent, once Agent_OnLoad/OnAttach has succeeded.
+pub fn agent() -> Option<&'static Agent> {
+    AGENT.get()
+}
+
+pub struct Agent {
+    pub vm: Vm,
+    pub jvmti: Jvmti,
+    pub jvmti_version: JvmtiVersion,
+    pub options: Options,
+    pub output: Output,
+    pub ids: ObjectIds,
+    pub threads: ThreadTable,
+    pub classes: ClassTable,
+    pub methods: MethodCache,
+    pub traces: TraceTable,
+    pub started: Instant,
+    capabilities: Vec<Box<dyn Capability>>,
+    hub: EventHub,
+    dump_lock: Mutex<()>,
+    dead: AtomicBool,
+}
+
+/// The events the agent itself always handles.
+const CORE_EVENTS: [Event; 7] = [
+    Event::VmInit,
+    Event::VmDeath,
+    Event::ThreadStart,
+    Event::ThreadEnd,
+    Event::ClassPrepare,
+    Event::DataDumpRequest,
+    Event::ObjectFree,
+];
+
+/// How the agent was loaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadKind {
+    /// -agentlib / -agentpath / -Xrun, before the VM starts.
+    Startup,
+    /// Into a running VM (Agent_OnAttach).
+    Attach,
+}
+
+/// Agent_OnLoad / Agent_OnAttach: returns JNI_OK or JNI_ERR (after printing why).
+pub fn start(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> sys::jint {
+    crate::panic_guard::install_panic_hook();
+    match start_inner(vm, option_string, kind) {
+        Ok(()) => sys::JNI_OK as sys::jint,
+        Err(msg) => {
+            log::error(&msg);
+            sys::JNI_ERR
+        }
+    }
+}
+
+fn start_inner(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<(), String> {
+    let options = match Options::parse(option_string).map_err(|e| e.0)? {
+        Parsed::Help => {
+            use std::io::Write;
+            let _ = std::io::stdout().write_all(crate::help::HELP.as_bytes());
+            let _ = std::io::stdout().flush();
+            // HPROF exits after printing its help; the JVM has not started, so there is nothing to unwind.
+            unsafe { libc::exit(0) }
+        }
+        Parsed::Run(o) => *o,
+    };
+    if AGENT.get().is_some() {
+        return Err("hprof is already loaded in this JVM; load it once".into());
+    }
+    for w in &options.warnings {
+        log::warning(w);
+    }
+    let jvmti = vm
+        .jvmti(sys::JVMTI_VERSION_1_2)
+        .map_err(|e| format!("this JVM offers no JVMTI environment ({e}); hprof needs JDK 17 or newer"))?;
+    let jvmti_version = jvmti.version().map_err(|e| format!("GetVersionNumber failed: {e}"))?;
+    if jvmti_version.major < 11 {
+        return Err(format!(
+            "this JVM's JVMTI is version {jvmti_version}; hprof-rs needs JDK 11 or newer (17+ tested)"
+        ));
+    }
+
+    let capabilities = capabilities::build(&options);
+    add_jvmti_capabilities(jvmti, &capabilities)?;
+    let output = Output::open(&options)?;
+    let hub = EventHub::new(&capabilities);
+    let agent = Agent {
+        vm,
+        jvmti,
+        jvmti_version,
+        traces: TraceTable::new(options.lineno),
+        options,
+        output,
+        ids: ObjectIds::default(),
+        threads: ThreadTable::new(),
+        classes: ClassTable::default(),
+        methods: MethodCache::default(),
+        started: Instant::now(),
+        capabilities,
+        hub,
+        dump_lock: Mutex::new(()),
+        dead: AtomicBool::new(false),
+    };
+    if AGENT.set(agent).is_err() {
+        return Err("hprof is already loaded in this JVM; load it once".into());
+    }
+    let agent = AGENT.get().expect("just set");
+
+    jvmti.set_event_callbacks(&EventHub::callbacks()).map_err(|e| format!("SetEventCallbacks failed: {e}"))?;
+    for c in &agent.capabilities {
+        c.on_load(agent)?;
+    }
+    for event in Event::ALL {
+        if CORE_EVENTS.contains(&event) || agent.hub.has_subscribers(event) {
+            jvmti
+                .set_event_enabled(event, true, std::ptr::null_mut())
+                .map_err(|e| format!("cannot enable JVMTI event {event:?}: {e}"))?;
+        }
+    }
+    unsafe { libc::atexit(flush_at_exit) };
+
+    if kind == LoadKind::Attach {
+        // The VM is already running: do now what VMInit would have done.
+        let jni = vm.jni().ok_or("Agent_OnAttach: the attaching thread has no JNI environment")?;
+        let current = jvmti.current_thread().map_err(|e| format!("GetCurrentThread: {e}"))?;
+        agent.on_vm_init(jni, current);
+    }
+    Ok(())
+}
+
+/// Adds the JVMTI capabilities the core and the chosen capabilities need, naming any the JVM lacks.
+fn add_jvmti_capabilities(jvmti: Jvmti, capabilities: &[Box<dyn Capability>]) -> Result<(), String> {
+    let mut caps: sys::jvmtiCapabilities = unsafe { std::mem::zeroed() };
+    caps.set_can_tag_objects(1);
+    caps.set_can_generate_object_free_events(1);
+    for c in capabilities {
+        for e in c.events() {
+            e.require_capability(&mut caps);
+        }
+        c.add_jvmti_capabilities(&mut caps);
+    }
+    jvmti.add_capabilities(&caps).map_err(|e| {
+        let potential = jvmti.potential_capabilities().ok();
+        let missing = potential.map(|p| describe_missing(&caps, &p)).unwrap_or_default();
+        format!("the JVM refused the JVMTI capabilities hprof needs ({e}){missing}")
+    })
+}
+
+fn describe_missing(wanted: &sys::jvmtiCapabilities, potential: &sys::jvmtiCapabilities) -> String {
+    let checks: [(&str, u32, u32); 6] = [
+        ("can_tag_objects", wanted.can_tag_objects(), potential.can_tag_objects()),
+        (
+            "can_generate_sampled_object_alloc_events",
+            wanted.can_generate_sampled_object_alloc_events(),
+            potential.can_generate_sampled_object_alloc_events(),
+        ),
+        (
+            "can_generate_vm_object_alloc_events",
+            wanted.can_generate_vm_object_alloc_events(),
+            potential.can_generate_vm_object_alloc_events(),
+        ),
+        ("can_generate_monitor_events", wanted.can_generate_monitor_events(), potential.can_generate_monitor_events()),
+        (
+            "can_generate_compiled_method_load_events",
+            wanted.can_generate_compiled_method_load_events(),
+            potential.can_generate_compiled_method_load_events(),
+        ),
+        (
+            "can_generate_garbage_collection_events",
+            wanted.can_generate_garbage_collection_events(),
+            potential.can_generate_garbage_collection_events(),
+        ),
+    ];
+    let missing: Vec<&str> = checks.iter().filter(|(_, w, p)| *w != 0 && *p == 0).map(|(n, _, _)| *n).collect();
+    if missing.is_empty() { String::new() } else { format!(": unavailable: {}", missing.join(", ")) }
+}
+
+extern "C" fn flush_at_exit() {
+    crate::panic_guard::guard(
+        || {
+            if let Some(a) = agent() {
+                a.output.flush_at_exit();
+            }
+        },
+        (),
+    )
+}
+
+impl Agent {
+    pub fn capabilities(&self) -> &[Box<dyn Capability>] {
+        &self.capabilities
+    }
+
+    pub fn hub(&self) -> &EventHub {
+        &self.hub
+    }
+
+    /// False once VMDeath has begun.
+    pub fn is_live(&self) -> bool {
+        !self.dead.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn on_vm_init(&self, jni: Jni, current: sys::jthread) {
+        // Classes and threads that predate our events.
+        if let Ok(classes) = self.jvmti.loaded_classes() {
+            for class in classes {
+                self.classes.register(self, class);
+                jni.delete_local_ref(class);
+            }
+        }
+        let mut existing = Vec::new();
+        if let Ok(threads) = self.jvmti.all_threads() {
+            for thread in threads {
+                let own = jni.is_same_object(thread, current);
+                if let Some((record, _)) = self.threads.register(self, thread, own) {
+                    existing.push((thread, record, own));
+                }
+            }
+        }
+        for c in self.hub.subscribers(self, Event::VmInit) {
+            c.on_vm_init(self, jni);
+        }
+        for (thread, record, own) in existing {
+            for c in self.hub.subscribers(self, Event::ThreadStart) {
+                c.on_thread_start(self, jni, thread, &record, own);
+            }
+            jni.delete_local_ref(thread);
+        }
+    }
+
+    pub(crate) fn on_vm_death(&self, jni: Jni) {
+        for c in self.hub.subscribers(self, Event::VmDeath) {
+            c.on_vm_death(self, jni);
+        }
+        if self.options.dump_on_exit {
+            self.dump(Some(jni), DumpReason::Exit);
+        }
+        self.dead.store(true, Ordering::Relaxed);
+        self.output.close();
+    }
+
+    pub(crate) fn on_thread_start(&self, jni: Jni, thread: sys::jthread) {
+        let known_tid = self.threads.of(self, thread).map(|r| r.os_tid.load(Ordering::Relaxed) != 0);
+        let Some((record, _)) = self.threads.register(self, thread, true) else { return };
+        // Listed at VMInit before its own ThreadStart: now it runs on its own thread for the first time.
+        if known_tid == Some(false) {
+            record.os_tid.store(crate::threads::current_os_tid(), Ordering::Relaxed);
+        }
+        if known_tid != Some(true) {
+            for c in self.hub.subscribers(self, Event::ThreadStart) {
+                c.on_thread_start(self, jni, thread, &record, true);
+            }
+        }
+    }
+
+    pub(crate) fn on_thread_end(&self, jni: Jni, thread: sys::jthread) {
+        let Some(record) = self.threads.of(self, thread) else { return };
+        for c in self.hub.subscribers(self, Event::ThreadEnd) {
+            c.on_thread_end(self, jni, thread, &record);
+        }
+        self.threads.mark_ended(self, &record);
+    }
+
+    pub(crate) fn on_class_prepare(&self, jni: Jni, thread: sys::jthread, class: sys::jclass) {
+        self.classes.register(self, class);
+        for c in self.hub.subscribers(self, Event::ClassPrepare) {
+            c.on_class_prepare(self, jni, thread, class);
+        }
+    }
+
+    pub(crate) fn on_object_free(&self, tag: i64) {
+        if main_tag::is_class(tag) {
+            self.classes.on_class_freed(self, tag);
+            return;
+        }
+        for c in self.hub.subscribers(self, Event::ObjectFree) {
+            c.on_object_free(self, tag);
+        }
+    }
+
+    pub(crate) fn on_data_dump_request(&self) {
+        let jni = self.vm.jni();
+        self.dump(jni, DumpReason::DataDumpRequest);
+    }
+
+    /// Writes every capability's section, in HPROF's order, and flushes. One dump at a time.
+    pub fn dump(&self, jni: Option<Jni>, reason: DumpReason) {
+        let _one_at_a_time = self.dump_lock.lock().unwrap_or_else(|e| e.into_inner());
+        if !self.is_live() {
+            return;
+        }
+        let mut sections: Vec<(u32, &'static str, &dyn Capability)> = self
+            .capabilities
+            .iter()
+            .filter_map(|c| c.dump_section().map(|(rank, label)| (rank, label, c.as_ref())))
+            .collect();
+        sections.sort_by_key(|s| s.0);
+        if sections.is_empty() {
+            self.output.flush();
+            return;
+        }
+        let verbose = self.options.verbose;
+        log::verbose(verbose, "Dumping");
+        for (_, label, c) in sections {
+            log::verbose(verbose, &format!(" {label} ..."));
+            c.write_dump(self, jni, reason);
+        }
+        self.output.flush();
+        log::verbose(verbose, " done.\n");
+    }
+}

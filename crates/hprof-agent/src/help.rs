@@ -1,0 +1,63 @@
+//! `hprof=help`: the usage table.
+
+pub const HELP: &str = "\
+     HPROF: Heap and CPU Profiling Agent (hprof-rs, on JVMTI for JDK 17+)
+
+hprof usage: java -agentlib:hprof=[help]|[<option>=<value>, ...]
+
+Option Name and Value  Description                      Default
+---------------------  -----------                      -------
+heap=dump|sites|all    heap profiling                   all
+cpu=samples|times|old  CPU usage                        off
+monitor=y|n            monitor contention               n
+format=a|b             text(txt) or binary output       a
+file=<file>            write data to file               java.hprof[{.txt}]
+net=<host>:<port>      send data over a socket          off
+depth=<size>           stack trace depth                4
+interval=<ms>          sample interval in ms            10
+cutoff=<value>         output cutoff point              0.0001
+lineno=y|n             line number in traces?           y
+thread=y|n             thread in traces?                n
+doe=y|n                dump on exit?                    y
+msa=y|n                Solaris micro state accounting   n
+force=y|n              force output to <file>           y
+verbose=y|n            print messages about dumps       y
+
+Beyond HPROF
+------------
+sampler=async|safepoint  how cpu=samples samples:          async
+                         async = CPU-time timers and AsyncGetCallTrace (only running threads,
+                         no safepoint bias); safepoint = HPROF's way (all RUNNABLE threads)
+collapsed=<file>         full-depth stacks in folded format (flamegraph.pl, speedscope)   off
+flamegraph=<file>        interactive flame graph, .html or .svg                           off
+alloc_interval=<bytes>   heap=sites samples allocations every ~<bytes> (e.g. 512k)        off
+                         and reports estimates; off = every allocation counted exactly
+
+Obsolete Options
+----------------
+gc_okay=y|n            accepted and ignored
+
+Examples
+--------
+  - Get sample cpu information every 20 millisec, with a stack depth of 3:
+      java -agentlib:hprof=cpu=samples,interval=20,depth=3 classname
+  - Get heap usage information based on the allocation sites:
+      java -agentlib:hprof=heap=sites classname
+  - CPU samples with a flame graph of the full stacks:
+      java -agentlib:hprof=cpu=samples,flamegraph=cpu.html classname
+  - A binary heap dump for the front end (hprof summary/histo/dominators java.hprof):
+      java -agentlib:hprof=heap=dump,format=b classname
+
+Notes
+-----
+  - The option format=b cannot be used with monitor=y.
+  - The option format=b cannot be used with cpu=old|times.
+  - cpu=times and cpu=old (method timing by bytecode injection) are not available in this version.
+  - The -Xrunhprof interface can still be used, e.g.
+      java -Xrunhprof:[help]|[<option>=<value>, ...]
+    will behave exactly the same as:
+      java -agentlib:hprof=[help]|[<option>=<value>, ...]
+  - -agentlib:hprof and -Xrunhprof find libhprof.so in the JDK's lib directory or on
+    LD_LIBRARY_PATH; -agentpath:/path/to/libhprof.so=<options> needs neither.
+  - Ctrl-\\ (SIGQUIT) writes the profile so far and the program goes on.
+";

@@ -1,0 +1,386 @@
+//! The option string of `-agentlib:hprof=…` / `-Xrunhprof:…`, with HPROF's names, values and defaults.
+
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    Text,
+    Binary,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpuMode {
+    Samples,
+    Times,
+    Old,
+}
+
+/// How `cpu=samples` takes its samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SamplerKind {
+    /// CPU-time timers and AsyncGetCallTrace: samples only threads that run, at any instruction.
+    Async,
+    /// HPROF's way: stacks of all RUNNABLE threads at a safepoint, every interval.
+    Safepoint,
+}
+
+/// Parsed options. Field defaults are HPROF's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    pub heap_dump: bool,
+    pub alloc_sites: bool,
+    pub cpu: Option<CpuMode>,
+    pub monitor: bool,
+    pub format: OutputFormat,
+    /// `file=` as given; see [`Options::output_file`] for the default.
+    pub file: Option<String>,
+    pub net: Option<(String, u16)>,
+    pub depth: u32,
+    pub interval_ms: u32,
+    pub cutoff: f64,
+    pub lineno: bool,
+    pub thread: bool,
+    pub dump_on_exit: bool,
+    pub force: bool,
+    pub verbose: bool,
+    // Beyond HPROF.
+    pub sampler: SamplerKind,
+    pub collapsed: Option<String>,
+    pub flamegraph: Option<String>,
+    /// `alloc_interval=` in bytes: sample allocations instead of counting every one.
+    pub alloc_interval: Option<u32>,
+    /// Warnings to print once the options are accepted (obsolete or platform-specific options).
+    pub warnings: Vec<String>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            heap_dump: false,
+            alloc_sites: false,
+            cpu: None,
+            monitor: false,
+            format: OutputFormat::Text,
+            file: None,
+            net: None,
+            depth: 4,
+            interval_ms: 10,
+            cutoff: 0.0001,
+            lineno: true,
+            thread: false,
+            dump_on_exit: true,
+            force: true,
+            verbose: true,
+            sampler: SamplerKind::Async,
+            collapsed: None,
+            flamegraph: None,
+            alloc_interval: None,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// What the option string asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Parsed {
+    Run(Box<Options>),
+    Help,
+}
+
+/// A rejected option: one line that names it and says what is allowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OptionError(pub String);
+
+impl fmt::Display for OptionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The largest depth the binary format can carry (CONTROL SETTINGS holds it in a u2).
+pub const MAX_DEPTH: u32 = 65_535;
+
+impl Options {
+    /// Parses `heap=sites,depth=8,…`. `help` anywhere wins.
+    pub fn parse(input: Option<&str>) -> Result<Parsed, OptionError> {
+        let mut o = Options::default();
+        let mut heap_given = false;
+        let input = input.unwrap_or("").trim();
+        for item in input.split(',').filter(|s| !s.is_empty()) {
+            let (name, value) = match item.split_once('=') {
+                Some((n, v)) => (n.trim(), Some(v.trim())),
+                None => (item.trim(), None),
+            };
+            if name == "help" {
+                return Ok(Parsed::Help);
+            }
+            let Some(value) = value else {
+                return Err(OptionError(format!(
+                    "option '{name}' needs a value ({name}=...); run with hprof=help for the list of options"
+                )));
+            };
+            match name {
+                "heap" => {
+                    heap_given = true;
+                    let (dump, sites) = match value {
+                        "dump" => (true, false),
+                        "sites" => (false, true),
+                        "all" => (true, true),
+                        _ => return Err(bad(name, value, "dump, sites or all")),
+                    };
+                    o.heap_dump |= dump;
+                    o.alloc_sites |= sites;
+                }
+                "cpu" => {
+                    o.cpu = Some(match value {
+                        "samples" => CpuMode::Samples,
+                        "times" => CpuMode::Times,
+                        "old" => CpuMode::Old,
+                        _ => return Err(bad(name, value, "samples, times or old")),
+                    })
+                }
+                "monitor" => o.monitor = yes_no(name, value)?,
+                "format" => {
+                    o.format = match value {
+                        "a" => OutputFormat::Text,
+                        "b" => OutputFormat::Binary,
+                        _ => return Err(bad(name, value, "a (text) or b (binary)")),
+                    }
+                }
+                "file" => {
+                    if value.is_empty() {
+                        return Err(bad(name, value, "a file name"));
+                    }
+                    o.file = Some(value.to_owned());
+                }
+                "net" => o.net = Some(parse_net(value)?),
+                "depth" => o.depth = number(name, value, 0, MAX_DEPTH)?,
+                "interval" => o.interval_ms = number(name, value, 1, 3_600_000)?,
+                "cutoff" => o.cutoff = ratio(name, value)?,
+                "lineno" => o.lineno = yes_no(name, value)?,
+                "thread" => o.thread = yes_no(name, value)?,
+                "doe" => o.dump_on_exit = yes_no(name, value)?,
+                "force" => o.force = yes_no(name, value)?,
+                "verbose" => o.verbose = yes_no(name, value)?,
+                "msa" => {
+                    if yes_no(name, value)? {
+                        o.warnings.push("msa=y (micro state accounting) exists only on Solaris; ignored".into());
+                    }
+                }
+                "gc_okay" => {
+                    yes_no(name, value)?;
+                    o.warnings.push("gc_okay is obsolete and has no effect".into());
+                }
+                "sampler" => {
+                    o.sampler = match value {
+                        "async" => SamplerKind::Async,
+                        "safepoint" => SamplerKind::Safepoint,
+                        _ => return Err(bad(name, value, "async or safepoint")),
+                    }
+                }
+                "collapsed" => o.collapsed = Some(non_empty(name, value)?),
+                "flamegraph" => {
+                    let f = non_empty(name, value)?;
+                    if !(f.ends_with(".html") || f.ends_with(".svg")) {
+                        return Err(bad(name, value, "a file name ending in .html or .svg"));
+                    }
+                    o.flamegraph = Some(f);
+                }
+                "alloc_interval" => o.alloc_interval = Some(byte_size(name, value)?),
+                _ => {
+                    return Err(OptionError(format!(
+                        "unknown option '{name}' (in '{item}'); run with hprof=help for the list of options"
+                    )));
+                }
+            }
+        }
+        if !heap_given && o.cpu.is_none() && !o.monitor {
+            o.heap_dump = true;
+            o.alloc_sites = true;
+        }
+        o.check_combinations()?;
+        Ok(Parsed::Run(Box::new(o)))
+    }
+
+    fn check_combinations(&self) -> Result<(), OptionError> {
+        if self.format == OutputFormat::Binary {
+            if self.monitor {
+                return Err(OptionError(
+                    "option format=b cannot be used with monitor=y (the binary format has no monitor records); \
+                     use format=a"
+                        .into(),
+                ));
+            }
+            if let Some(m @ (CpuMode::Times | CpuMode::Old)) = self.cpu {
+                let name = if m == CpuMode::Times { "times" } else { "old" };
+                return Err(OptionError(format!(
+                    "option format=b cannot be used with cpu={name} (the binary format has no records for it); \
+                     use format=a or cpu=samples"
+                )));
+            }
+        }
+        if let Some(m @ (CpuMode::Times | CpuMode::Old)) = self.cpu {
+            let name = if m == CpuMode::Times { "times" } else { "old" };
+            return Err(OptionError(format!(
+                "option cpu={name} (method timing by bytecode injection) is not available in this version of \
+                 hprof-rs; use cpu=samples"
+            )));
+        }
+        if (self.collapsed.is_some() || self.flamegraph.is_some()) && self.cpu.is_none() && !self.monitor {
+            return Err(OptionError(
+                "options collapsed= and flamegraph= need cpu=samples or monitor=y to have stacks to draw".into(),
+            ));
+        }
+        if self.alloc_interval.is_some() && !self.alloc_sites {
+            return Err(OptionError("option alloc_interval= needs heap=sites or heap=all".into()));
+        }
+        Ok(())
+    }
+
+    /// The output file: `file=` or HPROF's default, `java.hprof.txt` (text) / `java.hprof` (binary).
+    pub fn output_file(&self) -> String {
+        match &self.file {
+            Some(f) => f.clone(),
+            None if self.format == OutputFormat::Binary => "java.hprof".into(),
+            None => "java.hprof.txt".into(),
+        }
+    }
+
+    /// Whether the binary file announces heap-dump segments (1.0.2).
+    pub fn uses_heap_dump_segments(&self) -> bool {
+        self.heap_dump
+    }
+}
+
+fn bad(name: &str, value: &str, allowed: &str) -> OptionError {
+    OptionError(format!("option {name}={value} is not valid: {name} must be {allowed}"))
+}
+
+fn yes_no(name: &str, value: &str) -> Result<bool, OptionError> {
+    match value {
+        "y" => Ok(true),
+        "n" => Ok(false),
+        _ => Err(bad(name, value, "y or n")),
+    }
+}
+
+fn non_empty(name: &str, value: &str) -> Result<String, OptionError> {
+    if value.is_empty() { Err(bad(name, value, "a file name")) } else { Ok(value.to_owned()) }
+}
+
+fn number(name: &str, value: &str, min: u32, max: u32) -> Result<u32, OptionError> {
+    let allowed = format!("a whole number from {min} to {max}");
+    if !value.bytes().all(|b| b.is_ascii_digit()) || value.is_empty() {
+        return Err(bad(name, value, &allowed));
+    }
+    match value.parse::<u64>() {
+        Ok(n) if n >= min as u64 && n <= max as u64 => Ok(n as u32),
+        _ => Err(bad(name, value, &allowed)),
+    }
+}
+
+fn ratio(name: &str, value: &str) -> Result<f64, OptionError> {
+    match value.parse::<f64>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        _ => Err(bad(name, value, "a number from 0 to 1, e.g. 0.0001")),
+    }
+}
+
+/// `512k`, `4m`, `1048576`: a positive byte count that fits the JVM's int interval.
+fn byte_size(name: &str, value: &str) -> Result<u32, OptionError> {
+    let allowed = "a positive byte count such as 512k, 4m or 1048576 (at most 2g-1)";
+    let lower = value.to_ascii_lowercase();
+    let (digits, mult) = match lower.as_bytes().last() {
+        Some(b'k') => (&lower[..lower.len() - 1], 1u64 << 10),
+        Some(b'm') => (&lower[..lower.len() - 1], 1u64 << 20),
+        Some(b'g') => (&lower[..lower.len() - 1], 1u64 << 30),
+        _ => (lower.as_str(), 1),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad(name, value, allowed));
+    }
+    match digits.parse::<u64>().ok().and_then(|n| n.checked_mul(mult)) {
+        Some(n) if n > 0 && n <= i32::MAX as u64 => Ok(n as u32),
+        _ => Err(bad(name, value, allowed)),
+    }
+}
+
+fn parse_net(value: &str) -> Result<(String, u16), OptionError> {
+    let allowed = "<host>:<port>, e.g. localhost:9000";
+    let (host, port) = value.rsplit_once(':').ok_or_else(|| bad("net", value, allowed))?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if host.is_empty() {
+        return Err(bad("net", value, allowed));
+    }
+    match port.parse::<u16>() {
+        Ok(p) if p > 0 => Ok((host.to_owned(), p)),
+        _ => Err(bad("net", value, allowed)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(s: &str) -> Options {
+        match Options::parse(Some(s)).unwrap() {
+            Parsed::Run(o) => *o,
+            Parsed::Help => panic!("help"),
+        }
+    }
+
+    fn err(s: &str) -> String {
+        Options::parse(Some(s)).unwrap_err().0
+    }
+
+    #[test]
+    fn defaults_are_hprofs() {
+        let o = run("");
+        assert!(o.heap_dump && o.alloc_sites, "heap=all when nothing else is asked");
+        assert_eq!((o.depth, o.interval_ms, o.cutoff), (4, 10, 0.0001));
+        assert!(o.lineno && !o.thread && o.dump_on_exit && o.force && o.verbose);
+        assert_eq!(o.output_file(), "java.hprof.txt");
+        let o = run("cpu=samples");
+        assert!(!o.heap_dump && !o.alloc_sites);
+        assert_eq!(run("format=b,heap=dump").output_file(), "java.hprof");
+    }
+
+    #[test]
+    fn values() {
+        let o = run("heap=sites,cpu=samples,depth=8,interval=20,cutoff=0.01,thread=y,lineno=n,file=x.txt");
+        assert!(o.alloc_sites && !o.heap_dump);
+        assert_eq!(o.cpu, Some(CpuMode::Samples));
+        assert_eq!((o.depth, o.interval_ms, o.cutoff), (8, 20, 0.01));
+        assert!(o.thread && !o.lineno);
+        assert_eq!(o.output_file(), "x.txt");
+        assert_eq!(run("net=localhost:9000,heap=sites").net, Some(("localhost".into(), 9000)));
+        assert_eq!(run("heap=sites,alloc_interval=512k").alloc_interval, Some(512 * 1024));
+        assert_eq!(Options::parse(Some("depth=3,help")).unwrap(), Parsed::Help);
+    }
+
+    #[test]
+    fn warnings_for_obsolete_and_solaris_options() {
+        let o = run("gc_okay=y,msa=y");
+        assert_eq!(o.warnings.len(), 2);
+        assert!(o.warnings[1].contains("Solaris"));
+    }
+
+    #[test]
+    fn bad_options_name_the_option() {
+        assert!(err("bogus=1").contains("unknown option 'bogus'"));
+        assert!(err("depth=-1").contains("depth=-1"));
+        assert!(err("depth=abc").contains("whole number"));
+        assert!(err("interval=0").contains("interval=0"));
+        assert!(err("heap=lots").contains("dump, sites or all"));
+        assert!(err("cutoff=2").contains("cutoff"));
+        assert!(err("format=b,monitor=y").contains("monitor=y"));
+        assert!(err("format=b,cpu=old").contains("cpu=old"));
+        assert!(err("cpu=times,format=b").contains("cpu=times"));
+        assert!(err("net=nohost").contains("net="));
+        assert!(err("net=h:0").contains("net="));
+        assert!(err("thread=maybe").contains("y or n"));
+        assert!(err("depth").contains("needs a value"));
+        assert!(err("heap=dump,alloc_interval=0").contains("alloc_interval"));
+        assert!(err("flamegraph=x.png,cpu=samples").contains(".html or .svg"));
+    }
+}

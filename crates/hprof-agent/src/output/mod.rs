@@ -1,0 +1,265 @@
+//! The profile writer. Capabilities hand it records (threads, traces, reports); it writes them as text
+//! (`format=a`) or binary (`format=b`) to the file or socket, buffered.
+//!
+//! Lock discipline: the output lock may take the trace and class tables' locks inside it, never the
+//! reverse, and no JVMTI function is called while it is held (a JVMTI call can wait for a safepoint that a
+//! heap dump in progress is holding).
+
+mod binary;
+mod sink;
+
+pub use binary::BinaryEncoder;
+pub use sink::Sink;
+
+use crate::agent::Agent;
+use crate::classes::ClassRecord;
+use crate::options::{Options, OutputFormat};
+use hprof_format::model::{CpuReport, MonitorTimeReport, SitesReport, ThreadStart};
+use hprof_format::{text, time};
+use std::io::{self, BufWriter, Write};
+use std::net::TcpStream;
+use std::sync::Mutex;
+
+const BUFFER_BYTES: usize = 1 << 20;
+
+pub type Buffered = BufWriter<Sink>;
+
+enum Encoder {
+    Text(Buffered),
+    Binary(BinaryEncoder),
+}
+
+struct State {
+    encoder: Encoder,
+    /// Which trace serials have been written (index = serial - 300001).
+    traces_written: Vec<bool>,
+}
+
+pub struct Output {
+    format: OutputFormat,
+    description: String,
+    command_stream: Option<TcpStream>,
+    state: Mutex<Option<State>>,
+    failed: std::sync::atomic::AtomicBool,
+}
+
+impl Output {
+    /// Opens the destination and writes the header.
+    pub fn open(options: &Options) -> Result<Output, String> {
+        let sink = Sink::open(options)?;
+        let description = sink.describe();
+        let command_stream = sink.command_stream();
+        let mut buffered = BufWriter::with_capacity(BUFFER_BYTES, sink);
+        let now = time::now_millis();
+        let encoder = match options.format {
+            OutputFormat::Text => {
+                text::write_header(&mut buffered, &time::ctime(now))
+                    .map_err(|e| format!("cannot write to {description}: {e}"))?;
+                Encoder::Text(buffered)
+            }
+            OutputFormat::Binary => {
+                let version = if options.uses_heap_dump_segments() {
+                    hprof_format::PROFILE_1_0_2
+                } else {
+                    hprof_format::PROFILE_1_0_1
+                };
+                Encoder::Binary(
+                    BinaryEncoder::new(buffered, version, now)
+                        .map_err(|e| format!("cannot write to {description}: {e}"))?,
+                )
+            }
+        };
+        Ok(Output {
+            format: options.format,
+            description,
+            command_stream,
+            state: Mutex::new(Some(State { encoder, traces_written: Vec::new() })),
+            failed: Default::default(),
+        })
+    }
+
+    pub fn format(&self) -> OutputFormat {
+        self.format
+    }
+
+    pub fn is_binary(&self) -> bool {
+        self.format == OutputFormat::Binary
+    }
+
+    /// The file name or socket address, for messages.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// A reading handle on the front end's socket (`net=`), for its commands.
+    pub fn command_stream(&self) -> Option<TcpStream> {
+        self.command_stream.as_ref().and_then(|s| s.try_clone().ok())
+    }
+
+    /// Runs `f` on the open state; after a write error or close, does nothing. The first error is reported.
+    fn with_state(&self, f: impl FnOnce(&mut State) -> io::Result<()>) {
+        let mut guard = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(state) = guard.as_mut() else { return };
+        if let Err(e) = f(state) {
+            if !self.failed.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                crate::log::error(&format!(
+                    "cannot write profile to {}: {e}; further output is lost",
+                    self.description
+                ));
+            }
+            *guard = None;
+        }
+    }
+
+    pub fn thread_start(&self, t: &ThreadStart) {
+        self.with_state(|s| match &mut s.encoder {
+            Encoder::Text(w) => text::write_thread_start(w, t),
+            Encoder::Binary(b) => b.start_thread(t),
+        })
+    }
+
+    pub fn thread_end(&self, serial: u32) {
+        self.with_state(|s| match &mut s.encoder {
+            Encoder::Text(w) => text::write_thread_end(w, serial),
+            Encoder::Binary(b) => b.writer().end_thread(serial),
+        })
+    }
+
+    /// LOAD CLASS (binary only; the text format has no class records).
+    pub fn load_class(&self, class: &ClassRecord) {
+        self.with_state(|s| match &mut s.encoder {
+            Encoder::Text(_) => Ok(()),
+            Encoder::Binary(b) => b.load_class(class),
+        })
+    }
+
+    pub fn unload_class(&self, serial: u32) {
+        self.with_state(|s| match &mut s.encoder {
+            Encoder::Text(_) => Ok(()),
+            Encoder::Binary(b) => b.writer().unload_class(serial),
+        })
+    }
+
+    /// Writes the traces among `serials` that have not been written yet (with their frames, in binary).
+    pub fn traces(&self, agent: &Agent, serials: impl IntoIterator<Item = u32>) {
+        self.with_state(|s| write_traces(s, agent, serials))
+    }
+
+    /// SITES (text) or ALLOC SITES (binary), after the traces it refers to.
+    pub fn sites(&self, agent: &Agent, report: &SitesReport) {
+        let serials: Vec<u32> = report.ranked().map(|r| r.row.trace_serial).collect();
+        self.with_state(|s| {
+            write_traces(s, agent, serials)?;
+            match &mut s.encoder {
+                Encoder::Text(w) => text::write_sites(w, report, &time::ctime(time::now_millis())),
+                Encoder::Binary(b) => {
+                    for site in report.ranked() {
+                        if let Some(class) = agent.classes.by_serial(site.row.class_serial) {
+                            b.load_class(&class)?;
+                        }
+                    }
+                    b.writer().alloc_sites(report)
+                }
+            }
+        })
+    }
+
+    /// HEAP SUMMARY (binary only).
+    pub fn heap_summary(&self, live_bytes: u64, live_instances: u64, alloc_bytes: u64, alloc_instances: u64) {
+        self.with_state(|s| match &mut s.encoder {
+            Encoder::Text(_) => Ok(()),
+            Encoder::Binary(b) => b.writer().heap_summary(live_bytes, live_instances, alloc_bytes, alloc_instances),
+        })
+    }
+
+    /// CPU SAMPLES / CPU TIME, after the traces it refers to.
+    pub fn cpu(&self, agent: &Agent, report: &CpuReport) {
+        let serials: Vec<u32> = report.ranked().map(|r| r.row.trace_serial).collect();
+        self.with_state(|s| {
+            write_traces(s, agent, serials)?;
+            match &mut s.encoder {
+                Encoder::Text(w) => text::write_cpu_report(w, report, &time::ctime(time::now_millis())),
+                Encoder::Binary(b) => {
+                    let pairs: Vec<(u64, u32)> = report.ranked().map(|r| (r.row.count, r.row.trace_serial)).collect();
+                    b.writer().cpu_samples(report.total, &pairs)
+                }
+            }
+        })
+    }
+
+    /// MONITOR TIME (text only: the binary format has no monitor records).
+    pub fn monitor_time(&self, agent: &Agent, report: &MonitorTimeReport) {
+        let serials: Vec<u32> = report.ranked().map(|r| r.row.trace_serial).collect();
+        self.with_state(|s| {
+            write_traces(s, agent, serials)?;
+            match &mut s.encoder {
+                Encoder::Text(w) => text::write_monitor_time(w, report, &time::ctime(time::now_millis())),
+                Encoder::Binary(_) => Ok(()),
+            }
+        })
+    }
+
+    /// Free-form text records (MONITOR DUMP, WAIT lines, the text heap dump). Ignored in binary output.
+    pub fn text(&self, f: impl FnOnce(&mut dyn Write) -> io::Result<()>) {
+        self.with_state(|s| match &mut s.encoder {
+            Encoder::Text(w) => f(w),
+            Encoder::Binary(_) => Ok(()),
+        })
+    }
+
+    /// Direct access to the binary encoder (heap dump segments). Ignored in text output.
+    pub fn binary(&self, f: impl FnOnce(&mut BinaryEncoder) -> io::Result<()>) {
+        self.with_state(|s| match &mut s.encoder {
+            Encoder::Text(_) => Ok(()),
+            Encoder::Binary(b) => f(b),
+        })
+    }
+
+    pub fn flush(&self) {
+        self.with_state(|s| match &mut s.encoder {
+            Encoder::Text(w) => w.flush(),
+            Encoder::Binary(b) => b.writer().flush(),
+        })
+    }
+
+    /// Flushes and closes; later writes are dropped.
+    pub fn close(&self) {
+        self.flush();
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+
+    /// Best-effort flush from an `atexit` hook: never waits for the lock (the holder may be a thread the
+    /// exiting process has stopped).
+    pub fn flush_at_exit(&self) {
+        if let Ok(mut guard) = self.state.try_lock()
+            && let Some(state) = guard.as_mut()
+        {
+            let _ = match &mut state.encoder {
+                Encoder::Text(w) => w.flush(),
+                Encoder::Binary(b) => b.writer().flush(),
+            };
+        }
+    }
+}
+
+fn write_traces(s: &mut State, agent: &Agent, serials: impl IntoIterator<Item = u32>) -> io::Result<()> {
+    for serial in serials {
+        let Some(index) = serial.checked_sub(hprof_format::serial_base::TRACE + 1) else { continue };
+        let index = index as usize;
+        if s.traces_written.get(index).copied().unwrap_or(false) {
+            continue;
+        }
+        let Some(trace) = agent.traces.trace(serial) else { continue };
+        let frames: Vec<_> = trace.frames.iter().filter_map(|&i| agent.traces.frame(i).map(|f| (i, f))).collect();
+        let thread = (trace.thread_serial != 0).then_some(trace.thread_serial);
+        match &mut s.encoder {
+            Encoder::Text(w) => text::write_trace(w, serial, thread, frames.iter().map(|(_, f)| &f.frame))?,
+            Encoder::Binary(b) => b.trace(agent, serial, trace.thread_serial, &frames)?,
+        }
+        if s.traces_written.len() <= index {
+            s.traces_written.resize(index + 1, false);
+        }
+        s.traces_written[index] = true;
+    }
+    Ok(())
+}

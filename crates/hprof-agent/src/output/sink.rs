@@ -1,0 +1,110 @@
+//! Where the profile goes: a file (HPROF's `file=` and `force=` rules) or a TCP connection (`net=`).
+
+use crate::options::{Options, OutputFormat};
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The opened destination, unbuffered; [`super::Output`] buffers it.
+pub enum Sink {
+    File { file: File, path: PathBuf },
+    Socket { stream: TcpStream, peer: String },
+}
+
+impl Sink {
+    pub fn open(options: &Options) -> Result<Sink, String> {
+        match &options.net {
+            Some((host, port)) => Self::connect(host, *port),
+            None => Self::create_file(options),
+        }
+    }
+
+    /// `force=y` replaces an existing file; `force=n` keeps it and writes `<name>.<pid>[.txt]` instead.
+    fn create_file(options: &Options) -> Result<Sink, String> {
+        let mut path = PathBuf::from(options.output_file());
+        if !options.force && path.exists() {
+            path = unique_name(&path.to_string_lossy(), options.format, std::process::id());
+        }
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .map_err(|e| format!("cannot create output file {}: {e}", path.display()))?;
+        Ok(Sink::File { file, path })
+    }
+
+    fn connect(host: &str, port: u16) -> Result<Sink, String> {
+        let peer = format!("{host}:{port}");
+        let addrs = (host, port).to_socket_addrs().map_err(|e| format!("net={peer}: cannot resolve host: {e}"))?;
+        let mut last = None;
+        for addr in addrs {
+            match TcpStream::connect_timeout(&addr, Duration::from_secs(5)) {
+                Ok(stream) => {
+                    let _ = stream.set_nodelay(true);
+                    return Ok(Sink::Socket { stream, peer });
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(format!(
+            "net={peer}: cannot connect to the front end: {} (start one with: hprof listen {peer})",
+            last.map(|e| e.to_string()).unwrap_or_else(|| "no address".into())
+        ))
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            Sink::File { path, .. } => path.display().to_string(),
+            Sink::Socket { peer, .. } => format!("socket {peer}"),
+        }
+    }
+
+    /// A second handle on the socket for reading the front end's commands.
+    pub fn command_stream(&self) -> Option<TcpStream> {
+        match self {
+            Sink::Socket { stream, .. } => stream.try_clone().ok(),
+            Sink::File { .. } => None,
+        }
+    }
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Sink::File { file, .. } => file.write(buf),
+            Sink::Socket { stream, .. } => stream.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Sink::File { file, .. } => file.flush(),
+            Sink::Socket { stream, .. } => stream.flush(),
+        }
+    }
+}
+
+/// `java.hprof.txt` → `java.hprof.<pid>.txt`; `out.hprof` → `out.hprof.<pid>`.
+fn unique_name(name: &str, format: OutputFormat, pid: u32) -> PathBuf {
+    if format == OutputFormat::Text
+        && let Some(prefix) = name.strip_suffix(".txt")
+    {
+        return PathBuf::from(format!("{prefix}.{pid}.txt"));
+    }
+    PathBuf::from(format!("{name}.{pid}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unique_names_keep_the_txt_suffix() {
+        assert_eq!(unique_name("java.hprof.txt", OutputFormat::Text, 42), PathBuf::from("java.hprof.42.txt"));
+        assert_eq!(unique_name("java.hprof", OutputFormat::Binary, 42), PathBuf::from("java.hprof.42"));
+        assert_eq!(unique_name("out", OutputFormat::Text, 7), PathBuf::from("out.7"));
+    }
+}

@@ -1,0 +1,132 @@
+//! The thread table: a serial (from 200001) and names for every Java thread the agent has seen.
+//!
+//! Each thread's record is also reachable through JVMTI thread-local storage, so that event callbacks on
+//! that thread find it without a lookup. Records live as long as the agent: reports (monitor dumps, traces
+//! with thread=y) still name threads that have ended.
+
+use crate::agent::Agent;
+use hprof_format::model::ThreadStart;
+use hprof_format::serial_base;
+use jvmti::sys;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+
+#[derive(Debug)]
+pub struct ThreadRecord {
+    pub serial: u32,
+    pub object_id: u64,
+    pub name: String,
+    pub group_name: String,
+    pub parent_group_name: String,
+    /// The OS thread id, known once the thread has run an event on itself (0 until then).
+    pub os_tid: AtomicI32,
+    pub alive: AtomicBool,
+}
+
+impl ThreadRecord {
+    pub fn to_model(&self) -> ThreadStart {
+        ThreadStart {
+            serial: self.serial,
+            object_id: self.object_id,
+            trace_serial: serial_base::TRACE,
+            name: self.name.clone(),
+            group_name: self.group_name.clone(),
+            parent_group_name: self.parent_group_name.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct ThreadTable {
+    next_serial: AtomicU32,
+    all: Mutex<Vec<Arc<ThreadRecord>>>,
+}
+
+pub fn current_os_tid() -> i32 {
+    unsafe { libc::gettid() }
+}
+
+impl ThreadTable {
+    pub fn new() -> ThreadTable {
+        ThreadTable { next_serial: AtomicU32::new(serial_base::THREAD + 1), all: Mutex::new(Vec::new()) }
+    }
+
+    /// The record of `thread`, registering it (and writing THREAD START) if it is new.
+    /// `on_own_thread` says whether the caller runs on that thread, so its OS id can be recorded.
+    pub fn register(
+        &self,
+        agent: &Agent,
+        thread: sys::jthread,
+        on_own_thread: bool,
+    ) -> Option<(Arc<ThreadRecord>, bool)> {
+        if let Some(existing) = self.of(agent, thread) {
+            return Some((existing, false));
+        }
+        let jvmti = agent.jvmti;
+        let info = jvmti.thread_info(thread).ok()?;
+        let (group_name, parent_group_name) = match jvmti.thread_group_info(info.thread_group) {
+            Ok(g) => {
+                let parent = if g.parent.is_null() {
+                    String::new()
+                } else {
+                    jvmti.thread_group_info(g.parent).map(|p| p.name).unwrap_or_default()
+                };
+                (g.name, parent)
+            }
+            Err(_) => (String::new(), String::new()),
+        };
+        let record = Arc::new(ThreadRecord {
+            serial: self.next_serial.fetch_add(1, Ordering::Relaxed),
+            object_id: agent.ids.next(),
+            name: info.name,
+            group_name,
+            parent_group_name,
+            os_tid: AtomicI32::new(if on_own_thread { current_os_tid() } else { 0 }),
+            alive: AtomicBool::new(true),
+        });
+        {
+            let mut all = self.all.lock().unwrap_or_else(|e| e.into_inner());
+            // Another event may have registered the thread meanwhile; keep the first record.
+            if let Some(existing) = self.of(agent, thread) {
+                return Some((existing, false));
+            }
+            jvmti.set_thread_local_storage(thread, Arc::as_ptr(&record) as *const _).ok()?;
+            all.push(record.clone());
+        }
+        agent.output.thread_start(&record.to_model());
+        Some((record, true))
+    }
+
+    /// The record of a registered thread (null = the current thread).
+    pub fn of(&self, agent: &Agent, thread: sys::jthread) -> Option<Arc<ThreadRecord>> {
+        let ptr = agent.jvmti.thread_local_storage(thread).ok()? as *const ThreadRecord;
+        if ptr.is_null() {
+            return None;
+        }
+        // The pointer came from an Arc that `all` keeps alive for the agent's lifetime.
+        unsafe {
+            Arc::increment_strong_count(ptr);
+            Some(Arc::from_raw(ptr))
+        }
+    }
+
+    /// Serial of a thread, 0 if unknown.
+    pub fn serial_of(&self, agent: &Agent, thread: sys::jthread) -> u32 {
+        self.of(agent, thread).map(|r| r.serial).unwrap_or(0)
+    }
+
+    pub fn mark_ended(&self, agent: &Agent, record: &ThreadRecord) {
+        if record.alive.swap(false, Ordering::Relaxed) {
+            agent.output.thread_end(record.serial);
+        }
+    }
+
+    /// Every thread seen so far, in order of registration.
+    pub fn all(&self) -> Vec<Arc<ThreadRecord>> {
+        self.all.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub fn by_serial(&self, serial: u32) -> Option<Arc<ThreadRecord>> {
+        self.all.lock().unwrap_or_else(|e| e.into_inner()).iter().find(|r| r.serial == serial).cloned()
+    }
+}

@@ -1,0 +1,14 @@
+//! The binary format (`format=b`): big-endian, a NUL-terminated version string, the identifier size, a
+//! millisecond timestamp, then `u1 tag, u4 microseconds, u4 length, body` records.
+
+mod body;
+mod cursor;
+mod reader;
+mod records;
+mod writer;
+
+pub use body::Body;
+pub use cursor::{Cursor, FormatError};
+pub use reader::{Header, RawRecord, Records, parse_header};
+pub use records::{AllocSite, Record};
+pub use writer::RecordWriter;

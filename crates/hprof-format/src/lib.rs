@@ -1,0 +1,31 @@
+//! The HPROF profile format, shared by the agent (which writes it) and the front end (which reads it).
+//!
+//! - [`model`]: the records as plain data (threads, frames, traces, allocation sites, CPU samples, …).
+//! - [`text`]: the `format=a` report, line for line as HPROF printed it.
+//! - [`binary`]: the `format=b` records — a writer, and a reader that checks every length against the
+//!   bytes that remain.
+//! - [`names`]: JVM signatures to Java source names (`[Ljava/lang/String;` → `java.lang.String[]`).
+//!
+//! Nothing here talks to a JVM, so all of it is tested without one.
+
+pub mod binary;
+pub mod model;
+pub mod names;
+pub mod tags;
+pub mod text;
+pub mod time;
+
+/// First serial numbers HPROF hands out, one range per kind so that a number says what it is.
+pub mod serial_base {
+    pub const CLASS: u32 = 100_000;
+    pub const THREAD: u32 = 200_000;
+    /// 300000 itself means "no recorded site"; real traces start at 300001.
+    pub const TRACE: u32 = 300_000;
+    pub const OBJECT: u32 = 400_000;
+    pub const FRAME: u32 = 500_000;
+}
+
+/// The header strings. 1.0.2 announces HEAP DUMP SEGMENT records.
+pub const PROFILE_1_0_1: &str = "JAVA PROFILE 1.0.1";
+pub const PROFILE_1_0_2: &str = "JAVA PROFILE 1.0.2";
+pub const PROFILE_1_0_3: &str = "JAVA PROFILE 1.0.3";

@@ -1,0 +1,45 @@
+//! The text report (`format=a`), in the layout the original HPROF printed, so that existing readers and
+//! habits keep working. Each function writes one record kind.
+
+mod reports;
+mod threads;
+
+pub use reports::{write_cpu_report, write_monitor_time, write_sites};
+pub use threads::{write_thread_end, write_thread_start, write_trace};
+
+use std::io::{self, Write};
+
+/// What follows the header line: our own short guide to the record kinds.
+const PRELUDE: &str = "\
+This file holds a profile of one Java program run, written by hprof-rs (an HPROF agent for JDK 17+).
+Its records follow in the order they happened:
+
+  * THREAD START / THREAD END: a Java thread began or finished. Thread serials start at 200001;
+    obj= is the thread object's identifier, as a heap dump would show it.
+  * TRACE n: a stack trace, top frame first, up to depth= frames. Trace serials start at 300001;
+    other records point at traces by serial (300000 means no trace was recorded). A trace is
+    printed once, just before the first record that uses it; with thread=y it names its thread.
+  * SITES (heap=sites): allocation sites - a class allocated at a trace - ranked by live bytes,
+    with the live and the allocated bytes and object counts.
+  * CPU SAMPLES (cpu=samples): how often each trace was seen running on a CPU, ranked.
+  * CPU TIME (cpu=times): time spent in each trace, with call counts.
+  * MONITOR TIME (monitor=y): time threads waited to enter monitors, by trace and lock class;
+    MONITOR DUMP lists every thread's state and every monitor's owner and waiters.
+  * HEAP DUMP (heap=dump): every live object as ROOT, CLS (class), OBJ (instance) and ARR (array)
+    lines with the identifiers of the objects they reference.
+
+Rows whose share of the total is below cutoff= are left out of ranked reports.
+";
+
+/// `JAVA PROFILE 1.0.1, created <date>`, the guide to the records, and the separator.
+pub fn write_header(w: &mut dyn Write, created: &str) -> io::Result<()> {
+    writeln!(w, "{}, created {}", crate::PROFILE_1_0_1, created)?;
+    writeln!(w)?;
+    w.write_all(PRELUDE.as_bytes())?;
+    w.write_all(b"\n--------\n\n")
+}
+
+/// Formats a percentage the way HPROF's `%5.2f%%` does.
+pub(crate) fn percent(ratio: f64) -> String {
+    format!("{:5.2}%", ratio * 100.0)
+}

@@ -1,0 +1,2 @@
+#include <jni.h>
+#include <jvmti.h>

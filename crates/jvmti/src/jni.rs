@@ -1,0 +1,202 @@
+use crate::error::JniError;
+use jvmti_sys as sys;
+use std::ffi::{CStr, CString};
+
+/// A JNI environment, valid on the thread it was given to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Jni(*mut sys::JNIEnv);
+
+pub type JniResult<T> = std::result::Result<T, JniError>;
+
+macro_rules! jni_fn {
+    ($env:expr, $name:ident) => {
+        // JNI's table has no empty slots in any version we run on; a missing one is a broken JVM.
+        $env.table().$name.expect(concat!("JNI function ", stringify!($name)))
+    };
+}
+
+impl Jni {
+    /// # Safety
+    /// `raw` must be the JNIEnv of the current thread.
+    pub unsafe fn from_raw(raw: *mut sys::JNIEnv) -> Jni {
+        Jni(raw)
+    }
+
+    pub fn raw(self) -> *mut sys::JNIEnv {
+        self.0
+    }
+
+    fn table(self) -> &'static sys::JNINativeInterface_ {
+        // Valid for as long as the thread is attached, which outlives every use of a Jni handle.
+        unsafe { &**self.0 }
+    }
+
+    /// Clears a pending exception and reports it as an error naming `what`.
+    fn check(self, what: &str) -> JniResult<()> {
+        unsafe {
+            if jni_fn!(self, ExceptionCheck)(self.0) != 0 {
+                jni_fn!(self, ExceptionClear)(self.0);
+                return Err(JniError::Exception(what.to_owned()));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn exception_pending(self) -> bool {
+        unsafe { jni_fn!(self, ExceptionCheck)(self.0) != 0 }
+    }
+
+    pub fn exception_clear(self) {
+        unsafe { jni_fn!(self, ExceptionClear)(self.0) }
+    }
+
+    pub fn find_class(self, name: &CStr) -> JniResult<sys::jclass> {
+        let c = unsafe { jni_fn!(self, FindClass)(self.0, name.as_ptr()) };
+        self.check(&format!("FindClass({})", name.to_string_lossy()))?;
+        if c.is_null() {
+            return Err(JniError::NotFound(name.to_string_lossy().into_owned()));
+        }
+        Ok(c)
+    }
+
+    pub fn method_id(self, class: sys::jclass, name: &CStr, sig: &CStr) -> JniResult<sys::jmethodID> {
+        let m = unsafe { jni_fn!(self, GetMethodID)(self.0, class, name.as_ptr(), sig.as_ptr()) };
+        self.check("GetMethodID")?;
+        if m.is_null() {
+            return Err(JniError::NotFound(format!("{}{}", name.to_string_lossy(), sig.to_string_lossy())));
+        }
+        Ok(m)
+    }
+
+    pub fn static_method_id(self, class: sys::jclass, name: &CStr, sig: &CStr) -> JniResult<sys::jmethodID> {
+        let m = unsafe { jni_fn!(self, GetStaticMethodID)(self.0, class, name.as_ptr(), sig.as_ptr()) };
+        self.check("GetStaticMethodID")?;
+        if m.is_null() {
+            return Err(JniError::NotFound(format!("{}{}", name.to_string_lossy(), sig.to_string_lossy())));
+        }
+        Ok(m)
+    }
+
+    pub fn new_object(self, class: sys::jclass, ctor: sys::jmethodID, args: &[sys::jvalue]) -> JniResult<sys::jobject> {
+        let o = unsafe { jni_fn!(self, NewObjectA)(self.0, class, ctor, args.as_ptr()) };
+        self.check("NewObject")?;
+        Ok(o)
+    }
+
+    pub fn call_static_void(self, class: sys::jclass, method: sys::jmethodID, args: &[sys::jvalue]) -> JniResult<()> {
+        unsafe { jni_fn!(self, CallStaticVoidMethodA)(self.0, class, method, args.as_ptr()) };
+        self.check("CallStaticVoidMethod")
+    }
+
+    pub fn call_static_long(self, class: sys::jclass, method: sys::jmethodID, args: &[sys::jvalue]) -> JniResult<i64> {
+        let v = unsafe { jni_fn!(self, CallStaticLongMethodA)(self.0, class, method, args.as_ptr()) };
+        self.check("CallStaticLongMethod")?;
+        Ok(v)
+    }
+
+    pub fn call_object(
+        self,
+        obj: sys::jobject,
+        method: sys::jmethodID,
+        args: &[sys::jvalue],
+    ) -> JniResult<sys::jobject> {
+        let v = unsafe { jni_fn!(self, CallObjectMethodA)(self.0, obj, method, args.as_ptr()) };
+        self.check("CallObjectMethod")?;
+        Ok(v)
+    }
+
+    pub fn call_void(self, obj: sys::jobject, method: sys::jmethodID, args: &[sys::jvalue]) -> JniResult<()> {
+        unsafe { jni_fn!(self, CallVoidMethodA)(self.0, obj, method, args.as_ptr()) };
+        self.check("CallVoidMethod")
+    }
+
+    pub fn call_int(self, obj: sys::jobject, method: sys::jmethodID, args: &[sys::jvalue]) -> JniResult<i32> {
+        let v = unsafe { jni_fn!(self, CallIntMethodA)(self.0, obj, method, args.as_ptr()) };
+        self.check("CallIntMethod")?;
+        Ok(v)
+    }
+
+    pub fn call_long(self, obj: sys::jobject, method: sys::jmethodID, args: &[sys::jvalue]) -> JniResult<i64> {
+        let v = unsafe { jni_fn!(self, CallLongMethodA)(self.0, obj, method, args.as_ptr()) };
+        self.check("CallLongMethod")?;
+        Ok(v)
+    }
+
+    pub fn new_string(self, s: &str) -> JniResult<sys::jstring> {
+        let c = CString::new(s.replace('\0', "")).unwrap_or_default();
+        let o = unsafe { jni_fn!(self, NewStringUTF)(self.0, c.as_ptr()) };
+        self.check("NewStringUTF")?;
+        Ok(o)
+    }
+
+    /// Copies a Java string out as Rust UTF-8.
+    pub fn string_value(self, s: sys::jstring) -> JniResult<String> {
+        if s.is_null() {
+            return Ok(String::new());
+        }
+        unsafe {
+            let chars = jni_fn!(self, GetStringUTFChars)(self.0, s, std::ptr::null_mut());
+            self.check("GetStringUTFChars")?;
+            if chars.is_null() {
+                return Err(JniError::Code(sys::JNI_ENOMEM));
+            }
+            let out = crate::env::decode_modified_utf8(CStr::from_ptr(chars).to_bytes());
+            jni_fn!(self, ReleaseStringUTFChars)(self.0, s, chars);
+            Ok(out)
+        }
+    }
+
+    pub fn object_class(self, obj: sys::jobject) -> sys::jclass {
+        unsafe { jni_fn!(self, GetObjectClass)(self.0, obj) }
+    }
+
+    pub fn superclass(self, class: sys::jclass) -> sys::jclass {
+        unsafe { jni_fn!(self, GetSuperclass)(self.0, class) }
+    }
+
+    pub fn is_same_object(self, a: sys::jobject, b: sys::jobject) -> bool {
+        unsafe { jni_fn!(self, IsSameObject)(self.0, a, b) != 0 }
+    }
+
+    pub fn new_global_ref(self, obj: sys::jobject) -> sys::jobject {
+        unsafe { jni_fn!(self, NewGlobalRef)(self.0, obj) }
+    }
+
+    pub fn delete_global_ref(self, obj: sys::jobject) {
+        if !obj.is_null() {
+            unsafe { jni_fn!(self, DeleteGlobalRef)(self.0, obj) }
+        }
+    }
+
+    pub fn new_weak_global_ref(self, obj: sys::jobject) -> sys::jweak {
+        unsafe { jni_fn!(self, NewWeakGlobalRef)(self.0, obj) }
+    }
+
+    pub fn delete_weak_global_ref(self, obj: sys::jweak) {
+        if !obj.is_null() {
+            unsafe { jni_fn!(self, DeleteWeakGlobalRef)(self.0, obj) }
+        }
+    }
+
+    pub fn delete_local_ref(self, obj: sys::jobject) {
+        if !obj.is_null() {
+            unsafe { jni_fn!(self, DeleteLocalRef)(self.0, obj) }
+        }
+    }
+
+    /// Runs `f` inside a local frame so that the local references it creates are freed on return.
+    pub fn with_local_frame<T>(self, capacity: i32, f: impl FnOnce() -> T) -> T {
+        let pushed = unsafe { jni_fn!(self, PushLocalFrame)(self.0, capacity) } == 0;
+        let out = f();
+        if pushed {
+            unsafe { jni_fn!(self, PopLocalFrame)(self.0, std::ptr::null_mut()) };
+        } else {
+            self.exception_clear();
+        }
+        out
+    }
+
+    pub fn array_length(self, array: sys::jarray) -> i32 {
+        unsafe { jni_fn!(self, GetArrayLength)(self.0, array) }
+    }
+}

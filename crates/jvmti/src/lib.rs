@@ -1,0 +1,38 @@
+//! Safe wrappers over JVMTI and JNI.
+//!
+//! Every call into the JVM goes through [`Jvmti`], [`Jni`] or [`Vm`]: each returns a `Result` carrying the
+//! JVMTI/JNI error code, frees JVMTI-allocated memory, and turns C strings into Rust ones. The modules
+//! follow the function categories of the JVMTI specification.
+//!
+//! The handles are plain pointers and `Copy`. A JVMTI environment may be used from any thread attached to
+//! the VM; a `Jni` handle only on the thread it belongs to (the type system does not enforce the latter, as
+//! JNI handles arrive in callbacks on the right thread anyway).
+
+// JNI handles (jobject, jclass, jthread…) are opaque references that the JVM resolves, not pointers this crate
+// dereferences; marking every wrapper `unsafe` for taking one would make the whole API unsafe for no gain.
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
+
+mod classes;
+mod env;
+mod error;
+mod events;
+mod heap;
+mod jni;
+mod monitors;
+mod stack;
+mod threads;
+mod vm;
+
+pub use classes::{FieldInfo, LineTable, MethodName};
+pub use env::{Jvmti, JvmtiVersion};
+pub use error::{JniError, JvmtiError, Result};
+pub use events::Event;
+pub use heap::HeapCallbacks;
+pub use jni::Jni;
+pub use monitors::{MonitorUsage, RawMonitor, RawMonitorGuard};
+pub use stack::StackInfo;
+pub use threads::{ThreadGroupInfo, ThreadInfo, ThreadState};
+pub use vm::Vm;
+
+/// The raw bindings, for callback signatures and structures the wrappers pass through.
+pub use jvmti_sys as sys;

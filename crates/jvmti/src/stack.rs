@@ -1,0 +1,82 @@
+use crate::env::{Jvmti, jvmti_call};
+use crate::error::Result;
+use jvmti_sys as sys;
+
+/// One thread's stack from `GetThreadListStackTraces` / `GetAllStackTraces`.
+#[derive(Debug, Clone)]
+pub struct StackInfo {
+    pub thread: sys::jthread,
+    pub state: u32,
+    pub frames: Vec<sys::jvmtiFrameInfo>,
+}
+
+impl Jvmti {
+    /// Fills `frames` from the top of `thread`'s stack (null = current thread); returns how many.
+    pub fn stack_trace(
+        self,
+        thread: sys::jthread,
+        start_depth: i32,
+        frames: &mut [sys::jvmtiFrameInfo],
+    ) -> Result<usize> {
+        let mut count: sys::jint = 0;
+        jvmti_call!(
+            self,
+            GetStackTrace,
+            thread,
+            start_depth,
+            frames.len() as sys::jint,
+            frames.as_mut_ptr(),
+            &mut count
+        )?;
+        Ok(count.max(0) as usize)
+    }
+
+    pub fn frame_count(self, thread: sys::jthread) -> Result<i32> {
+        let mut count: sys::jint = 0;
+        jvmti_call!(self, GetFrameCount, thread, &mut count)?;
+        Ok(count)
+    }
+
+    /// Stacks of several threads taken at one safepoint.
+    pub fn thread_list_stack_traces(self, threads: &[sys::jthread], max_frames: i32) -> Result<Vec<StackInfo>> {
+        let mut infos: *mut sys::jvmtiStackInfo = std::ptr::null_mut();
+        jvmti_call!(
+            self,
+            GetThreadListStackTraces,
+            threads.len() as sys::jint,
+            threads.as_ptr(),
+            max_frames,
+            &mut infos
+        )?;
+        Ok(unsafe { self.take_stack_infos(infos, threads.len() as sys::jint) })
+    }
+
+    /// Stacks of all live threads taken at one safepoint.
+    pub fn all_stack_traces(self, max_frames: i32) -> Result<Vec<StackInfo>> {
+        let mut infos: *mut sys::jvmtiStackInfo = std::ptr::null_mut();
+        let mut count: sys::jint = 0;
+        jvmti_call!(self, GetAllStackTraces, max_frames, &mut infos, &mut count)?;
+        Ok(unsafe { self.take_stack_infos(infos, count) })
+    }
+
+    /// The stack-info buffer is one allocation holding the infos and their frame buffers.
+    unsafe fn take_stack_infos(self, infos: *mut sys::jvmtiStackInfo, count: sys::jint) -> Vec<StackInfo> {
+        if infos.is_null() {
+            return Vec::new();
+        }
+        let out = unsafe { std::slice::from_raw_parts(infos, count.max(0) as usize) }
+            .iter()
+            .map(|si| StackInfo {
+                thread: si.thread,
+                state: si.state as u32,
+                frames: if si.frame_buffer.is_null() {
+                    Vec::new()
+                } else {
+                    unsafe { std::slice::from_raw_parts(si.frame_buffer, si.frame_count.max(0) as usize) }.to_vec()
+                },
+            })
+            .collect();
+        unsafe { self.deallocate(infos) };
+        out
+    }
+}

@@ -1,0 +1,69 @@
+use crate::env::Jvmti;
+use crate::error::JniError;
+use crate::jni::Jni;
+use jvmti_sys as sys;
+use std::ffi::{CStr, c_void};
+
+/// The `JavaVM` handle: the one pointer that is valid everywhere, from which environments are obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Vm(*mut sys::JavaVM);
+
+unsafe impl Send for Vm {}
+unsafe impl Sync for Vm {}
+
+impl Vm {
+    /// # Safety
+    /// `raw` must be the JavaVM passed to `Agent_OnLoad`/`Agent_OnAttach`.
+    pub unsafe fn from_raw(raw: *mut sys::JavaVM) -> Vm {
+        Vm(raw)
+    }
+
+    pub fn raw(self) -> *mut sys::JavaVM {
+        self.0
+    }
+
+    /// A new JVMTI environment. Each call creates a separate environment with its own capabilities,
+    /// callbacks and tag map.
+    pub fn jvmti(self, version: u32) -> Result<Jvmti, JniError> {
+        let mut env: *mut c_void = std::ptr::null_mut();
+        let rc = unsafe { (**self.0).GetEnv.expect("GetEnv")(self.0, &mut env, version as sys::jint) };
+        if rc != sys::JNI_OK as sys::jint || env.is_null() {
+            return Err(JniError::Code(rc));
+        }
+        Ok(unsafe { Jvmti::from_raw(env as *mut sys::jvmtiEnv) })
+    }
+
+    /// The current thread's JNI environment, if it is attached.
+    pub fn jni(self) -> Option<Jni> {
+        let mut env: *mut c_void = std::ptr::null_mut();
+        let rc = unsafe { (**self.0).GetEnv.expect("GetEnv")(self.0, &mut env, sys::JNI_VERSION_1_8 as sys::jint) };
+        (rc == sys::JNI_OK as sys::jint && !env.is_null()).then(|| unsafe { Jni::from_raw(env as *mut sys::JNIEnv) })
+    }
+
+    /// Attaches the calling native thread as a daemon so that it can call JNI/JVMTI.
+    pub fn attach_daemon(self, name: &CStr) -> Result<Jni, JniError> {
+        let mut env: *mut c_void = std::ptr::null_mut();
+        let mut args = sys::JavaVMAttachArgs {
+            version: sys::JNI_VERSION_1_8 as sys::jint,
+            name: name.as_ptr() as *mut _,
+            group: std::ptr::null_mut(),
+        };
+        let rc = unsafe {
+            (**self.0).AttachCurrentThreadAsDaemon.expect("AttachCurrentThreadAsDaemon")(
+                self.0,
+                &mut env,
+                &mut args as *mut _ as *mut c_void,
+            )
+        };
+        if rc != sys::JNI_OK as sys::jint {
+            return Err(JniError::Code(rc));
+        }
+        Ok(unsafe { Jni::from_raw(env as *mut sys::JNIEnv) })
+    }
+
+    pub fn detach(self) {
+        unsafe {
+            let _ = (**self.0).DetachCurrentThread.expect("DetachCurrentThread")(self.0);
+        }
+    }
+}
