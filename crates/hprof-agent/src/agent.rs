@@ -3,16 +3,17 @@
 
 use crate::capabilities;
 use crate::classes::ClassTable;
-use crate::hub::{Capability, DumpReason, EventHub};
+use crate::hub::{Capability, ControlCommand, DumpReason, EventHub};
 use crate::ids::{ObjectIds, main_tag};
 use crate::log;
 use crate::methods::MethodCache;
 use crate::options::{Options, Parsed};
 use crate::output::Output;
 use crate::threads::ThreadTable;
+use crate::traces::RawFrame;
 use crate::traces::TraceTable;
 use jvmti::{Event, Jni, Jvmti, JvmtiVersion, Vm, sys};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
@@ -39,6 +40,8 @@ pub struct Agent {
     hub: EventHub,
     dump_lock: Mutex<()>,
     dead: AtomicBool,
+    /// depth=, changeable at run time by the front end's CONTROL command.
+    depth: AtomicU32,
 }
 
 /// The events the agent itself always handles.
@@ -120,7 +123,9 @@ fn start_inner(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<()
         hub,
         dump_lock: Mutex::new(()),
         dead: AtomicBool::new(false),
+        depth: AtomicU32::new(0),
     };
+    agent.depth.store(agent.options.depth, Ordering::Relaxed);
     if AGENT.set(agent).is_err() {
         return Err("hprof is already loaded in this JVM; load it once".into());
     }
@@ -213,6 +218,54 @@ impl Agent {
 
     pub fn hub(&self) -> &EventHub {
         &self.hub
+    }
+
+    /// The current maximum trace depth (depth=, or what the front end set since).
+    pub fn depth(&self) -> usize {
+        self.depth.load(Ordering::Relaxed) as usize
+    }
+
+    pub fn set_depth(&self, depth: u32) {
+        self.depth.store(depth.min(crate::options::MAX_DEPTH), Ordering::Relaxed);
+    }
+
+    /// The thread serial a trace should carry: the thread's with thread=y, else 0.
+    pub fn trace_thread_serial(&self, thread_serial: u32) -> u32 {
+        if self.options.thread { thread_serial } else { 0 }
+    }
+
+    /// The trace serial of `thread`'s current stack (null = the calling thread), up to depth= frames, taken
+    /// with JVMTI GetStackTrace. 300000 ("no trace") if the stack cannot be taken.
+    pub fn trace_of_thread(&self, jni: Option<Jni>, thread: sys::jthread) -> u32 {
+        let depth = self.depth();
+        let mut buf = vec![unsafe { std::mem::zeroed::<sys::jvmtiFrameInfo>() }; depth];
+        let Ok(n) = self.jvmti.stack_trace(thread, 0, &mut buf) else {
+            return hprof_format::serial_base::TRACE;
+        };
+        let raw: Vec<RawFrame> = buf[..n].iter().map(RawFrame::from_jvmti).collect();
+        let thread_serial = self.trace_thread_serial(self.threads.serial_of(self, thread));
+        self.traces.intern_raw(self, jni, thread_serial, &raw)
+    }
+
+    /// Carries out a front-end command: the core's own (FORCE GC, DUMP TRACES, depth) here, the rest by
+    /// the capabilities that own the data. Returns false if nothing acted on it.
+    pub fn command(&self, jni: Option<Jni>, command: &ControlCommand) -> bool {
+        let mut handled = false;
+        for c in &self.capabilities {
+            handled |= c.handle_command(self, jni, command);
+        }
+        handled
+    }
+
+    /// FORCE GC (0x01).
+    pub fn force_gc(&self) {
+        let _ = self.jvmti.force_garbage_collection();
+    }
+
+    /// DUMP TRACES (0x06): every trace not yet written.
+    pub fn dump_traces(&self) {
+        self.output.traces(self, self.traces.serials());
+        self.output.flush();
     }
 
     /// False once VMDeath has begun.

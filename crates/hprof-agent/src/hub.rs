@@ -19,6 +19,30 @@ pub enum DumpReason {
     Command,
 }
 
+/// A request from the front end (the `net=` socket commands of HPROF's protocol, decoded). The agent core
+/// handles FORCE GC, EXIT and DUMP TRACES itself; each capability handles the commands about its data and
+/// ignores the rest.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ControlCommand {
+    /// DUMP HEAP (0x02): write a heap dump now.
+    DumpHeap,
+    /// ALLOC SITES (0x03): write the sites now. Flags: 0x1 incremental, 0x2 sort by allocated bytes,
+    /// 0x4 force a GC first.
+    AllocSites { flags: u16, cutoff: f32 },
+    /// HEAP SUMMARY (0x04).
+    HeapSummary,
+    /// CPU SAMPLES (0x07): write the samples so far.
+    CpuSamples { cutoff: f32 },
+    /// CONTROL 0x1 / 0x2: allocation tracking on or off.
+    AllocTracking(bool),
+    /// CONTROL 0x3 / 0x4: CPU sampling on or off, for one thread (its object id in our output) or all.
+    CpuSampling { thread_object_id: Option<u64>, on: bool },
+    /// CONTROL 0x5: forget the CPU samples so far.
+    ClearCpuSamples,
+    /// CONTROL: forget the allocation sites so far.
+    ResetSites,
+}
+
 /// One profiling capability. Every method has an empty default; a capability overrides the events it
 /// lists in [`Capability::events`]. Callbacks run on the thread the JVM reports the event on.
 #[allow(unused_variables)]
@@ -98,6 +122,11 @@ pub trait Capability: Send + Sync {
     /// Writes its part of a dump through `agent.output`. `jni` is present when the dumping thread is a
     /// Java thread (always, except for some socket commands handled on a native thread).
     fn write_dump(&self, agent: &Agent, jni: Option<Jni>, reason: DumpReason) {}
+
+    /// Acts on a front-end command that concerns it; returns true if it did.
+    fn handle_command(&self, agent: &Agent, jni: Option<Jni>, command: &ControlCommand) -> bool {
+        false
+    }
 }
 
 /// Which capabilities get which event.
