@@ -9,6 +9,7 @@
 //! Nothing here talks to a JVM, so all of it is tested without one.
 
 pub mod binary;
+pub mod flame;
 pub mod model;
 pub mod names;
 pub mod tags;

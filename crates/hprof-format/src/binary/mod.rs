@@ -3,12 +3,14 @@
 
 mod body;
 mod cursor;
+pub mod heap;
 mod reader;
 mod records;
 mod writer;
 
 pub use body::Body;
 pub use cursor::{Cursor, FormatError};
+pub use heap::{ClassDump, FieldDecl, HeapRecord, HeapRecords, StaticField, Value};
 pub use reader::{Header, RawRecord, Records, parse_header};
 pub use records::{AllocSite, Record};
 pub use writer::RecordWriter;
