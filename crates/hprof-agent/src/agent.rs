@@ -293,6 +293,9 @@ impl Agent {
         for c in self.hub.subscribers(self, Event::VmInit) {
             c.on_vm_init(self, jni);
         }
+        if self.options.net.is_some() {
+            crate::net::start(self, jni);
+        }
         for (thread, record, own) in existing {
             for c in self.hub.subscribers(self, Event::ThreadStart) {
                 c.on_thread_start(self, jni, thread, &record, own);

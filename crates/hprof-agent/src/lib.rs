@@ -6,6 +6,7 @@
 //! names, and the output writes records that refer to them.
 
 pub mod agent;
+pub mod agent_thread;
 pub mod capabilities;
 pub mod classes;
 pub mod entry;
@@ -14,6 +15,7 @@ pub mod hub;
 pub mod ids;
 pub mod log;
 pub mod methods;
+pub mod net;
 pub mod options;
 pub mod output;
 pub mod panic_guard;

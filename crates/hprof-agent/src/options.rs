@@ -105,6 +105,7 @@ impl Options {
     pub fn parse(input: Option<&str>) -> Result<Parsed, OptionError> {
         let mut o = Options::default();
         let mut heap_given = false;
+        let mut format_given = false;
         let input = input.unwrap_or("").trim();
         for item in input.split(',').filter(|s| !s.is_empty()) {
             let (name, value) = match item.split_once('=') {
@@ -141,6 +142,7 @@ impl Options {
                 }
                 "monitor" => o.monitor = yes_no(name, value)?,
                 "format" => {
+                    format_given = true;
                     o.format = match value {
                         "a" => OutputFormat::Text,
                         "b" => OutputFormat::Binary,
@@ -193,6 +195,19 @@ impl Options {
                     )));
                 }
             }
+        }
+        if o.net.is_some() {
+            if o.monitor {
+                return Err(OptionError(
+                    "option monitor=y cannot be used with net= (the socket carries the binary format, which has no \
+                     monitor records); use file= with format=a"
+                        .into(),
+                ));
+            }
+            if format_given && o.format == OutputFormat::Text {
+                o.warnings.push("net= always streams the binary format; format=a is ignored".into());
+            }
+            o.format = OutputFormat::Binary;
         }
         if !heap_given && o.cpu.is_none() && !o.monitor {
             o.heap_dump = true;
@@ -353,7 +368,11 @@ mod tests {
         assert_eq!((o.depth, o.interval_ms, o.cutoff), (8, 20, 0.01));
         assert!(o.thread && !o.lineno);
         assert_eq!(o.output_file(), "x.txt");
-        assert_eq!(run("net=localhost:9000,heap=sites").net, Some(("localhost".into(), 9000)));
+        let o = run("net=localhost:9000,heap=sites");
+        assert_eq!(o.net, Some(("localhost".into(), 9000)));
+        assert_eq!(o.format, OutputFormat::Binary, "net= streams binary");
+        assert_eq!(run("net=h:1,format=a").warnings.len(), 1);
+        assert!(err("net=h:1,monitor=y").contains("net="));
         assert_eq!(run("heap=sites,alloc_interval=512k").alloc_interval, Some(512 * 1024));
         assert_eq!(Options::parse(Some("depth=3,help")).unwrap(), Parsed::Help);
     }

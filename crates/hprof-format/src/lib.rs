@@ -4,11 +4,13 @@
 //! - [`text`]: the `format=a` report, line for line as HPROF printed it.
 //! - [`binary`]: the `format=b` records — a writer, and a reader that checks every length against the
 //!   bytes that remain.
+//! - [`commands`]: the front end's socket commands to the agent (`net=`), decoded and encoded.
 //! - [`names`]: JVM signatures to Java source names (`[Ljava/lang/String;` → `java.lang.String[]`).
 //!
 //! Nothing here talks to a JVM, so all of it is tested without one.
 
 pub mod binary;
+pub mod commands;
 pub mod flame;
 pub mod model;
 pub mod names;

@@ -8,7 +8,7 @@
 mod binary;
 mod sink;
 
-pub use binary::BinaryEncoder;
+pub use binary::{BinaryEncoder, ID_SIZE};
 pub use sink::Sink;
 
 use crate::agent::Agent;
@@ -102,10 +102,17 @@ impl Output {
         let Some(state) = guard.as_mut() else { return };
         if let Err(e) = f(state) {
             if !self.failed.swap(true, std::sync::atomic::Ordering::Relaxed) {
-                crate::log::error(&format!(
-                    "cannot write profile to {}: {e}; further output is lost",
-                    self.description
-                ));
+                if self.command_stream.is_some() {
+                    crate::log::warning(&format!(
+                        "the front end ({}) is gone ({e}); the program goes on and further profile data is discarded",
+                        self.description
+                    ));
+                } else {
+                    crate::log::error(&format!(
+                        "cannot write profile to {}: {e}; further output is lost",
+                        self.description
+                    ));
+                }
             }
             *guard = None;
         }

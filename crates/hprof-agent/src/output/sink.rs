@@ -44,6 +44,8 @@ impl Sink {
             match TcpStream::connect_timeout(&addr, Duration::from_secs(5)) {
                 Ok(stream) => {
                     let _ = stream.set_nodelay(true);
+                    // A front end that stops reading must not stall the program's threads for long.
+                    let _ = stream.set_write_timeout(Some(Duration::from_secs(10)));
                     return Ok(Sink::Socket { stream, peer });
                 }
                 Err(e) => last = Some(e),

@@ -1,0 +1,162 @@
+//! net=host:port against a real front end (`hprof listen`) and against hostile or vanishing peers.
+
+use hprof_format::binary::{Record, Records, parse_header};
+use hprof_format::commands::{Command, encode};
+use jvm_harness::{Java, JvmSlot, all_jdks, hprof_binary, jdk17, scratch};
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command as Process, Stdio};
+use std::time::{Duration, Instant};
+
+/// Starts `hprof listen 127.0.0.1:0` with scripted commands; returns it and the port it chose.
+// The caller waits for the returned child.
+#[allow(clippy::zombie_processes)]
+fn start_listener(dir: &Path, commands: &[&str]) -> (Child, u16) {
+    let stderr = dir.join("listen.stderr");
+    let mut cmd = Process::new(hprof_binary());
+    cmd.args(["listen", "127.0.0.1:0", "-o", "run.hprof", "--no-stdin"]);
+    for c in commands {
+        cmd.args(["--command", c]);
+    }
+    let mut child = cmd
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&stderr).unwrap())
+        .spawn()
+        .expect("hprof listen");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let text = std::fs::read_to_string(&stderr).unwrap_or_default();
+        if let Some(rest) = text.split("listening on 127.0.0.1:").nth(1) {
+            let port: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+            return (child, port.parse().unwrap());
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("hprof listen did not start:\n{text}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn wait_child(mut child: Child, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "{what} exited with {status}");
+            return;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{what} did not finish");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn decode_all(bytes: &[u8]) -> Vec<Record<'_>> {
+    let h = parse_header(bytes).expect("header");
+    Records::new(bytes, &h).map(|r| Record::decode(&r.expect("complete record"), h.id_size).expect("decode")).collect()
+}
+
+#[test]
+fn listen_receives_a_complete_profile_and_exit_vm_ends_the_program() {
+    for jdk in all_jdks() {
+        let dir = scratch("listen");
+        let (listener, port) =
+            start_listener(dir.path(), &["dump-traces", "force-gc", "depth 8", "wait 0.5", "exit-vm"]);
+        let started = Instant::now();
+        let run =
+            Java::new(&jdk, dir.path()).agentpath(&format!("net=127.0.0.1:{port},cpu=samples")).class("Sleeper").run();
+        assert_eq!(run.code(), Some(0), "JDK {}: exit-vm makes a normal exit\n{}", jdk.version, run.stderr);
+        run.assert_no_crash_log();
+        assert!(started.elapsed() < Duration::from_secs(60), "exit-vm must end the 120 s sleeper early");
+        assert!(!run.stderr.contains("net:"), "no command may fail:\n{}", run.stderr);
+        wait_child(listener, "hprof listen");
+
+        let bytes = std::fs::read(dir.path().join("run.hprof")).unwrap();
+        let records = decode_all(&bytes);
+        let names: Vec<String> = records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Utf8 { text, .. } => Some(String::from_utf8_lossy(text).into_owned()),
+                _ => None,
+            })
+            .collect();
+        assert!(names.iter().any(|n| n == "napper"), "the sleeper's thread must be in the stream");
+        assert!(records.iter().any(|r| matches!(r, Record::StartThread { .. })));
+        assert!(records.iter().any(|r| matches!(r, Record::LoadClass { .. })));
+        let summary = std::fs::read_to_string(dir.path().join("listen.stderr")).unwrap();
+        assert!(summary.contains("agent disconnected") && summary.contains("START THREAD"), "{summary}");
+    }
+}
+
+/// A raw peer that accepts the agent, sends `bytes`, then drains what the agent writes until it closes
+/// (or, with `hang_up`, closes right away). Returns what it received.
+fn raw_peer(bytes: Vec<u8>, hang_up: bool) -> (u16, std::thread::JoinHandle<Vec<u8>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let handle = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let _ = s.write_all(&bytes);
+        let mut got = Vec::new();
+        if hang_up {
+            let mut head = [0u8; 64];
+            let _ = s.read(&mut head);
+            return got;
+        }
+        let _ = s.read_to_end(&mut got);
+        got
+    });
+    (port, handle)
+}
+
+#[test]
+fn hostile_commands_are_reported_and_the_program_runs_on() {
+    let mut bytes = Vec::new();
+    bytes.extend([0x42, 0, 0, 0, 1, 0, 0, 0, 3, 1, 2, 3]); // unknown tag, plausible length
+    bytes.extend([0x08, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0x33]); // unknown CONTROL sub-command
+    bytes.extend(encode(3, &Command::CpuSampling { thread_object_id: 0xdead_beef, on: false }, 8));
+    let mut nan = encode(4, &Command::CpuSamples { cutoff: 0.5 }, 8);
+    nan[11..15].copy_from_slice(&f32::NAN.to_bits().to_be_bytes());
+    bytes.extend(nan);
+    bytes.extend(encode(5, &Command::DumpTraces, 8)); // a good one in between
+    bytes.extend([0x99, 0, 0, 0, 6, 0x7f, 0xff, 0xff, 0xff]); // unknown tag, absurd length: stream abandoned
+    bytes.extend(encode(7, &Command::ExitVm, 8)); // must not be obeyed after that
+    let (port, peer) = raw_peer(bytes, false);
+    let dir = scratch("hostile");
+    let run = Java::new(&jdk17(), dir.path())
+        .agentpath(&format!("net=127.0.0.1:{port},cpu=samples"))
+        .class("Sleeper")
+        .arg("2")
+        .run();
+    run.assert_success();
+    assert!(run.stdout.contains("ready"));
+    for needle in ["0x42", "0x33", "no thread has object id 0xdeadbeef", "cutoff", "implausible length"] {
+        assert!(run.stderr.contains(needle), "stderr lacks {needle:?}:\n{}", run.stderr);
+    }
+    let received = peer.join().unwrap();
+    let records = decode_all(&received);
+    assert!(records.iter().any(|r| matches!(r, Record::EndThread { .. })), "the stream must be complete");
+}
+
+#[test]
+fn a_vanishing_front_end_is_reported_once_and_the_program_runs_on() {
+    let (port, peer) = raw_peer(Vec::new(), true);
+    let dir = scratch("vanish");
+    let _slot = JvmSlot::acquire();
+    let run = Java::new(&jdk17(), dir.path())
+        .agentpath(&format!("net=127.0.0.1:{port},cpu=samples"))
+        .class("Sleeper")
+        .arg("2")
+        .spawn_holding(None)
+        .wait();
+    peer.join().unwrap();
+    run.assert_success();
+    assert!(run.stdout.contains("ready"), "the program must run to its end");
+    let gone = run.stderr.matches("front end").count();
+    assert_eq!(gone, 1, "say it once:\n{}", run.stderr);
+}
