@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Runs every benchmark under benches/*/run.sh in turn (they take minutes each; not part of `make test`).
+# Each prints its own table of ratios; BENCHMARKS.md records the results and the command that produced them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+for script in benches/*/run.sh; do
+  echo "===== $script"
+  "$script" "$@"
+done
