@@ -103,7 +103,7 @@ fn start_inner(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<()
         ));
     }
 
-    let capabilities = capabilities::build(&options);
+    let capabilities = capabilities::build(&options)?;
     add_jvmti_capabilities(jvmti, &capabilities)?;
     let output = Output::open(&options)?;
     let hub = EventHub::new(&capabilities);
@@ -158,6 +158,9 @@ fn add_jvmti_capabilities(jvmti: Jvmti, capabilities: &[Box<dyn Capability>]) ->
     let mut caps: sys::jvmtiCapabilities = unsafe { std::mem::zeroed() };
     caps.set_can_tag_objects(1);
     caps.set_can_generate_object_free_events(1);
+    // Frames print as Class.method(File.java:line): traces need both.
+    caps.set_can_get_line_numbers(1);
+    caps.set_can_get_source_file_name(1);
     for c in capabilities {
         for e in c.events() {
             e.require_capability(&mut caps);

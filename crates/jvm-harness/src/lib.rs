@@ -11,6 +11,7 @@ mod slots;
 pub use jdk::{Jdk, all_jdks, jdk17};
 pub use run::{Java, JavaRun, Running};
 pub use slots::{JvmSlot, MAX_CONCURRENT_JVMS};
+pub use tempfile::TempDir;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

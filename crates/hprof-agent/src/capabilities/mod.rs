@@ -1,9 +1,16 @@
 //! The profiling capabilities. Each is a [`Capability`] that subscribes to the JVMTI events it needs and
 //! writes its own section of a dump; `build` picks them from the options.
 
-use crate::hub::Capability;
-use crate::options::Options;
+pub mod cpu_samples;
 
-pub fn build(_options: &Options) -> Vec<Box<dyn Capability>> {
-    Vec::new()
+use crate::hub::Capability;
+use crate::options::{CpuMode, Options};
+use std::sync::Arc;
+
+pub fn build(options: &Options) -> Result<Vec<Box<dyn Capability>>, String> {
+    let mut capabilities: Vec<Box<dyn Capability>> = Vec::new();
+    if options.cpu == Some(CpuMode::Samples) {
+        capabilities.push(Box::new(Arc::new(cpu_samples::CpuSamples::new(options)?)));
+    }
+    Ok(capabilities)
 }

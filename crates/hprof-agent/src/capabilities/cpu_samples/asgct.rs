@@ -1,0 +1,32 @@
+//! HotSpot's AsyncGetCallTrace: found at run time (it is in no header) and its failure codes named.
+
+use jvmti::sys::{self, AsyncGetCallTraceFn};
+
+/// Looks the walker up in the already loaded libjvm.
+pub fn find() -> Option<AsyncGetCallTraceFn> {
+    let sym = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"AsyncGetCallTrace".as_ptr()) };
+    if sym.is_null() {
+        None
+    } else {
+        Some(unsafe { std::mem::transmute::<*mut libc::c_void, AsyncGetCallTraceFn>(sym) })
+    }
+}
+
+/// The pseudo-frame shown for a sample the walker could not take, so that such samples are counted and
+/// visible instead of silently dropped.
+pub fn failure_label(code: i32) -> &'static str {
+    match code {
+        sys::ASGCT_NO_JAVA_FRAME => "[no Java frames]",
+        sys::ASGCT_NO_CLASS_LOAD => "[class load events disabled]",
+        sys::ASGCT_GC_ACTIVE => "[GC active]",
+        sys::ASGCT_UNKNOWN_NOT_JAVA => "[unknown, not Java]",
+        sys::ASGCT_NOT_WALKABLE_NOT_JAVA => "[not walkable, not Java]",
+        sys::ASGCT_UNKNOWN_JAVA => "[unknown Java]",
+        sys::ASGCT_NOT_WALKABLE_JAVA => "[not walkable Java]",
+        sys::ASGCT_UNKNOWN_STATE => "[unknown thread state]",
+        sys::ASGCT_THREAD_EXIT => "[thread exiting]",
+        sys::ASGCT_DEOPT => "[deoptimizing]",
+        sys::ASGCT_SAFEPOINT => "[at safepoint]",
+        _ => "[stack walk failed]",
+    }
+}

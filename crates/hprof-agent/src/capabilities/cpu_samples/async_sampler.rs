@@ -1,0 +1,157 @@
+//! sampler=async: CPU-time timers per thread and AsyncGetCallTrace (see `signal`), and the resolver thread
+//! that turns the ring's raw walks into traces.
+
+use super::asgct;
+use super::profile::Profile;
+use super::signal::Shared;
+use crate::agent::Agent;
+use crate::log;
+use crate::threads::ThreadRecord;
+use crate::traces::RawFrame;
+use jvmti::{Jni, sys};
+use rustc_hash::FxHashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// Threads alive at once that can be sampled.
+const MAX_THREADS: usize = 8192;
+/// Samples buffered between two drains (each slot holds a full stack).
+const RING_SLOTS: usize = 512;
+/// How often the resolver drains the ring.
+const DRAIN_EVERY: Duration = Duration::from_millis(20);
+
+pub struct AsyncSampler {
+    shared: &'static Shared,
+    interval_ms: u32,
+    /// Thread serial → slot index of its timer.
+    slots: Mutex<FxHashMap<u32, usize>>,
+    /// Serials the front end switched off, and whether new threads start switched on.
+    disabled: Mutex<Vec<u32>>,
+    all_on: AtomicBool,
+    stopping: AtomicBool,
+    warned: AtomicBool,
+}
+
+impl AsyncSampler {
+    pub fn new(interval_ms: u32) -> Result<AsyncSampler, String> {
+        let asgct =
+            asgct::find().ok_or("AsyncGetCallTrace is not in this JVM (not HotSpot?); use sampler=safepoint")?;
+        let shared = Shared::install(asgct, MAX_THREADS, RING_SLOTS)?;
+        Ok(AsyncSampler {
+            shared,
+            interval_ms,
+            slots: Mutex::default(),
+            disabled: Mutex::default(),
+            all_on: AtomicBool::new(true),
+            stopping: AtomicBool::new(false),
+            warned: AtomicBool::new(false),
+        })
+    }
+
+    pub fn start(&self) {
+        self.shared.running.store(true, Ordering::Release);
+    }
+
+    fn enabled_for(&self, serial: u32) -> bool {
+        self.all_on.load(Ordering::Relaxed)
+            && !self.disabled.lock().unwrap_or_else(|e| e.into_inner()).contains(&serial)
+    }
+
+    /// On the thread itself: arm its CPU-time timer.
+    pub fn thread_started(&self, jni: Jni, record: &ThreadRecord) {
+        if self.stopping.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        if slots.contains_key(&record.serial) {
+            return;
+        }
+        match self.shared.start_current_thread(
+            jni.raw(),
+            record.serial,
+            self.interval_ms,
+            self.enabled_for(record.serial),
+        ) {
+            Ok((index, kind, perf_refused)) => {
+                slots.insert(record.serial, index);
+                if let Some(why) = perf_refused {
+                    log::warning(&format!(
+                        "cpu=samples: perf events unavailable ({why}); using POSIX CPU timers, whose samples land \
+                         on scheduler ticks and are less exact when threads compete for CPUs"
+                    ));
+                }
+                let _ = kind;
+            }
+            Err(e) => {
+                if !self.warned.swap(true, Ordering::Relaxed) {
+                    log::warning(&format!("cpu=samples: thread \"{}\" is not sampled: {e}", record.name));
+                }
+            }
+        }
+    }
+
+    pub fn thread_ended(&self, record: &ThreadRecord) {
+        if let Some(index) = self.slots.lock().unwrap_or_else(|e| e.into_inner()).remove(&record.serial) {
+            self.shared.stop(index);
+        }
+    }
+
+    /// Stops every timer; no sample is taken after this returns.
+    pub fn stop_all(&self) {
+        self.stopping.store(true, Ordering::Relaxed);
+        self.shared.running.store(false, Ordering::Release);
+        for (_, index) in self.slots.lock().unwrap_or_else(|e| e.into_inner()).drain() {
+            self.shared.stop(index);
+        }
+    }
+
+    /// Switches sampling for one thread (by serial) or all.
+    pub fn set_sampling(&self, serial: Option<u32>, on: bool) {
+        let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        let mut disabled = self.disabled.lock().unwrap_or_else(|e| e.into_inner());
+        match serial {
+            Some(s) => {
+                disabled.retain(|&d| d != s);
+                if !on {
+                    disabled.push(s);
+                }
+                if let Some(&i) = slots.get(&s) {
+                    self.shared.set_enabled(i, on && self.all_on.load(Ordering::Relaxed));
+                }
+            }
+            None => {
+                self.all_on.store(on, Ordering::Relaxed);
+                disabled.clear();
+                for &i in slots.values() {
+                    self.shared.set_enabled(i, on);
+                }
+            }
+        }
+    }
+
+    /// Moves the ring's samples into the profile.
+    pub fn drain(&self, agent: &Agent, jni: Option<Jni>, profile: &mut Profile) {
+        let mut frames: Vec<u32> = Vec::with_capacity(64);
+        self.shared.ring.drain(|sample| {
+            frames.clear();
+            if sample.num_frames <= 0 {
+                frames.push(agent.traces.pseudo_frame(asgct::failure_label(sample.num_frames)));
+            } else {
+                for f in &sample.frames[..sample.num_frames as usize] {
+                    let raw = RawFrame::new(f.method_id as sys::jmethodID, f.lineno);
+                    frames.push(profile.frame(agent, jni, raw));
+                }
+            }
+            profile.add(agent, sample.thread_serial, &frames);
+        });
+    }
+
+    pub fn dropped(&self) -> u64 {
+        self.shared.ring.dropped()
+    }
+
+    pub fn drain_interval() -> Duration {
+        DRAIN_EVERY
+    }
+}

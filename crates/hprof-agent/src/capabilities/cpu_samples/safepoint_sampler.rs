@@ -1,0 +1,73 @@
+//! sampler=safepoint: HPROF's own method. Every interval, take the stacks of all RUNNABLE threads at one
+//! safepoint. Kept for comparison and for JVMs without AsyncGetCallTrace. Its known flaws are the reason
+//! it is not the default: a thread blocked in native code (e.g. in accept()) is RUNNABLE and collects
+//! samples although it uses no CPU, and every stack is seen only at a safepoint.
+
+use super::profile::Profile;
+use crate::agent::Agent;
+use crate::traces::RawFrame;
+use jvmti::{Jni, sys};
+use std::sync::Mutex;
+
+#[derive(Default)]
+pub struct SafepointSampler {
+    /// Serials the front end switched off, and whether sampling is on at all.
+    disabled: Mutex<Vec<u32>>,
+    off: std::sync::atomic::AtomicBool,
+}
+
+impl SafepointSampler {
+    pub fn set_sampling(&self, serial: Option<u32>, on: bool) {
+        let mut disabled = self.disabled.lock().unwrap_or_else(|e| e.into_inner());
+        match serial {
+            Some(s) => {
+                disabled.retain(|&d| d != s);
+                if !on {
+                    disabled.push(s);
+                }
+            }
+            None => {
+                disabled.clear();
+                self.off.store(!on, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// One round: all RUNNABLE Java threads except the agent's own.
+    pub fn sample_once(&self, agent: &Agent, jni: Jni, max_frames: usize, profile: &Mutex<Profile>) {
+        if self.off.load(std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
+        let Ok(threads) = agent.jvmti.all_threads() else { return };
+        let mut runnable = Vec::new();
+        let mut serials = Vec::new();
+        {
+            let disabled = self.disabled.lock().unwrap_or_else(|e| e.into_inner());
+            for &t in &threads {
+                let Some(record) = agent.threads.of(agent, t) else { continue };
+                let state = agent.jvmti.thread_state(t).unwrap_or(jvmti::ThreadState(0));
+                if state.runnable() && !record.name.starts_with("HPROF") && !disabled.contains(&record.serial) {
+                    runnable.push(t);
+                    serials.push(record.serial);
+                }
+            }
+        }
+        if !runnable.is_empty()
+            && let Ok(stacks) = agent.jvmti.thread_list_stack_traces(&runnable, max_frames as i32)
+        {
+            let mut profile = profile.lock().unwrap_or_else(|e| e.into_inner());
+            for (stack, &serial) in stacks.iter().zip(&serials) {
+                // A thread that stopped being RUNNABLE between the two calls is not counted.
+                if stack.state & sys::JVMTI_THREAD_STATE_RUNNABLE == 0 || stack.frames.is_empty() {
+                    continue;
+                }
+                let frames: Vec<u32> =
+                    stack.frames.iter().map(|f| profile.frame(agent, Some(jni), RawFrame::from_jvmti(f))).collect();
+                profile.add(agent, serial, &frames);
+            }
+        }
+        for t in threads {
+            jni.delete_local_ref(t);
+        }
+    }
+}

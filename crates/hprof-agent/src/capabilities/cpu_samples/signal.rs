@@ -1,0 +1,308 @@
+//! The SIGPROF handler and the per-thread CPU clocks that raise it. All of the sampler's signal-handler
+//! code is in this file.
+//!
+//! Each Java thread gets a clock on its own CPU time that sends SIGPROF to that very thread: a perf
+//! task-clock event (see `perf_clock`) or, where perf events are forbidden, a POSIX timer on
+//! CLOCK_THREAD_CPUTIME_ID with SIGEV_THREAD_ID. Only threads that burn CPU are sampled, wherever they
+//! are — no safepoint bias. The signal identifies the thread's slot in a fixed arena (the timer's value,
+//! or the perf descriptor through a table), so the handler knows the thread's JNIEnv and serial without
+//! locks, allocation or thread-locals. It walks the stack with AsyncGetCallTrace straight into a
+//! claimed ring slot.
+
+use super::perf_clock;
+use super::ring::{MAX_FRAMES, SampleRing};
+use jvmti::sys::{ASGCT_CallTrace, AsyncGetCallTraceFn, JNIEnv};
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, Ordering};
+
+/// Per-thread state the handler reads. Lives in a fixed arena for the process's lifetime, so a late
+/// signal never touches freed memory.
+pub struct ThreadSlot {
+    in_use: AtomicBool,
+    /// The OS thread the slot belongs to; the handler checks it against gettid().
+    tid: AtomicI32,
+    thread_serial: AtomicU32,
+    env: AtomicPtr<JNIEnv>,
+    /// Per-thread on/off (the front end's CONTROL command).
+    enabled: AtomicBool,
+    timer: AtomicPtr<c_void>,
+    /// The perf task-clock descriptor, or -1 when a POSIX timer is used.
+    perf_fd: AtomicI32,
+}
+
+/// Descriptors up to this number can be perf clocks (the handler's fd → slot table).
+const FD_TABLE: usize = 1 << 16;
+
+/// Everything the handler needs, reachable from one static pointer.
+pub struct Shared {
+    pub ring: SampleRing,
+    slots: Box<[ThreadSlot]>,
+    asgct: AsyncGetCallTraceFn,
+    /// Slot index + 1 by perf descriptor; 0 = not ours.
+    fd_slots: Box<[AtomicU32]>,
+    /// Whether to try perf events for the next thread (cleared after the first refusal).
+    use_perf: AtomicBool,
+    /// Sampling as a whole: off before setup finishes and after VMDeath.
+    pub running: AtomicBool,
+}
+
+/// Which kind of clock a thread got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClockKind {
+    PerfTaskClock,
+    PosixTimer,
+}
+
+static SHARED: AtomicPtr<Shared> = AtomicPtr::new(std::ptr::null_mut());
+static PREVIOUS: AtomicPtr<libc::sigaction> = AtomicPtr::new(std::ptr::null_mut());
+
+impl Shared {
+    /// Creates the arena and ring and installs the handler. Called once; the memory is never freed.
+    pub fn install(
+        asgct: AsyncGetCallTraceFn,
+        max_threads: usize,
+        ring_slots: usize,
+    ) -> Result<&'static Shared, String> {
+        if let Some(s) = unsafe { SHARED.load(Ordering::Acquire).as_ref() } {
+            return Ok(s);
+        }
+        let slots = (0..max_threads)
+            .map(|_| ThreadSlot {
+                in_use: AtomicBool::new(false),
+                tid: AtomicI32::new(0),
+                thread_serial: AtomicU32::new(0),
+                env: AtomicPtr::new(std::ptr::null_mut()),
+                enabled: AtomicBool::new(false),
+                timer: AtomicPtr::new(std::ptr::null_mut()),
+                perf_fd: AtomicI32::new(-1),
+            })
+            .collect();
+        let shared: &'static Shared = Box::leak(Box::new(Shared {
+            ring: SampleRing::new(ring_slots),
+            slots,
+            asgct,
+            fd_slots: (0..FD_TABLE).map(|_| AtomicU32::new(0)).collect(),
+            use_perf: AtomicBool::new(std::env::var_os("HPROF_NO_PERF_EVENTS").is_none()),
+            running: AtomicBool::new(false),
+        }));
+        SHARED.store(shared as *const Shared as *mut Shared, Ordering::Release);
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_sigprof as *const () as usize;
+            // SA_RESTART: a sample must not make the program's blocking calls fail with EINTR.
+            action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            let previous: &'static mut libc::sigaction = Box::leak(Box::new(std::mem::zeroed()));
+            if libc::sigaction(libc::SIGPROF, &action, previous) != 0 {
+                return Err(format!("cannot install the SIGPROF handler: {}", std::io::Error::last_os_error()));
+            }
+            PREVIOUS.store(previous, Ordering::Release);
+        }
+        Ok(shared)
+    }
+
+    fn slot_index(&self, ptr: *const ThreadSlot) -> Option<usize> {
+        let base = self.slots.as_ptr() as usize;
+        let p = ptr as usize;
+        let size = std::mem::size_of::<ThreadSlot>();
+        if p < base || p >= base + self.slots.len() * size || !(p - base).is_multiple_of(size) {
+            return None;
+        }
+        Some((p - base) / size)
+    }
+
+    /// Arms a CPU clock for the calling thread. Returns the slot index (to disarm it later), the kind of
+    /// clock, and why perf events were refused if this was the first refusal.
+    pub fn start_current_thread(
+        &self,
+        env: *mut JNIEnv,
+        thread_serial: u32,
+        interval_ms: u32,
+        enabled: bool,
+    ) -> Result<(usize, ClockKind, Option<String>), String> {
+        let index = self
+            .slots
+            .iter()
+            .position(|s| s.in_use.compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed).is_ok())
+            .ok_or("too many live threads for the sampler's thread table")?;
+        let slot = &self.slots[index];
+        let tid = unsafe { libc::gettid() };
+        slot.tid.store(tid, Ordering::Relaxed);
+        slot.thread_serial.store(thread_serial, Ordering::Relaxed);
+        slot.env.store(env, Ordering::Relaxed);
+        slot.perf_fd.store(-1, Ordering::Relaxed);
+        slot.enabled.store(enabled, Ordering::Release);
+        let period_ns = interval_ms as u64 * 1_000_000;
+        let mut refused = None;
+        if self.use_perf.load(Ordering::Relaxed) {
+            match perf_clock::open_for_current_thread(period_ns, libc::SIGPROF) {
+                Ok(fd) if (fd as usize) < FD_TABLE => {
+                    slot.perf_fd.store(fd, Ordering::Release);
+                    self.fd_slots[fd as usize].store(index as u32 + 1, Ordering::Release);
+                    return Ok((index, ClockKind::PerfTaskClock, None));
+                }
+                Ok(fd) => unsafe {
+                    libc::close(fd);
+                },
+                Err(e) => {
+                    if self.use_perf.swap(false, Ordering::Relaxed) {
+                        refused = Some(e.to_string());
+                    }
+                }
+            }
+        }
+        match Self::posix_timer(slot, tid, interval_ms) {
+            Ok(timer) => {
+                slot.timer.store(timer, Ordering::Release);
+                Ok((index, ClockKind::PosixTimer, refused))
+            }
+            Err(e) => {
+                self.release(index);
+                Err(e)
+            }
+        }
+    }
+
+    fn posix_timer(slot: &ThreadSlot, tid: i32, interval_ms: u32) -> Result<libc::timer_t, String> {
+        let mut timer: libc::timer_t = std::ptr::null_mut();
+        unsafe {
+            let mut sev: libc::sigevent = std::mem::zeroed();
+            sev.sigev_notify = libc::SIGEV_THREAD_ID;
+            sev.sigev_signo = libc::SIGPROF;
+            sev.sigev_value = libc::sigval { sival_ptr: slot as *const ThreadSlot as *mut c_void };
+            sev.sigev_notify_thread_id = tid;
+            if libc::timer_create(libc::CLOCK_THREAD_CPUTIME_ID, &mut sev, &mut timer) != 0 {
+                return Err(format!("timer_create: {}", std::io::Error::last_os_error()));
+            }
+            let period = libc::timespec {
+                tv_sec: (interval_ms / 1000) as libc::time_t,
+                tv_nsec: ((interval_ms % 1000) as libc::c_long) * 1_000_000,
+            };
+            let spec = libc::itimerspec { it_interval: period, it_value: period };
+            if libc::timer_settime(timer, 0, &spec, std::ptr::null_mut()) != 0 {
+                let e = std::io::Error::last_os_error();
+                libc::timer_delete(timer);
+                return Err(format!("timer_settime: {e}"));
+            }
+        }
+        Ok(timer)
+    }
+
+    /// Deletes the slot's timer and frees the slot. Safe from any thread.
+    pub fn stop(&self, index: usize) {
+        let slot = &self.slots[index];
+        slot.enabled.store(false, Ordering::Release);
+        let timer = slot.timer.swap(std::ptr::null_mut(), Ordering::AcqRel);
+        if !timer.is_null() {
+            unsafe { libc::timer_delete(timer) };
+        }
+        let fd = slot.perf_fd.swap(-1, Ordering::AcqRel);
+        if fd >= 0 {
+            // Unmap first: a signal still in flight for this descriptor is then not taken for ours.
+            self.fd_slots[fd as usize].store(0, Ordering::Release);
+            unsafe { libc::close(fd) };
+        }
+        self.release(index);
+    }
+
+    fn release(&self, index: usize) {
+        let slot = &self.slots[index];
+        slot.enabled.store(false, Ordering::Release);
+        slot.env.store(std::ptr::null_mut(), Ordering::Release);
+        // A signal already queued for the old thread finds a different tid and is ignored.
+        slot.tid.store(0, Ordering::Release);
+        slot.in_use.store(false, Ordering::Release);
+    }
+
+    pub fn set_enabled(&self, index: usize, on: bool) {
+        self.slots[index].enabled.store(on, Ordering::Release);
+    }
+}
+
+/// Reads `si_value.sival_ptr` of a timer signal. x86_64/aarch64 Linux layout: three ints and padding,
+/// then for timers `si_tid`, `si_overrun` and the value (offset 24).
+unsafe fn timer_value(info: *const libc::siginfo_t) -> *const c_void {
+    unsafe { *((info as *const u8).add(24) as *const *const c_void) }
+}
+
+extern "C" fn on_sigprof(sig: libc::c_int, info: *mut libc::siginfo_t, ucontext: *mut c_void) {
+    unsafe {
+        let errno = *libc::__errno_location();
+        if !take_sample(info, ucontext) {
+            chain(sig, info, ucontext);
+        }
+        *libc::__errno_location() = errno;
+    }
+}
+
+/// Returns false if the signal is not ours. Async-signal-safe: atomics, syscalls, the walker.
+unsafe fn take_sample(info: *mut libc::siginfo_t, ucontext: *mut c_void) -> bool {
+    let Some(shared) = (unsafe { SHARED.load(Ordering::Acquire).as_ref() }) else { return false };
+    if info.is_null() {
+        return false;
+    }
+    let code = unsafe { (*info).si_code };
+    if code == libc::SI_TIMER {
+        let ptr = unsafe { timer_value(info) } as *const ThreadSlot;
+        let Some(index) = shared.slot_index(ptr) else { return false };
+        unsafe { sample_into_ring(shared, index, ucontext) };
+        return true;
+    }
+    if code == perf_clock::POLL_IN || code == perf_clock::POLL_HUP {
+        let fd = unsafe { perf_clock::signal_fd(info) };
+        if fd < 0 || fd as usize >= FD_TABLE {
+            return false;
+        }
+        let mapped = shared.fd_slots[fd as usize].load(Ordering::Acquire);
+        if mapped == 0 {
+            return false;
+        }
+        unsafe { sample_into_ring(shared, mapped as usize - 1, ucontext) };
+        // The clock disables itself after each overflow (POLL_HUP); arm it for the next period.
+        if code == perf_clock::POLL_HUP && shared.running.load(Ordering::Acquire) {
+            perf_clock::rearm(fd);
+        }
+        return true;
+    }
+    false
+}
+
+unsafe fn sample_into_ring(shared: &Shared, index: usize, ucontext: *mut c_void) {
+    let slot = &shared.slots[index];
+    if !shared.running.load(Ordering::Acquire) || !slot.enabled.load(Ordering::Acquire) {
+        return;
+    }
+    if slot.tid.load(Ordering::Acquire) != unsafe { libc::gettid() } {
+        return;
+    }
+    let env = slot.env.load(Ordering::Acquire);
+    if env.is_null() {
+        return;
+    }
+    let Some(claim) = shared.ring.claim() else { return };
+    let data = unsafe { claim.data() };
+    data.thread_serial = slot.thread_serial.load(Ordering::Relaxed);
+    let mut trace = ASGCT_CallTrace { env_id: env, num_frames: 0, frames: data.frames.as_mut_ptr() };
+    unsafe { (shared.asgct)(&mut trace, MAX_FRAMES as i32, ucontext) };
+    data.num_frames = trace.num_frames;
+    claim.commit();
+}
+
+/// Passes a SIGPROF that is not ours to whoever had the signal before us. The default action of SIGPROF
+/// would kill the process, so with no previous handler the signal is ignored.
+unsafe fn chain(sig: libc::c_int, info: *mut libc::siginfo_t, ucontext: *mut c_void) {
+    let Some(prev) = (unsafe { PREVIOUS.load(Ordering::Acquire).as_ref() }) else { return };
+    let handler = prev.sa_sigaction;
+    if handler == libc::SIG_DFL || handler == libc::SIG_IGN {
+        return;
+    }
+    unsafe {
+        if prev.sa_flags & libc::SA_SIGINFO != 0 {
+            let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut c_void) = std::mem::transmute(handler);
+            f(sig, info, ucontext);
+        } else {
+            let f: extern "C" fn(libc::c_int) = std::mem::transmute(handler);
+            f(sig);
+        }
+    }
+}
