@@ -1,0 +1,100 @@
+"""cpu=samples benchmark: accuracy (async vs HPROF's safepoint sampler) and overhead (javac, CPU-bound)."""
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
+from common import AGENT, build, compile_java, fresh_dir, interleaved_medians, java, javac_workload, log, timed  # noqa: E402
+
+RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+
+
+def samples_by_method(report):
+    section = report[report.index("CPU SAMPLES BEGIN"):report.index("CPU SAMPLES END")]
+    total = int(re.search(r"total = (\d+)", section).group(1))
+    by = {}
+    for line in section.splitlines()[2:]:
+        w = line.split()
+        if len(w) >= 6:
+            by[w[5]] = by.get(w[5], 0) + int(w[3])
+    return total, by
+
+
+def traces_with(report, needle):
+    serials, current = set(), None
+    for line in report.splitlines():
+        if line.startswith("TRACE "):
+            current = int(line.split()[1].rstrip(":"))
+        elif line.startswith("\t") and needle in line and current is not None:
+            serials.add(current)
+    return serials
+
+
+def accuracy(classes, sampler, seconds=20):
+    d = fresh_dir(f"cpu-accuracy-{sampler}")
+    _, proc = timed([java(), f"-agentpath:{AGENT}=cpu=samples,sampler={sampler},depth=8,file={d}/out.txt",
+                     "-cp", str(classes), "CpuAccuracy", str(seconds)])
+    own = dict(kv.split("=") for kv in proc.stdout.split("own-share")[1].split())
+    report = (d / "out.txt").read_text()
+    total, by = samples_by_method(report)
+    alpha, beta = by.get("CpuAccuracy.hotAlpha", 0), by.get("CpuAccuracy.hotBeta", 0)
+    idle_traces = traces_with(report, "accept")
+    section = report[report.index("CPU SAMPLES BEGIN"):]
+    idle = sum(int(l.split()[3]) for l in section.splitlines()[2:]
+               if len(l.split()) >= 6 and l.split()[4].isdigit() and int(l.split()[4]) in idle_traces)
+    promised = float(own["cpu-ms"]) / 10
+    return {
+        "sampler": sampler,
+        "alpha_share": 100 * alpha / max(1, alpha + beta),
+        "own_alpha": float(own["hotAlpha"]),
+        "idle_share": 100 * idle / max(1, total),
+        "yield": (alpha + beta) / promised,
+        "total": total,
+    }
+
+
+def overhead(classes):
+    javac_args, files = javac_workload()
+    jfr_dir = fresh_dir("cpu-jfr")
+    agent_dir = fresh_dir("cpu-agent")
+    out = fresh_dir("cpu-javac-out")
+    javac = str(Path(java()).with_name("javac"))
+
+    def run_javac(extra):
+        return lambda: timed([javac] + [f"-J{e}" for e in extra] + javac_args + [str(out)] + files)[0]
+
+    def run_bound(extra):
+        return lambda: timed([java()] + extra + ["-cp", str(classes), "CpuBound", "40"])[0]
+
+    configs = {
+        "none": [],
+        "cpu=samples": [f"-agentpath:{AGENT}=cpu=samples,interval=10,file={agent_dir}/out.txt"],
+        "JFR profile": [f"-XX:StartFlightRecording=settings=profile,filename={jfr_dir}/rec.jfr"],
+    }
+    results = {}
+    for workload, runner in (("javac java/util", run_javac), ("CpuBound", run_bound)):
+        log(f"overhead: {workload}")
+        results[workload] = interleaved_medians({name: runner(extra) for name, extra in configs.items()}, RUNS)
+    return results
+
+
+def main():
+    build()
+    classes = compile_java("java/programs/CpuAccuracy.java", "java/bench/CpuBound.java")
+    print("## cpu=samples accuracy (CpuAccuracy, 20 s; own = the program's ThreadMXBean CPU clocks)")
+    print(f"{'sampler':<10} {'hotAlpha share':>15} {'own':>7} {'error pp':>9} {'idle share':>11} {'yield':>6} {'samples':>8}")
+    for sampler in ("async", "safepoint"):
+        a = accuracy(classes, sampler)
+        print(f"{a['sampler']:<10} {a['alpha_share']:>14.1f}% {a['own_alpha']:>6.1f}% "
+              f"{a['alpha_share'] - a['own_alpha']:>+9.1f} {a['idle_share']:>10.1f}% {a['yield']:>6.2f} {a['total']:>8}")
+    print()
+    print(f"## cpu=samples overhead (median wall time of {RUNS} interleaved runs)")
+    print(f"{'workload':<16} {'none':>8} {'cpu=samples':>12} {'ratio':>7} {'JFR profile':>12} {'ratio':>7}")
+    for workload, r in overhead(classes).items():
+        base = r["none"][0]
+        print(f"{workload:<16} {base:>7.2f}s {r['cpu=samples'][0]:>11.2f}s {r['cpu=samples'][0] / base:>7.3f} "
+              f"{r['JFR profile'][0]:>11.2f}s {r['JFR profile'][0] / base:>7.3f}")
+
+
+if __name__ == "__main__":
+    main()

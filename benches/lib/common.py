@@ -1,0 +1,90 @@
+"""Shared helpers for the benchmark scripts: building, the JDK, Java programs, timing with medians."""
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+TARGET = ROOT / "target" / "bench"
+JDK17 = Path(os.environ.get("HPROF_JDK17_HOME", "/usr/lib/jvm/java-17-openjdk-amd64"))
+AGENT = ROOT / "target" / "release" / "libhprof.so"
+HPROF = ROOT / "target" / "release" / "hprof"
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def build():
+    log("building the release artifacts ...")
+    subprocess.run(["cargo", "build", "--release", "--workspace"], cwd=ROOT, check=True)
+
+
+def java(jdk=JDK17):
+    return str(jdk / "bin" / "java")
+
+
+def compile_java(*sources, out="classes"):
+    """Compiles Java sources (paths relative to the repo) for release 17; returns the class directory."""
+    dest = TARGET / out
+    dest.mkdir(parents=True, exist_ok=True)
+    subprocess.run([str(JDK17 / "bin" / "javac"), "--release", "17", "-g", "-d", str(dest)]
+                   + [str(ROOT / s) for s in sources], check=True)
+    return dest
+
+
+def ensure_apt(package, probe):
+    """Installs a Debian package if `probe` (a path) is missing."""
+    if Path(probe).exists():
+        return
+    log(f"installing {package} ...")
+    subprocess.run(["apt-get", "install", "-y", "-q", package], check=True,
+                   env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+
+
+def javac_workload():
+    """java/util/*.java from JDK 17's src.zip (Debian package openjdk-17-source): returns the javac
+    arguments that compile it, about 30 million allocations and 20 s of CPU."""
+    src_zip = JDK17 / "lib" / "src.zip"
+    ensure_apt("openjdk-17-source", src_zip)
+    src = TARGET / "javac-src"
+    if not (src / "java.base" / "java" / "util" / "HashMap.java").exists():
+        with zipfile.ZipFile(src_zip) as z:
+            for name in z.namelist():
+                if name.startswith("java.base/java/util/"):
+                    z.extract(name, src)
+    files = sorted(str(p) for p in (src / "java.base" / "java" / "util").glob("*.java"))
+    return ["-nowarn", "--patch-module", f"java.base={src / 'java.base'}", "-d"], files
+
+
+def timed(cmd, cwd=None, env=None):
+    """Runs a command; returns (wall seconds, completed process)."""
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+    return wall, proc
+
+
+def interleaved_medians(configs, runs):
+    """`configs` maps a name to a function returning seconds. Runs them interleaved (ABCABC…) `runs` times
+    so that drift in the machine's speed hits every config alike; returns name → (median, all)."""
+    times = {name: [] for name in configs}
+    for i in range(runs):
+        for name, run in configs.items():
+            t = run()
+            times[name].append(t)
+            log(f"  run {i + 1}/{runs} {name}: {t:.2f} s")
+    return {name: (statistics.median(ts), ts) for name, ts in times.items()}
+
+
+def fresh_dir(name):
+    d = TARGET / name
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir(parents=True)
+    return d
