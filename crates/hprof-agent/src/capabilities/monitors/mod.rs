@@ -1,0 +1,98 @@
+//! `monitor=y`: where threads wait for locks.
+//!
+//! - [`contention`]: time blocked entering monitors (MonitorContendedEnter → MonitorContendedEntered), per
+//!   trace and lock class, written as MONITOR TIME at each dump.
+//! - [`waits`]: the live WAIT / WAITED lines for Object.wait (MonitorWait / MonitorWaited).
+//! - [`snapshot`]: MONITOR DUMP, every thread's state and every owned or contended monitor, at each dump.
+//! - [`lock_stacks`]: with `flamegraph=` / `collapsed=`, full stacks weighted by blocked time.
+//!
+//! HPROF also printed `SLEEP:` lines; no JVM since JDK 6 tells a JVMTI agent about Thread.sleep (it raises
+//! no monitor event), so we print none rather than invent them. docs/monitors.md has the details.
+
+mod contention;
+mod lock_stacks;
+mod snapshot;
+mod status;
+mod waits;
+
+use crate::agent::Agent;
+use crate::classes::ClassRecord;
+use crate::hub::{Capability, DumpReason};
+use crate::options::Options;
+use contention::Contention;
+use jvmti::{Event, Jni, sys};
+use lock_stacks::LockStacks;
+use std::sync::Arc;
+
+pub struct Monitors {
+    contention: Contention,
+}
+
+impl Monitors {
+    pub fn new(options: &Options) -> Monitors {
+        Monitors { contention: Contention::new(LockStacks::for_options(options)) }
+    }
+}
+
+impl Capability for Monitors {
+    fn name(&self) -> &'static str {
+        "monitor"
+    }
+
+    fn events(&self) -> Vec<Event> {
+        vec![Event::MonitorWait, Event::MonitorWaited, Event::MonitorContendedEnter, Event::MonitorContendedEntered]
+    }
+
+    fn add_jvmti_capabilities(&self, caps: &mut sys::jvmtiCapabilities) {
+        // For MONITOR DUMP: who owns what, who waits where.
+        caps.set_can_get_owned_monitor_info(1);
+        caps.set_can_get_current_contended_monitor(1);
+        caps.set_can_get_monitor_info(1);
+        // For the frames of our traces (the core asks for neither).
+        caps.set_can_get_line_numbers(1);
+        caps.set_can_get_source_file_name(1);
+    }
+
+    fn on_monitor_contended_enter(&self, agent: &Agent, jni: Jni, thread: sys::jthread, object: sys::jobject) {
+        self.contention.on_enter(agent, jni, thread, object);
+    }
+
+    fn on_monitor_contended_entered(&self, _agent: &Agent, _jni: Jni, _thread: sys::jthread, _object: sys::jobject) {
+        self.contention.on_entered();
+    }
+
+    fn on_monitor_wait(&self, agent: &Agent, jni: Jni, thread: sys::jthread, object: sys::jobject, timeout_ms: i64) {
+        waits::on_wait(agent, jni, thread, object, timeout_ms);
+    }
+
+    fn on_monitor_waited(&self, agent: &Agent, jni: Jni, thread: sys::jthread, object: sys::jobject, _timed_out: bool) {
+        waits::on_waited(agent, jni, thread, object);
+    }
+
+    fn dump_section(&self) -> Option<(u32, &'static str)> {
+        Some((10, "contended monitor usage"))
+    }
+
+    /// HPROF's order: the MONITOR DUMP snapshot, then MONITOR TIME; then the lock flame graph files.
+    fn write_dump(&self, agent: &Agent, jni: Option<Jni>, _reason: DumpReason) {
+        // JVMTI hands out thread and monitor references only to a thread attached to the VM.
+        if let Some(jni) = jni {
+            let dump = snapshot::take(agent, jni);
+            agent.output.traces(agent, dump.trace_serials());
+            agent.output.text(|w| hprof_format::text::write_monitor_dump(w, &dump));
+        }
+        agent.output.monitor_time(agent, &self.contention.report(agent));
+        self.contention.write_lock_stacks(agent);
+    }
+}
+
+/// The class record of a locked object.
+fn class_of(agent: &Agent, jni: Jni, object: sys::jobject) -> Option<Arc<ClassRecord>> {
+    let class = jni.object_class(object);
+    if class.is_null() {
+        return None;
+    }
+    let record = agent.classes.register(agent, class);
+    jni.delete_local_ref(class);
+    record
+}

@@ -1,0 +1,31 @@
+//! The live `WAIT:` / `WAITED:` lines: a thread called Object.wait (MonitorWait), and how long it waited
+//! when it returned (MonitorWaited). Both events arrive on the waiting thread.
+
+use super::class_of;
+use crate::agent::Agent;
+use hprof_format::text::{write_monitor_wait, write_monitor_waited};
+use jvmti::{Jni, sys};
+use std::cell::Cell;
+use std::time::Instant;
+
+thread_local! {
+    static WAIT_STARTED: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+pub fn on_wait(agent: &Agent, jni: Jni, thread: sys::jthread, object: sys::jobject, timeout_ms: i64) {
+    let (signature, serial) = describe(agent, jni, thread, object);
+    agent.output.text(|w| write_monitor_wait(w, &signature, timeout_ms, serial));
+    WAIT_STARTED.set(Some(Instant::now()));
+}
+
+pub fn on_waited(agent: &Agent, jni: Jni, thread: sys::jthread, object: sys::jobject) {
+    let waited_ms = WAIT_STARTED.take().map(|t| t.elapsed().as_millis() as u64).unwrap_or(0);
+    let (signature, serial) = describe(agent, jni, thread, object);
+    agent.output.text(|w| write_monitor_waited(w, &signature, waited_ms, serial));
+}
+
+/// The JVM signature of the object's class (as HPROF printed it) and the thread's serial (0 if unknown).
+fn describe(agent: &Agent, jni: Jni, thread: sys::jthread, object: sys::jobject) -> (String, u32) {
+    let signature = class_of(agent, jni, object).map(|c| c.signature.clone()).unwrap_or_else(|| "<unknown>".into());
+    (signature, agent.threads.serial_of(agent, thread))
+}
