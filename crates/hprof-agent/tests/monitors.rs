@@ -60,6 +60,10 @@ struct MonitorTimeRow {
 /// The last MONITOR TIME section: its total in ms and its rows.
 fn last_monitor_time(text: &str) -> (u64, Vec<MonitorTimeRow>) {
     let start = text.rfind("MONITOR TIME BEGIN (total = ").expect("no MONITOR TIME section");
+    monitor_time_at(text, start)
+}
+
+fn monitor_time_at(text: &str, start: usize) -> (u64, Vec<MonitorTimeRow>) {
     let section = &text[start..text[start..].find("MONITOR TIME END").expect("MONITOR TIME END") + start];
     let total = section["MONITOR TIME BEGIN (total = ".len()..].split(' ').next().unwrap().parse().unwrap();
     let rows = section
@@ -233,6 +237,15 @@ fn sigquit_dump_shows_the_blocked_thread_the_owner_and_the_waiters() {
              \twaiting to enter: thread {taker}\n\twaiting to be notified: thread {waiter}\n"
         );
         assert!(dump.contains(&monitor), "{what}: want\n{monitor}in\n{dump}");
+
+        // The same dump's MONITOR TIME already counts the wait in progress: a thread stuck for good (a
+        // deadlock) shows too.
+        let (_, rows) = monitor_time_at(&text, text.find("MONITOR TIME BEGIN").unwrap());
+        let held: Vec<&MonitorTimeRow> = rows.iter().filter(|r| r.monitor == "HeldLockDump$HeldLock").collect();
+        assert!(
+            held.len() == 1 && held[0].count == 1 && held[0].trace == trace,
+            "{what}: want the taker's wait in progress, on its trace {trace}, in the first MONITOR TIME:\n{text}"
+        );
     }
 }
 

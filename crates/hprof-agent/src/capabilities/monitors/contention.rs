@@ -37,19 +37,42 @@ struct Totals {
 }
 
 thread_local! {
-    /// Enter and Entered arrive on the blocked thread itself, so its pending wait lives with it. (A virtual
-    /// thread that unmounts while blocked, possible from JDK 24, is charged to the carrier it entered on.)
-    static BLOCKED: Cell<Option<Blocked>> = const { Cell::new(None) };
+    static OS_TID: Cell<i32> = const { Cell::new(0) };
+}
+
+/// The calling thread's OS id, which keys its pending wait: Enter and Entered arrive on the blocked thread
+/// itself. (A virtual thread that unmounts while blocked, possible from JDK 24, is charged to the carrier
+/// it blocked on.)
+fn os_tid() -> i32 {
+    let tid = OS_TID.get();
+    if tid != 0 {
+        return tid;
+    }
+    let tid = crate::threads::current_os_tid();
+    OS_TID.set(tid);
+    tid
+}
+
+#[derive(Default)]
+struct State {
+    /// Finished contended entries.
+    rows: FxHashMap<RowKey, Totals>,
+    /// Threads blocked right now, by OS thread id: a dump counts them too, so that a deadlock shows.
+    blocked: FxHashMap<i32, Blocked>,
 }
 
 pub struct Contention {
-    rows: Mutex<FxHashMap<RowKey, Totals>>,
+    state: Mutex<State>,
     lock_stacks: Option<LockStacks>,
 }
 
 impl Contention {
     pub fn new(lock_stacks: Option<LockStacks>) -> Contention {
-        Contention { rows: Mutex::default(), lock_stacks }
+        Contention { state: Mutex::default(), lock_stacks }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// MonitorContendedEnter: the current thread is about to block on `object`.
@@ -62,21 +85,22 @@ impl Contention {
         let lock_stack = self.lock_stacks.as_ref().map(|s| s.intern(agent, jni, class_serial, &raw));
         // The clock starts after our own work, so that the stack walk is not charged to the lock.
         let key = RowKey { trace_serial, class_serial };
-        BLOCKED.set(Some(Blocked { since: Instant::now(), key, lock_stack }));
+        self.lock().blocked.insert(os_tid(), Blocked { since: Instant::now(), key, lock_stack });
     }
 
     /// MonitorContendedEntered: the current thread owns the monitor it blocked on.
     pub fn on_entered(&self) {
-        let Some(blocked) = BLOCKED.take() else { return };
-        let nanos = blocked.since.elapsed().as_nanos().min(u64::MAX as u128) as u64;
-        {
-            let mut rows = self.rows.lock().unwrap_or_else(|e| e.into_inner());
-            let t = rows.entry(blocked.key).or_default();
-            t.nanos += nanos;
+        let now = Instant::now();
+        let blocked = {
+            let mut state = self.lock();
+            let Some(blocked) = state.blocked.remove(&os_tid()) else { return };
+            let t = state.rows.entry(blocked.key).or_default();
+            t.nanos += nanos_between(blocked.since, now);
             t.count += 1;
-        }
+            blocked
+        };
         if let (Some(stacks), Some(id)) = (&self.lock_stacks, blocked.lock_stack) {
-            stacks.add(id, nanos);
+            stacks.add(id, nanos_between(blocked.since, now));
         }
     }
 
@@ -91,12 +115,21 @@ impl Contention {
         buf[..n].iter().map(RawFrame::from_jvmti).collect()
     }
 
-    /// MONITOR TIME so far: rows by blocked time, largest first.
+    /// MONITOR TIME so far, waits still in progress included: rows by blocked time, largest first.
     pub fn report(&self, agent: &Agent) -> MonitorTimeReport {
-        let totals: Vec<(RowKey, Totals)> =
-            self.rows.lock().unwrap_or_else(|e| e.into_inner()).iter().map(|(k, t)| (*k, *t)).collect();
+        let now = Instant::now();
+        let mut totals: FxHashMap<RowKey, Totals> = {
+            let state = self.lock();
+            let mut totals = state.rows.clone();
+            for b in state.blocked.values() {
+                let t = totals.entry(b.key).or_default();
+                t.nanos += nanos_between(b.since, now);
+                t.count += 1;
+            }
+            totals
+        };
         let mut rows: Vec<MonitorTimeRow> = totals
-            .into_iter()
+            .drain()
             .map(|(k, t)| MonitorTimeRow {
                 nanos: t.nanos,
                 count: t.count,
@@ -112,10 +145,16 @@ impl Contention {
         MonitorTimeReport { total_nanos: rows.iter().map(|r| r.nanos).sum(), cutoff: agent.options.cutoff, rows }
     }
 
-    /// Writes the lock flame graph and/or collapsed stacks, if asked for.
+    /// Writes the lock flame graph and/or collapsed stacks, if asked for, waits in progress included.
     pub fn write_lock_stacks(&self, agent: &Agent) {
-        if let Some(stacks) = &self.lock_stacks {
-            stacks.write_files(agent);
-        }
+        let Some(stacks) = &self.lock_stacks else { return };
+        let now = Instant::now();
+        let in_progress: Vec<(u32, u64)> =
+            self.lock().blocked.values().filter_map(|b| Some((b.lock_stack?, nanos_between(b.since, now)))).collect();
+        stacks.write_files(agent, &in_progress);
     }
+}
+
+fn nanos_between(earlier: Instant, later: Instant) -> u64 {
+    later.saturating_duration_since(earlier).as_nanos().min(u64::MAX as u128) as u64
 }

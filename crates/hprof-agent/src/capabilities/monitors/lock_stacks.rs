@@ -90,15 +90,25 @@ impl LockStacks {
         }
     }
 
-    /// Every stack with time on it, root first, the lock's class on top.
-    fn weighted(&self, agent: &Agent) -> Vec<WeightedStack> {
-        let stacks: Vec<(u32, Box<[u32]>, u64)> = self
-            .lock()
-            .stacks
-            .iter()
-            .filter(|s| s.nanos > 0)
-            .map(|s| (s.class_serial, s.frames.clone(), s.nanos))
-            .collect();
+    /// Every stack with time on it, plus `(id, nanos)` of waits in progress, root first, the lock's class on
+    /// top.
+    fn weighted(&self, agent: &Agent, in_progress: &[(u32, u64)]) -> Vec<WeightedStack> {
+        let stacks: Vec<(u32, Box<[u32]>, u64)> = {
+            let inner = self.lock();
+            let mut nanos: Vec<u64> = inner.stacks.iter().map(|s| s.nanos).collect();
+            for &(id, n) in in_progress {
+                if let Some(total) = nanos.get_mut(id as usize) {
+                    *total += n;
+                }
+            }
+            inner
+                .stacks
+                .iter()
+                .zip(nanos)
+                .filter(|(_, n)| *n > 0)
+                .map(|(s, n)| (s.class_serial, s.frames.clone(), n))
+                .collect()
+        };
         stacks
             .into_iter()
             .map(|(class_serial, frames, nanos)| {
@@ -115,8 +125,8 @@ impl LockStacks {
     }
 
     /// (Re)writes the files with the totals so far; a failure is reported and the profile goes on.
-    pub fn write_files(&self, agent: &Agent) {
-        let stacks = self.weighted(agent);
+    pub fn write_files(&self, agent: &Agent, in_progress: &[(u32, u64)]) {
+        let stacks = self.weighted(agent, in_progress);
         if let Some(path) = &self.flamegraph
             && let Err(e) = write_flamegraph(path, &stacks, "Lock contention: time blocked entering monitors", "ns")
         {
