@@ -2,7 +2,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Known contention: T threads each take one shared lock R times and hold it H ms (default 4 x 100 x 5).
+ * Known contention: T threads each take one shared lock R times and hold it H ms (default 4 x 100 x 5),
+ * optionally from D nested calls down (arguments: T R H [D]).
  * Each thread also takes a lock of its own many times, which nobody else touches (no contention).
  * Prints what it measured itself: the summed time spent getting the shared lock, and how many
  * acquisitions certainly blocked.
@@ -43,10 +44,21 @@ public class LockContention {
         }
     }
 
+    interface Work {
+        void run() throws InterruptedException;
+    }
+
+    /** Runs the work `levels` calls deep, for deep stacks. */
+    static void descend(int levels, Work work) throws InterruptedException {
+        if (levels > 0) descend(levels - 1, work);
+        else work.run();
+    }
+
     public static void main(String[] args) throws Exception {
         int threads = args.length > 0 ? Integer.parseInt(args[0]) : 4;
         int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 100;
         long hold = args.length > 2 ? Long.parseLong(args[2]) : 5;
+        int recursion = args.length > 3 ? Integer.parseInt(args[3]) : 0;
         CountDownLatch start = new CountDownLatch(1);
         Thread[] workers = new Thread[threads];
         for (int t = 0; t < threads; t++) {
@@ -54,11 +66,12 @@ public class LockContention {
                 PrivateLock own = new PrivateLock();
                 try {
                     start.await();
-                    for (int r = 0; r < rounds; r++) {
-                        long w = transfer(hold);
-                        waitedNanos.addAndGet(w);
-                        privateWork(own);
-                    }
+                    descend(recursion, () -> {
+                        for (int r = 0; r < rounds; r++) {
+                            waitedNanos.addAndGet(transfer(hold));
+                            privateWork(own);
+                        }
+                    });
                 } catch (InterruptedException e) {
                     throw new RuntimeException(e);
                 }

@@ -270,7 +270,8 @@ fn lock_flame_graph_holds_the_contended_stack_weighted_by_blocked_time() {
         for l in &lines {
             assert!(
                 l.starts_with("java.lang.Thread.run;")
-                    && l.contains("LockContention.lambda$main$0;LockContention.transfer;"),
+                    && l.contains(";LockContention.descend;")
+                    && l.contains(";LockContention.transfer;[lock:"),
                 "{what}: stacks must be whole, root first: {l}"
             );
         }
@@ -288,18 +289,25 @@ fn lock_flame_graph_holds_the_contended_stack_weighted_by_blocked_time() {
 }
 
 #[test]
-fn lock_flame_graph_takes_the_given_names_without_cpu_samples() {
+fn lock_flame_graph_takes_the_given_names_and_whole_deep_stacks() {
     let dir = scratch("monitors");
+    // The workers block 300 calls down.
     let (run, _) = run_monitored(
         &jdk17(),
         dir.path(),
         "monitor=y,flamegraph=locks.svg,collapsed=locks.folded",
         "LockContention",
-        &["4", "10", "5"],
+        &["4", "10", "5", "300"],
     );
     let folded = run.read("locks.folded");
-    assert!(!shared_lock_stacks(&folded).0.is_empty(), "no stack blocked on the shared lock in\n{folded}");
+    let (lines, _) = shared_lock_stacks(&folded);
+    assert!(!lines.is_empty(), "no stack blocked on the shared lock in\n{folded}");
+    for l in lines {
+        assert!(l.starts_with("java.lang.Thread.run;"), "the root frame is lost: {}", &l[..200]);
+        let levels = l.split(';').filter(|f| *f == "LockContention.descend").count();
+        assert_eq!(levels, 301, "every level of the recursion must be in the stack");
+    }
     let svg = run.read("locks.svg");
     assert!(svg.contains("<svg") && svg.contains("LockContention.transfer"));
-    assert!(!run.file("locks.locks.svg").exists());
+    assert!(!run.file("locks.locks.svg").exists(), "without cpu=samples the names are kept");
 }

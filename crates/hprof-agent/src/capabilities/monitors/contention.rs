@@ -106,13 +106,17 @@ impl Contention {
 
     /// The current thread's stack, top first: depth= frames, or the full stack for the lock flame graph.
     fn current_stack(&self, agent: &Agent) -> Vec<RawFrame> {
-        let frames = match &self.lock_stacks {
-            Some(_) => agent.depth().max(LockStacks::MAX_FRAMES),
-            None => agent.depth(),
-        };
-        let mut buf = vec![unsafe { std::mem::zeroed::<sys::jvmtiFrameInfo>() }; frames];
-        let n = agent.jvmti.stack_trace(std::ptr::null_mut(), 0, &mut buf).unwrap_or(0);
-        buf[..n].iter().map(RawFrame::from_jvmti).collect()
+        let depth = agent.depth();
+        if self.lock_stacks.is_none() {
+            return stack_of_current_thread(agent, depth);
+        }
+        // Most stacks are short: try a small buffer before the largest.
+        let first = depth.max(FIRST_TRY_FRAMES);
+        let stack = stack_of_current_thread(agent, first);
+        if stack.len() < first || first >= LockStacks::MAX_FRAMES {
+            return stack;
+        }
+        stack_of_current_thread(agent, depth.max(LockStacks::MAX_FRAMES))
     }
 
     /// MONITOR TIME so far, waits still in progress included: rows by blocked time, largest first.
@@ -153,6 +157,15 @@ impl Contention {
             self.lock().blocked.values().filter_map(|b| Some((b.lock_stack?, nanos_between(b.since, now)))).collect();
         stacks.write_files(agent, &in_progress);
     }
+}
+
+/// Frames a full-stack walk asks for first.
+const FIRST_TRY_FRAMES: usize = 128;
+
+fn stack_of_current_thread(agent: &Agent, frames: usize) -> Vec<RawFrame> {
+    let mut buf = vec![unsafe { std::mem::zeroed::<sys::jvmtiFrameInfo>() }; frames];
+    let n = agent.jvmti.stack_trace(std::ptr::null_mut(), 0, &mut buf).unwrap_or(0);
+    buf[..n].iter().map(RawFrame::from_jvmti).collect()
 }
 
 fn nanos_between(earlier: Instant, later: Instant) -> u64 {
