@@ -135,6 +135,25 @@ fn monitor_time_is_the_true_blocked_time_on_the_synchronizing_trace() {
 }
 
 #[test]
+fn virtual_threads_are_timed_even_when_they_change_carriers() {
+    for jdk in all_jdks().into_iter().filter(|j| j.version != "17") {
+        let dir = scratch("monitors");
+        let (run, text) = run_monitored(&jdk, dir.path(), "monitor=y", "VirtualContention", &[]);
+        let expected_ms = printed(&run.stdout, "expected_wait_ns") as f64 / 1e6;
+        let (_, rows) = last_monitor_time(&text);
+        let share: f64 =
+            rows.iter().filter(|r| r.monitor == "VirtualContention$VirtualLock").map(|r| r.self_percent).sum();
+        let (total_ms, _) = last_monitor_time(&text);
+        let ours_ms = total_ms as f64 * share / 100.0;
+        assert!(
+            (ours_ms - expected_ms).abs() <= 20.0 + expected_ms * 0.2,
+            "JDK {}: MONITOR TIME has {ours_ms:.0} ms on the lock, the virtual threads measured {expected_ms:.0} ms",
+            jdk.version
+        );
+    }
+}
+
+#[test]
 fn uncontended_locks_report_no_contention() {
     for jdk in all_jdks() {
         // One thread: the shared lock and its private lock are taken 50 000 times without a rival.

@@ -1,5 +1,5 @@
-//! Time blocked entering monitors, per (trace, lock class): MonitorContendedEnter starts the clock on the
-//! blocked thread, MonitorContendedEntered on the same thread stops it.
+//! Time blocked entering monitors, per (trace, lock class): MonitorContendedEnter starts a thread's clock,
+//! MonitorContendedEntered for the same thread (see [`super::thread_key`]) stops it.
 //!
 //! Time is kept in nanoseconds and printed in milliseconds. (The original summed milliseconds but divided
 //! them as if nanoseconds, so it printed nothing until about 16 minutes of contention had piled up.)
@@ -11,7 +11,6 @@ use crate::traces::RawFrame;
 use hprof_format::model::{MonitorTimeReport, MonitorTimeRow};
 use jvmti::{Jni, sys};
 use rustc_hash::FxHashMap;
-use std::cell::Cell;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -19,7 +18,7 @@ use std::time::Instant;
 #[derive(Clone, Copy)]
 struct Blocked {
     since: Instant,
-    key: RowKey,
+    row: RowKey,
     /// Its full stack in the lock flame graph, when one is drawn.
     lock_stack: Option<u32>,
 }
@@ -36,29 +35,12 @@ struct Totals {
     count: u64,
 }
 
-thread_local! {
-    static OS_TID: Cell<i32> = const { Cell::new(0) };
-}
-
-/// The calling thread's OS id, which keys its pending wait: Enter and Entered arrive on the blocked thread
-/// itself. (A virtual thread that unmounts while blocked, possible from JDK 24, is charged to the carrier
-/// it blocked on.)
-fn os_tid() -> i32 {
-    let tid = OS_TID.get();
-    if tid != 0 {
-        return tid;
-    }
-    let tid = crate::threads::current_os_tid();
-    OS_TID.set(tid);
-    tid
-}
-
 #[derive(Default)]
 struct State {
     /// Finished contended entries.
     rows: FxHashMap<RowKey, Totals>,
-    /// Threads blocked right now, by OS thread id: a dump counts them too, so that a deadlock shows.
-    blocked: FxHashMap<i32, Blocked>,
+    /// Threads blocked right now, by thread key: a dump counts them too, so that a deadlock shows.
+    blocked: FxHashMap<u64, Blocked>,
 }
 
 pub struct Contention {
@@ -75,8 +57,8 @@ impl Contention {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// MonitorContendedEnter: the current thread is about to block on `object`.
-    pub fn on_enter(&self, agent: &Agent, jni: Jni, thread: sys::jthread, object: sys::jobject) {
+    /// MonitorContendedEnter: `thread` (the current one, with key `key`) is about to block on `object`.
+    pub fn on_enter(&self, agent: &Agent, jni: Jni, thread: sys::jthread, key: u64, object: sys::jobject) {
         let class_serial = class_of(agent, jni, object).map(|c| c.serial).unwrap_or(0);
         let raw = self.current_stack(agent);
         let depth = agent.depth().min(raw.len());
@@ -84,17 +66,17 @@ impl Contention {
         let trace_serial = agent.traces.intern_raw(agent, Some(jni), thread_serial, &raw[..depth]);
         let lock_stack = self.lock_stacks.as_ref().map(|s| s.intern(agent, jni, class_serial, &raw));
         // The clock starts after our own work, so that the stack walk is not charged to the lock.
-        let key = RowKey { trace_serial, class_serial };
-        self.lock().blocked.insert(os_tid(), Blocked { since: Instant::now(), key, lock_stack });
+        let row = RowKey { trace_serial, class_serial };
+        self.lock().blocked.insert(key, Blocked { since: Instant::now(), row, lock_stack });
     }
 
-    /// MonitorContendedEntered: the current thread owns the monitor it blocked on.
-    pub fn on_entered(&self) {
+    /// MonitorContendedEntered: the thread with key `key` owns the monitor it blocked on.
+    pub fn on_entered(&self, key: u64) {
         let now = Instant::now();
         let blocked = {
             let mut state = self.lock();
-            let Some(blocked) = state.blocked.remove(&os_tid()) else { return };
-            let t = state.rows.entry(blocked.key).or_default();
+            let Some(blocked) = state.blocked.remove(&key) else { return };
+            let t = state.rows.entry(blocked.row).or_default();
             t.nanos += nanos_between(blocked.since, now);
             t.count += 1;
             blocked
@@ -126,7 +108,7 @@ impl Contention {
             let state = self.lock();
             let mut totals = state.rows.clone();
             for b in state.blocked.values() {
-                let t = totals.entry(b.key).or_default();
+                let t = totals.entry(b.row).or_default();
                 t.nanos += nanos_between(b.since, now);
                 t.count += 1;
             }

@@ -13,6 +13,7 @@ mod contention;
 mod lock_stacks;
 mod snapshot;
 mod status;
+mod thread_key;
 mod waits;
 
 use crate::agent::Agent;
@@ -23,14 +24,22 @@ use contention::Contention;
 use jvmti::{Event, Jni, sys};
 use lock_stacks::LockStacks;
 use std::sync::Arc;
+use thread_key::ThreadKeys;
+use waits::Waits;
 
 pub struct Monitors {
+    keys: ThreadKeys,
     contention: Contention,
+    waits: Waits,
 }
 
 impl Monitors {
     pub fn new(options: &Options) -> Monitors {
-        Monitors { contention: Contention::new(LockStacks::for_options(options)) }
+        Monitors {
+            keys: ThreadKeys::default(),
+            contention: Contention::new(LockStacks::for_options(options)),
+            waits: Waits::default(),
+        }
     }
 }
 
@@ -40,7 +49,13 @@ impl Capability for Monitors {
     }
 
     fn events(&self) -> Vec<Event> {
-        vec![Event::MonitorWait, Event::MonitorWaited, Event::MonitorContendedEnter, Event::MonitorContendedEntered]
+        vec![
+            Event::VmInit,
+            Event::MonitorWait,
+            Event::MonitorWaited,
+            Event::MonitorContendedEnter,
+            Event::MonitorContendedEntered,
+        ]
     }
 
     fn add_jvmti_capabilities(&self, caps: &mut sys::jvmtiCapabilities) {
@@ -53,20 +68,24 @@ impl Capability for Monitors {
         caps.set_can_get_source_file_name(1);
     }
 
-    fn on_monitor_contended_enter(&self, agent: &Agent, jni: Jni, thread: sys::jthread, object: sys::jobject) {
-        self.contention.on_enter(agent, jni, thread, object);
+    fn on_vm_init(&self, _agent: &Agent, jni: Jni) {
+        self.keys.init(jni);
     }
 
-    fn on_monitor_contended_entered(&self, _agent: &Agent, _jni: Jni, _thread: sys::jthread, _object: sys::jobject) {
-        self.contention.on_entered();
+    fn on_monitor_contended_enter(&self, agent: &Agent, jni: Jni, thread: sys::jthread, object: sys::jobject) {
+        self.contention.on_enter(agent, jni, thread, self.keys.of(jni, thread), object);
+    }
+
+    fn on_monitor_contended_entered(&self, _agent: &Agent, jni: Jni, thread: sys::jthread, _object: sys::jobject) {
+        self.contention.on_entered(self.keys.of(jni, thread));
     }
 
     fn on_monitor_wait(&self, agent: &Agent, jni: Jni, thread: sys::jthread, object: sys::jobject, timeout_ms: i64) {
-        waits::on_wait(agent, jni, thread, object, timeout_ms);
+        self.waits.on_wait(agent, jni, thread, self.keys.of(jni, thread), object, timeout_ms);
     }
 
     fn on_monitor_waited(&self, agent: &Agent, jni: Jni, thread: sys::jthread, object: sys::jobject, _timed_out: bool) {
-        waits::on_waited(agent, jni, thread, object);
+        self.waits.on_waited(agent, jni, thread, self.keys.of(jni, thread), object);
     }
 
     fn dump_section(&self) -> Option<(u32, &'static str)> {
