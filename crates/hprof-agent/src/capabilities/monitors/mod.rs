@@ -6,8 +6,8 @@
 //! - [`snapshot`]: MONITOR DUMP, every thread's state and every owned or contended monitor, at each dump.
 //! - [`lock_stacks`]: with `flamegraph=` / `collapsed=`, full stacks weighted by blocked time.
 //!
-//! HPROF also printed `SLEEP:` lines; no JVM since JDK 6 tells a JVMTI agent about Thread.sleep (it raises
-//! no monitor event), so we print none rather than invent them. docs/monitors.md has the details.
+//! HPROF's `SLEEP:` lines came from JVMPI; HotSpot's JVMTI raises no event for Thread.sleep, so we print none
+//! rather than invent them (docs/monitors.md has what we checked).
 
 mod contention;
 mod lock_stacks;
