@@ -68,6 +68,20 @@ impl Jni {
         Ok(m)
     }
 
+    pub fn field_id(self, class: sys::jclass, name: &CStr, sig: &CStr) -> JniResult<sys::jfieldID> {
+        let f = unsafe { jni_fn!(self, GetFieldID)(self.0, class, name.as_ptr(), sig.as_ptr()) };
+        self.check("GetFieldID")?;
+        if f.is_null() {
+            return Err(JniError::NotFound(format!("field {} {}", name.to_string_lossy(), sig.to_string_lossy())));
+        }
+        Ok(f)
+    }
+
+    /// A `long` instance field (reading a field runs no Java code).
+    pub fn long_field(self, obj: sys::jobject, field: sys::jfieldID) -> i64 {
+        unsafe { jni_fn!(self, GetLongField)(self.0, obj, field) }
+    }
+
     pub fn static_method_id(self, class: sys::jclass, name: &CStr, sig: &CStr) -> JniResult<sys::jmethodID> {
         let m = unsafe { jni_fn!(self, GetStaticMethodID)(self.0, class, name.as_ptr(), sig.as_ptr()) };
         self.check("GetStaticMethodID")?;

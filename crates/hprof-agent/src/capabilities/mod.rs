@@ -2,6 +2,7 @@
 //! writes its own section of a dump; `build` picks them from the options.
 
 pub mod cpu_samples;
+pub mod monitors;
 
 use crate::hub::Capability;
 use crate::options::{CpuMode, Options};
@@ -9,6 +10,9 @@ use std::sync::Arc;
 
 pub fn build(options: &Options) -> Result<Vec<Box<dyn Capability>>, String> {
     let mut capabilities: Vec<Box<dyn Capability>> = Vec::new();
+    if options.monitor {
+        capabilities.push(Box::new(monitors::Monitors::new(options)));
+    }
     if options.cpu == Some(CpuMode::Samples) {
         capabilities.push(Box::new(Arc::new(cpu_samples::CpuSamples::new(options)?)));
     }

@@ -1,9 +1,14 @@
 //! The text report (`format=a`), in the layout the original HPROF printed, so that existing readers and
 //! habits keep working. Each function writes one record kind.
 
+mod monitor;
 mod reports;
 mod threads;
 
+pub use monitor::{
+    DumpedMonitor, DumpedThread, MonitorDump, RunState, ThreadStatus, write_monitor_dump, write_monitor_wait,
+    write_monitor_waited,
+};
 pub use reports::{write_cpu_report, write_monitor_time, write_sites};
 pub use threads::{write_thread_end, write_thread_start, write_trace};
 
@@ -25,6 +30,8 @@ Its records follow in the order they happened:
   * CPU TIME (cpu=times): time spent in each trace, with call counts.
   * MONITOR TIME (monitor=y): time threads waited to enter monitors, by trace and lock class;
     MONITOR DUMP lists every thread's state and every monitor's owner and waiters.
+  * WAIT / WAITED (monitor=y): a thread called Object.wait (with its timeout in ms, 0 = none) and
+    how long the wait lasted, printed as they happen.
   * HEAP DUMP (heap=dump): every live object as ROOT, CLS (class), OBJ (instance) and ARR (array)
     lines with the identifiers of the objects they reference.
 

@@ -1,0 +1,155 @@
+//! Time blocked entering monitors, per (trace, lock class): MonitorContendedEnter starts a thread's clock,
+//! MonitorContendedEntered for the same thread (see [`super::thread_key`]) stops it.
+//!
+//! Time is kept in nanoseconds and printed in milliseconds. (The original summed milliseconds but divided
+//! them as if nanoseconds, so it printed nothing until about 16 minutes of contention had piled up.)
+
+use super::class_of;
+use super::lock_stacks::LockStacks;
+use crate::agent::Agent;
+use crate::traces::RawFrame;
+use hprof_format::model::{MonitorTimeReport, MonitorTimeRow};
+use jvmti::{Jni, sys};
+use rustc_hash::FxHashMap;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// A thread blocked on a monitor: when it started and what it will be charged to.
+#[derive(Clone, Copy)]
+struct Blocked {
+    since: Instant,
+    row: RowKey,
+    /// Its full stack in the lock flame graph, when one is drawn.
+    lock_stack: Option<u32>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct RowKey {
+    trace_serial: u32,
+    class_serial: u32,
+}
+
+#[derive(Default, Clone, Copy)]
+struct Totals {
+    nanos: u64,
+    count: u64,
+}
+
+#[derive(Default)]
+struct State {
+    /// Finished contended entries.
+    rows: FxHashMap<RowKey, Totals>,
+    /// Threads blocked right now, by thread key: a dump counts them too, so that a deadlock shows.
+    blocked: FxHashMap<u64, Blocked>,
+}
+
+pub struct Contention {
+    state: Mutex<State>,
+    lock_stacks: Option<LockStacks>,
+}
+
+impl Contention {
+    pub fn new(lock_stacks: Option<LockStacks>) -> Contention {
+        Contention { state: Mutex::default(), lock_stacks }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// MonitorContendedEnter: `thread` (the current one, with key `key`) is about to block on `object`.
+    pub fn on_enter(&self, agent: &Agent, jni: Jni, thread: sys::jthread, key: u64, object: sys::jobject) {
+        let class_serial = class_of(agent, jni, object).map(|c| c.serial).unwrap_or(0);
+        let raw = self.current_stack(agent);
+        let depth = agent.depth().min(raw.len());
+        let thread_serial = agent.trace_thread_serial(agent.threads.serial_of(agent, thread));
+        let trace_serial = agent.traces.intern_raw(agent, Some(jni), thread_serial, &raw[..depth]);
+        let lock_stack = self.lock_stacks.as_ref().map(|s| s.intern(agent, jni, class_serial, &raw));
+        // The clock starts after our own work, so that the stack walk is not charged to the lock.
+        let row = RowKey { trace_serial, class_serial };
+        self.lock().blocked.insert(key, Blocked { since: Instant::now(), row, lock_stack });
+    }
+
+    /// MonitorContendedEntered: the thread with key `key` owns the monitor it blocked on.
+    pub fn on_entered(&self, key: u64) {
+        let now = Instant::now();
+        let blocked = {
+            let mut state = self.lock();
+            let Some(blocked) = state.blocked.remove(&key) else { return };
+            let t = state.rows.entry(blocked.row).or_default();
+            t.nanos += nanos_between(blocked.since, now);
+            t.count += 1;
+            blocked
+        };
+        if let (Some(stacks), Some(id)) = (&self.lock_stacks, blocked.lock_stack) {
+            stacks.add(id, nanos_between(blocked.since, now));
+        }
+    }
+
+    /// The current thread's stack, top first: depth= frames, or the full stack for the lock flame graph.
+    fn current_stack(&self, agent: &Agent) -> Vec<RawFrame> {
+        let depth = agent.depth();
+        if self.lock_stacks.is_none() {
+            return stack_of_current_thread(agent, depth);
+        }
+        // Most stacks are short: try a small buffer before the largest.
+        let first = depth.max(FIRST_TRY_FRAMES);
+        let stack = stack_of_current_thread(agent, first);
+        if stack.len() < first || first >= LockStacks::MAX_FRAMES {
+            return stack;
+        }
+        stack_of_current_thread(agent, depth.max(LockStacks::MAX_FRAMES))
+    }
+
+    /// MONITOR TIME so far, waits still in progress included: rows by blocked time, largest first.
+    pub fn report(&self, agent: &Agent) -> MonitorTimeReport {
+        let now = Instant::now();
+        let mut totals: FxHashMap<RowKey, Totals> = {
+            let state = self.lock();
+            let mut totals = state.rows.clone();
+            for b in state.blocked.values() {
+                let t = totals.entry(b.row).or_default();
+                t.nanos += nanos_between(b.since, now);
+                t.count += 1;
+            }
+            totals
+        };
+        let mut rows: Vec<MonitorTimeRow> = totals
+            .drain()
+            .map(|(k, t)| MonitorTimeRow {
+                nanos: t.nanos,
+                count: t.count,
+                trace_serial: k.trace_serial,
+                monitor_class: agent
+                    .classes
+                    .by_serial(k.class_serial)
+                    .map(|c| c.name.clone())
+                    .unwrap_or_else(|| "<unknown class>".into()),
+            })
+            .collect();
+        rows.sort_by(|a, b| b.nanos.cmp(&a.nanos).then(a.trace_serial.cmp(&b.trace_serial)));
+        MonitorTimeReport { total_nanos: rows.iter().map(|r| r.nanos).sum(), cutoff: agent.options.cutoff, rows }
+    }
+
+    /// Writes the lock flame graph and/or collapsed stacks, if asked for, waits in progress included.
+    pub fn write_lock_stacks(&self, agent: &Agent) {
+        let Some(stacks) = &self.lock_stacks else { return };
+        let now = Instant::now();
+        let in_progress: Vec<(u32, u64)> =
+            self.lock().blocked.values().filter_map(|b| Some((b.lock_stack?, nanos_between(b.since, now)))).collect();
+        stacks.write_files(agent, &in_progress);
+    }
+}
+
+/// Frames a full-stack walk asks for first.
+const FIRST_TRY_FRAMES: usize = 128;
+
+fn stack_of_current_thread(agent: &Agent, frames: usize) -> Vec<RawFrame> {
+    let mut buf = vec![unsafe { std::mem::zeroed::<sys::jvmtiFrameInfo>() }; frames];
+    let n = agent.jvmti.stack_trace(std::ptr::null_mut(), 0, &mut buf).unwrap_or(0);
+    buf[..n].iter().map(RawFrame::from_jvmti).collect()
+}
+
+fn nanos_between(earlier: Instant, later: Instant) -> u64 {
+    later.saturating_duration_since(earlier).as_nanos().min(u64::MAX as u128) as u64
+}

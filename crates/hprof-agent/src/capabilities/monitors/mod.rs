@@ -1,0 +1,114 @@
+//! `monitor=y`: where threads wait for locks.
+//!
+//! - [`contention`]: time blocked entering monitors (MonitorContendedEnter → MonitorContendedEntered), per
+//!   trace and lock class, written as MONITOR TIME at each dump.
+//! - [`waits`]: the live WAIT / WAITED lines for Object.wait (MonitorWait / MonitorWaited).
+//! - [`snapshot`]: MONITOR DUMP, every thread's state and every owned or contended monitor, at each dump.
+//! - [`lock_stacks`]: with `flamegraph=` / `collapsed=`, full stacks weighted by blocked time.
+//!
+//! HPROF's `SLEEP:` lines came from JVMPI; HotSpot's JVMTI raises no event for Thread.sleep, so we print none
+//! rather than invent them (docs/monitors.md has what we checked).
+
+mod contention;
+mod lock_stacks;
+mod snapshot;
+mod status;
+mod thread_key;
+mod waits;
+
+use crate::agent::Agent;
+use crate::classes::ClassRecord;
+use crate::hub::{Capability, DumpReason};
+use crate::options::Options;
+use contention::Contention;
+use jvmti::{Event, Jni, sys};
+use lock_stacks::LockStacks;
+use std::sync::Arc;
+use thread_key::ThreadKeys;
+use waits::Waits;
+
+pub struct Monitors {
+    keys: ThreadKeys,
+    contention: Contention,
+    waits: Waits,
+}
+
+impl Monitors {
+    pub fn new(options: &Options) -> Monitors {
+        Monitors {
+            keys: ThreadKeys::default(),
+            contention: Contention::new(LockStacks::for_options(options)),
+            waits: Waits::default(),
+        }
+    }
+}
+
+impl Capability for Monitors {
+    fn name(&self) -> &'static str {
+        "monitor"
+    }
+
+    fn events(&self) -> Vec<Event> {
+        vec![
+            Event::VmInit,
+            Event::MonitorWait,
+            Event::MonitorWaited,
+            Event::MonitorContendedEnter,
+            Event::MonitorContendedEntered,
+        ]
+    }
+
+    fn add_jvmti_capabilities(&self, caps: &mut sys::jvmtiCapabilities) {
+        // For MONITOR DUMP: who owns what, who waits where.
+        caps.set_can_get_owned_monitor_info(1);
+        caps.set_can_get_current_contended_monitor(1);
+        caps.set_can_get_monitor_info(1);
+    }
+
+    fn on_vm_init(&self, _agent: &Agent, jni: Jni) {
+        self.keys.init(jni);
+    }
+
+    fn on_monitor_contended_enter(&self, agent: &Agent, jni: Jni, thread: sys::jthread, object: sys::jobject) {
+        self.contention.on_enter(agent, jni, thread, self.keys.of(jni, thread), object);
+    }
+
+    fn on_monitor_contended_entered(&self, _agent: &Agent, jni: Jni, thread: sys::jthread, _object: sys::jobject) {
+        self.contention.on_entered(self.keys.of(jni, thread));
+    }
+
+    fn on_monitor_wait(&self, agent: &Agent, jni: Jni, thread: sys::jthread, object: sys::jobject, timeout_ms: i64) {
+        self.waits.on_wait(agent, jni, thread, self.keys.of(jni, thread), object, timeout_ms);
+    }
+
+    fn on_monitor_waited(&self, agent: &Agent, jni: Jni, thread: sys::jthread, object: sys::jobject, _timed_out: bool) {
+        self.waits.on_waited(agent, jni, thread, self.keys.of(jni, thread), object);
+    }
+
+    fn dump_section(&self) -> Option<(u32, &'static str)> {
+        Some((10, "contended monitor usage"))
+    }
+
+    /// HPROF's order: the MONITOR DUMP snapshot, then MONITOR TIME; then the lock flame graph files.
+    fn write_dump(&self, agent: &Agent, jni: Option<Jni>, _reason: DumpReason) {
+        // JVMTI hands out thread and monitor references only to a thread attached to the VM.
+        if let Some(jni) = jni {
+            let dump = snapshot::take(agent, jni);
+            agent.output.traces(agent, dump.trace_serials());
+            agent.output.text(|w| hprof_format::text::write_monitor_dump(w, &dump));
+        }
+        agent.output.monitor_time(agent, &self.contention.report(agent));
+        self.contention.write_lock_stacks(agent);
+    }
+}
+
+/// The class record of a locked object.
+fn class_of(agent: &Agent, jni: Jni, object: sys::jobject) -> Option<Arc<ClassRecord>> {
+    let class = jni.object_class(object);
+    if class.is_null() {
+        return None;
+    }
+    let record = agent.classes.register(agent, class);
+    jni.delete_local_ref(class);
+    record
+}

@@ -1,0 +1,45 @@
+//! The live `WAIT:` / `WAITED:` lines: a thread called Object.wait (MonitorWait), and how long it waited
+//! when it returned (MonitorWaited). Both events arrive on the waiting thread.
+
+use super::class_of;
+use crate::agent::Agent;
+use hprof_format::text::{write_monitor_wait, write_monitor_waited};
+use jvmti::{Jni, sys};
+use rustc_hash::FxHashMap;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// When each thread in Object.wait started waiting, by thread key.
+#[derive(Default)]
+pub struct Waits {
+    started: Mutex<FxHashMap<u64, Instant>>,
+}
+
+impl Waits {
+    pub fn on_wait(
+        &self,
+        agent: &Agent,
+        jni: Jni,
+        thread: sys::jthread,
+        key: u64,
+        object: sys::jobject,
+        timeout_ms: i64,
+    ) {
+        let (signature, serial) = describe(agent, jni, thread, object);
+        agent.output.text(|w| write_monitor_wait(w, &signature, timeout_ms, serial));
+        self.started.lock().unwrap_or_else(|e| e.into_inner()).insert(key, Instant::now());
+    }
+
+    pub fn on_waited(&self, agent: &Agent, jni: Jni, thread: sys::jthread, key: u64, object: sys::jobject) {
+        let started = self.started.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
+        let waited_ms = started.map(|t| t.elapsed().as_millis() as u64).unwrap_or(0);
+        let (signature, serial) = describe(agent, jni, thread, object);
+        agent.output.text(|w| write_monitor_waited(w, &signature, waited_ms, serial));
+    }
+}
+
+/// The JVM signature of the object's class (as HPROF printed it) and the thread's serial (0 if unknown).
+fn describe(agent: &Agent, jni: Jni, thread: sys::jthread, object: sys::jobject) -> (String, u32) {
+    let signature = class_of(agent, jni, object).map(|c| c.signature.clone()).unwrap_or_else(|| "<unknown>".into());
+    (signature, agent.threads.serial_of(agent, thread))
+}
