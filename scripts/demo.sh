@@ -19,7 +19,15 @@ awk '
   /^(SITES|CPU SAMPLES|MONITOR TIME) END/ { show = 0; print "" }
   show && n == 14 { print "   ..."; show = 0 }
 ' "$out/demo.hprof.txt"
-for f in "$out/cpu-flamegraph.html"; do
+# The traces the top rows point at.
+for section in "CPU SAMPLES" "SITES"; do
+  top=$(awk -v s="$section BEGIN" 'index($0, s) == 1 { getline; getline; if (s ~ /SITES/) getline; print; exit }' "$out/demo.hprof.txt" | awk '{ print ($1 ~ /^[0-9]+$/) ? ($NF ~ /^[0-9]+$/ ? $NF : $(NF-1)) : "" }')
+  [ -n "$top" ] || continue
+  echo "----- top $section row's trace:"
+  awk -v t="TRACE $top:" 'index($0, t) == 1 { show = 1; print; next } show && /^\t/ { print; next } { show = 0 }' "$out/demo.hprof.txt"
+done
+echo
+for f in "$out/cpu-flamegraph.html" "$out/cpu-flamegraph.locks.html"; do
   [ -f "$f" ] && echo "flame graph: $f (open it in a browser)"
 done
 echo "full report: $out/demo.hprof.txt"

@@ -64,7 +64,7 @@ public class Demo {
 
     public static void main(String[] args) throws Exception {
         int workers = 3;
-        int ordersPerWorker = args.length > 0 ? Integer.parseInt(args[0]) : 20_000;
+        int ordersPerWorker = args.length > 0 ? Integer.parseInt(args[0]) : 100_000;
         List<Thread> threads = new ArrayList<>();
         for (int w = 0; w < workers; w++) {
             final int seed = w;
