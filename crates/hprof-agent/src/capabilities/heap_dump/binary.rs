@@ -1,0 +1,421 @@
+//! Binary heap dump: sub-records packed into HEAP DUMP SEGMENT records of at most 1 MiB (as HotSpot
+//! writes them), never straddling two segments; a sub-record larger than that gets a segment of its own,
+//! streamed without being assembled in memory. Segments go to a [`Spool`]; the field names they refer to
+//! are STRING records written to the profile beforehand ([`FieldNames`]).
+
+use super::ID_SIZE;
+use super::layout::{ClassPlan, DumpClass, FieldDecl, ValueSlot};
+use super::sink::{ClassValues, HeapSink, Root};
+use super::spool::Spool;
+use crate::output::BinaryEncoder;
+use hprof_format::serial_base;
+use hprof_format::tags::{BasicType, heap as sub, record};
+use std::io::{self, Write};
+
+/// Largest segment body assembled in memory.
+pub const SEGMENT_LIMIT: usize = 1 << 20;
+
+/// Trace serial on every object: HPROF's "no trace recorded".
+const NO_TRACE: u32 = serial_base::TRACE;
+
+/// Per class index: STRING ids of the static and of the instance field names.
+#[derive(Debug, Default)]
+pub struct FieldNames(Vec<(Vec<u64>, Vec<u64>)>);
+
+impl FieldNames {
+    /// Writes (once per name) the STRING records of the field names of classes `indexes` of `plan`.
+    pub fn add(
+        &mut self,
+        enc: &mut BinaryEncoder,
+        plan: &ClassPlan,
+        indexes: impl Iterator<Item = usize>,
+    ) -> io::Result<()> {
+        self.0.resize(plan.len(), Default::default());
+        let ids = |enc: &mut BinaryEncoder, decls: &[FieldDecl]| -> io::Result<Vec<u64>> {
+            decls.iter().map(|d| enc.string_id(&d.name)).collect()
+        };
+        for k in indexes {
+            let class = &plan.classes[k];
+            self.0[k] = (ids(enc, &class.statics)?, ids(enc, &class.fields)?);
+        }
+        Ok(())
+    }
+}
+
+/// An empty STACK TRACE 300000, which every object's record names.
+pub fn write_empty_trace(enc: &mut BinaryEncoder) -> io::Result<()> {
+    enc.writer().trace(NO_TRACE, 0, &[])
+}
+
+pub struct BinarySink {
+    spool: Spool,
+    pub names: FieldNames,
+    /// The segment being filled.
+    pending: Vec<u8>,
+    /// Bytes of a standalone sub-record still to stream.
+    direct_left: u64,
+    /// Elements of the object array being streamed: the next index and the length.
+    array: Option<(u32, u32)>,
+    pub segments: u64,
+}
+
+impl BinarySink {
+    pub fn new(spool: Spool, names: FieldNames) -> BinarySink {
+        BinarySink {
+            spool,
+            names,
+            pending: Vec::with_capacity(SEGMENT_LIMIT),
+            direct_left: 0,
+            array: None,
+            segments: 0,
+        }
+    }
+
+    /// Writes the last segment and hands back the spool, which then holds the whole dump but its END.
+    pub fn finish(mut self) -> io::Result<Spool> {
+        self.flush_segment()?;
+        Ok(self.spool)
+    }
+
+    fn segment_header(&mut self, len: u64) -> io::Result<()> {
+        let len = u32::try_from(len)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "heap dump sub-record over 4 GiB"))?;
+        // The time field is 0, as HotSpot writes it.
+        let mut head = [0u8; 9];
+        head[0] = record::HEAP_DUMP_SEGMENT;
+        head[5..9].copy_from_slice(&len.to_be_bytes());
+        self.segments += 1;
+        self.spool.write_all(&head)
+    }
+
+    fn flush_segment(&mut self) -> io::Result<()> {
+        if !self.pending.is_empty() {
+            self.segment_header(self.pending.len() as u64)?;
+            self.spool.write_all(&self.pending)?;
+            self.pending.clear();
+        }
+        Ok(())
+    }
+
+    /// Makes room for a sub-record of exactly `len` bytes.
+    fn begin(&mut self, len: u64) -> io::Result<()> {
+        debug_assert_eq!(self.direct_left, 0, "previous sub-record not complete");
+        if len as usize > SEGMENT_LIMIT {
+            self.flush_segment()?;
+            self.segment_header(len)?;
+            self.direct_left = len;
+        } else if self.pending.len() + len as usize > SEGMENT_LIMIT {
+            self.flush_segment()?;
+        }
+        Ok(())
+    }
+
+    fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
+        if self.direct_left > 0 {
+            self.direct_left -= bytes.len() as u64;
+            self.spool.write_all(bytes)
+        } else {
+            self.pending.extend_from_slice(bytes);
+            Ok(())
+        }
+    }
+
+    fn u1(&mut self, v: u8) -> io::Result<()> {
+        self.put(&[v])
+    }
+    fn u2(&mut self, v: u16) -> io::Result<()> {
+        self.put(&v.to_be_bytes())
+    }
+    fn u4(&mut self, v: u32) -> io::Result<()> {
+        self.put(&v.to_be_bytes())
+    }
+    fn id(&mut self, v: u64) -> io::Result<()> {
+        self.put(&v.to_be_bytes())
+    }
+
+    /// A value of `ty` from raw bits, at its size in the file.
+    fn value(&mut self, ty: BasicType, bits: u64) -> io::Result<()> {
+        let size = ty.size(ID_SIZE) as usize;
+        self.put(&bits.to_be_bytes()[8 - size..])
+    }
+
+    fn zeros(&mut self, mut n: u64) -> io::Result<()> {
+        const ZEROS: [u8; 4096] = [0; 4096];
+        while n > 0 {
+            let k = n.min(ZEROS.len() as u64) as usize;
+            self.put(&ZEROS[..k])?;
+            n -= k as u64;
+        }
+        Ok(())
+    }
+}
+
+/// The byte size of a CLASS DUMP.
+fn class_dump_len(class: &DumpClass, values: &ClassValues) -> u64 {
+    let id = ID_SIZE as u64;
+    let head = 1 + id + 4 + 6 * id + 4;
+    let constants = 2 + values.constants.len() as u64 * (2 + 1 + id);
+    let statics: u64 = 2 + class.statics.iter().map(|s| id + 1 + s.ty.size(ID_SIZE) as u64).sum::<u64>();
+    let fields = 2 + class.fields.len() as u64 * (id + 1);
+    head + constants + statics + fields
+}
+
+impl HeapSink for BinarySink {
+    fn root(&mut self, root: &Root<'_>) -> io::Result<()> {
+        let id_len = ID_SIZE as u64;
+        match *root {
+            Root::Unknown { id } => {
+                self.begin(1 + id_len)?;
+                self.u1(sub::ROOT_UNKNOWN)?;
+                self.id(id)
+            }
+            Root::JniGlobal { id, ref_serial } => {
+                self.begin(1 + 2 * id_len)?;
+                self.u1(sub::ROOT_JNI_GLOBAL)?;
+                self.id(id)?;
+                self.id(ref_serial)
+            }
+            Root::JniLocal { id, thread, frame } | Root::JavaFrame { id, thread, frame } => {
+                let tag =
+                    if matches!(root, Root::JniLocal { .. }) { sub::ROOT_JNI_LOCAL } else { sub::ROOT_JAVA_FRAME };
+                self.begin(1 + id_len + 8)?;
+                self.u1(tag)?;
+                self.id(id)?;
+                self.u4(thread)?;
+                self.u4(frame as u32)
+            }
+            Root::NativeStack { id, thread } | Root::ThreadBlock { id, thread } => {
+                let tag = if matches!(root, Root::NativeStack { .. }) {
+                    sub::ROOT_NATIVE_STACK
+                } else {
+                    sub::ROOT_THREAD_BLOCK
+                };
+                self.begin(1 + id_len + 4)?;
+                self.u1(tag)?;
+                self.id(id)?;
+                self.u4(thread)
+            }
+            Root::StickyClass { id, .. } | Root::MonitorUsed { id } => {
+                let tag = if matches!(root, Root::StickyClass { .. }) {
+                    sub::ROOT_STICKY_CLASS
+                } else {
+                    sub::ROOT_MONITOR_USED
+                };
+                self.begin(1 + id_len)?;
+                self.u1(tag)?;
+                self.id(id)
+            }
+            Root::ThreadObject { id, thread, trace } => {
+                self.begin(1 + id_len + 8)?;
+                self.u1(sub::ROOT_THREAD_OBJECT)?;
+                self.id(id)?;
+                self.u4(thread)?;
+                self.u4(trace)
+            }
+        }
+    }
+
+    fn class_dump(&mut self, index: u32, class: &DumpClass, values: &ClassValues) -> io::Result<()> {
+        let (static_names, field_names) = self.names.0.get(index as usize).cloned().unwrap_or_default();
+        self.begin(class_dump_len(class, values))?;
+        self.u1(sub::CLASS_DUMP)?;
+        self.id(class.id())?;
+        self.u4(NO_TRACE)?;
+        self.id(class.super_id)?;
+        self.id(values.loader)?;
+        self.id(values.signers)?;
+        self.id(values.domain)?;
+        self.id(0)?;
+        self.id(0)?;
+        self.u4(class.instance_size)?;
+        self.u2(values.constants.len() as u16)?;
+        for &(index, id) in &values.constants {
+            self.u2(index)?;
+            self.u1(BasicType::Object as u8)?;
+            self.id(id)?;
+        }
+        self.u2(class.statics.len() as u16)?;
+        for (i, s) in class.statics.iter().enumerate() {
+            self.id(static_names.get(i).copied().unwrap_or(0))?;
+            self.u1(s.ty as u8)?;
+            self.value(s.ty, values.statics.get(i).copied().unwrap_or(0))?;
+        }
+        self.u2(class.fields.len() as u16)?;
+        for (i, f) in class.fields.iter().enumerate() {
+            self.id(field_names.get(i).copied().unwrap_or(0))?;
+            self.u1(f.ty as u8)?;
+        }
+        Ok(())
+    }
+
+    fn instance(&mut self, id: u64, class: &DumpClass, _size: u64, values: &[u8]) -> io::Result<()> {
+        self.begin(1 + ID_SIZE as u64 + 4 + ID_SIZE as u64 + 4 + values.len() as u64)?;
+        self.u1(sub::INSTANCE_DUMP)?;
+        self.id(id)?;
+        self.u4(NO_TRACE)?;
+        self.id(class.id())?;
+        self.u4(values.len() as u32)?;
+        self.put(values)
+    }
+
+    fn object_array_begin(&mut self, id: u64, class: &DumpClass, _size: u64, length: u32) -> io::Result<()> {
+        let length = length.min(max_elements(ID_SIZE));
+        self.begin(1 + ID_SIZE as u64 + 4 + 4 + ID_SIZE as u64 + length as u64 * ID_SIZE as u64)?;
+        self.u1(sub::OBJECT_ARRAY_DUMP)?;
+        self.id(id)?;
+        self.u4(NO_TRACE)?;
+        self.u4(length)?;
+        self.id(class.id())?;
+        self.array = Some((0, length));
+        Ok(())
+    }
+
+    fn object_array_element(&mut self, index: u32, id: u64) -> io::Result<()> {
+        let Some((next, length)) = self.array else { return Ok(()) };
+        if index < next || index >= length {
+            return Ok(());
+        }
+        self.zeros((index - next) as u64 * ID_SIZE as u64)?;
+        self.id(id)?;
+        self.array = Some((index + 1, length));
+        Ok(())
+    }
+
+    fn object_array_end(&mut self) -> io::Result<()> {
+        if let Some((next, length)) = self.array.take() {
+            self.zeros((length - next) as u64 * ID_SIZE as u64)?;
+        }
+        Ok(())
+    }
+
+    fn primitive_array(
+        &mut self,
+        id: u64,
+        _class_name: &str,
+        _size: u64,
+        ty: BasicType,
+        length: u32,
+        elements: &[u8],
+    ) -> io::Result<()> {
+        let size = ty.size(ID_SIZE);
+        let length = length.min(max_elements(size));
+        let data = &elements[..(length as usize * size as usize).min(elements.len())];
+        self.begin(1 + ID_SIZE as u64 + 4 + 4 + 1 + data.len() as u64)?;
+        self.u1(sub::PRIMITIVE_ARRAY_DUMP)?;
+        self.id(id)?;
+        self.u4(NO_TRACE)?;
+        self.u4(length)?;
+        self.u1(ty as u8)?;
+        put_big_endian(self, data, size as usize)
+    }
+}
+
+/// Elements of `elem_size` bytes that fit in one sub-record (whose length is a u4); HotSpot truncates
+/// larger arrays the same way.
+fn max_elements(elem_size: u32) -> u32 {
+    ((u32::MAX as u64 - 64) / elem_size as u64).min(u32::MAX as u64) as u32
+}
+
+/// Writes machine-order elements of `size` bytes big-endian, a chunk at a time.
+fn put_big_endian(sink: &mut BinarySink, data: &[u8], size: usize) -> io::Result<()> {
+    if size == 1 || cfg!(target_endian = "big") {
+        return sink.put(data);
+    }
+    let mut chunk = [0u8; 8192];
+    for part in data.chunks(chunk.len()) {
+        let out = &mut chunk[..part.len()];
+        for (src, dst) in part.chunks_exact(size).zip(out.chunks_exact_mut(size)) {
+            for k in 0..size {
+                dst[k] = src[size - 1 - k];
+            }
+        }
+        sink.put(out)?;
+    }
+    Ok(())
+}
+
+/// Writes a value of `slot`'s type into an instance's values, big-endian.
+pub fn store_value(values: &mut [u8], slot: &ValueSlot, bits: u64) {
+    let size = slot.ty.size(ID_SIZE) as usize;
+    let at = slot.offset as usize;
+    if let Some(dst) = values.get_mut(at..at + size) {
+        dst.copy_from_slice(&bits.to_be_bytes()[8 - size..]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capabilities::heap_dump::layout::ClassKind;
+    use hprof_format::binary::{HeapRecord, HeapRecords, heap::ids};
+
+    fn spool() -> (Spool, std::path::PathBuf) {
+        let dir =
+            std::env::temp_dir().join(format!("binary-sink-{}-{:?}", std::process::id(), std::thread::current().id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        (Spool::open(Some(dir.join("x").to_str().unwrap())).unwrap(), dir)
+    }
+
+    /// Splits spooled segments into (body length, sub-records).
+    fn segments(bytes: &[u8]) -> Vec<(usize, Vec<HeapRecord<'_>>)> {
+        let mut out = Vec::new();
+        let mut at = 0;
+        while at < bytes.len() {
+            assert_eq!(bytes[at], record::HEAP_DUMP_SEGMENT);
+            let len = u32::from_be_bytes(bytes[at + 5..at + 9].try_into().unwrap()) as usize;
+            let body = &bytes[at + 9..at + 9 + len];
+            let subs = HeapRecords::new(body, 0, 8).map(|r| r.unwrap().1).collect();
+            out.push((len, subs));
+            at += 9 + len;
+        }
+        out
+    }
+
+    #[test]
+    fn sub_records_never_straddle_segments_and_huge_ones_stand_alone() {
+        let (spool, dir) = spool();
+        let mut sink = BinarySink::new(spool, FieldNames::default());
+        for id in 0..100_000u64 {
+            sink.root(&Root::JavaFrame { id: id + 1, thread: 200001, frame: 3 }).unwrap();
+        }
+        // 2 MiB of ints: a segment of its own, converted to big-endian on the way.
+        let ints: Vec<u8> = (0..(1u32 << 19)).flat_map(|v| v.to_ne_bytes()).collect();
+        sink.primitive_array(7, "int[]", 0, BasicType::Int, 1 << 19, &ints).unwrap();
+        let class = DumpClass::bare(0x55, "java.lang.Object[]", ClassKind::ObjectArray);
+        sink.object_array_begin(8, &class, 0, 200_000).unwrap();
+        sink.object_array_element(3, 0x99).unwrap();
+        sink.object_array_element(199_998, 0x98).unwrap();
+        sink.object_array_end().unwrap();
+        sink.root(&Root::StickyClass { id: 0x55, name: "x" }).unwrap();
+        let spool = sink.finish().unwrap();
+        let mut bytes = Vec::new();
+        spool.copy_to(&mut bytes).unwrap();
+        std::fs::remove_dir_all(dir).unwrap();
+
+        let segs = segments(&bytes);
+        let mut frames = 0;
+        for (len, subs) in &segs {
+            assert!(*len <= SEGMENT_LIMIT || subs.len() == 1, "a segment over 1 MiB holds one sub-record");
+            frames += subs.iter().filter(|s| matches!(s, HeapRecord::RootJavaFrame { frame: 3, .. })).count();
+        }
+        assert_eq!(frames, 100_000, "every root, whole");
+        let all: Vec<&HeapRecord<'_>> = segs.iter().flat_map(|(_, s)| s).collect();
+        let Some(HeapRecord::PrimitiveArrayDump { length, data, .. }) =
+            all.iter().find(|s| matches!(s, HeapRecord::PrimitiveArrayDump { .. })).copied()
+        else {
+            panic!("no primitive array")
+        };
+        assert_eq!(*length, 1 << 19);
+        assert_eq!(&data[4..8], &1u32.to_be_bytes());
+        assert_eq!(&data[data.len() - 4..], &((1u32 << 19) - 1).to_be_bytes());
+        let Some(HeapRecord::ObjectArrayDump { length, class_id, elements, .. }) =
+            all.iter().find(|s| matches!(s, HeapRecord::ObjectArrayDump { .. })).copied()
+        else {
+            panic!("no object array")
+        };
+        assert_eq!((*length, *class_id), (200_000, 0x55));
+        let e: Vec<u64> = ids(elements, 8).collect();
+        assert_eq!((e[3], e[199_998], e[199_999], e.iter().filter(|&&x| x != 0).count()), (0x99, 0x98, 0, 2));
+        assert!(matches!(all.last(), Some(HeapRecord::RootStickyClass { id: 0x55 })));
+    }
+}

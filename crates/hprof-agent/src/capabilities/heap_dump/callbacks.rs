@@ -1,0 +1,131 @@
+//! The JVMTI heap callbacks of the walk, and the conversion of the values they report. `user_data` is the
+//! [`Walk`] (only the VM thread runs them, one at a time). A panic stops the walk instead of unwinding
+//! into the VM.
+
+use super::walk::Walk;
+use crate::panic_guard::guard;
+use hprof_format::tags::BasicType;
+use jvmti::sys;
+use std::ffi::c_void;
+
+pub const VISIT: i32 = sys::JVMTI_VISIT_OBJECTS as i32;
+pub const ABORT: i32 = sys::JVMTI_VISIT_ABORT as i32;
+
+pub fn basic_type(t: u32) -> Option<BasicType> {
+    Some(match t {
+        sys::JVMTI_PRIMITIVE_TYPE_BOOLEAN => BasicType::Boolean,
+        sys::JVMTI_PRIMITIVE_TYPE_BYTE => BasicType::Byte,
+        sys::JVMTI_PRIMITIVE_TYPE_CHAR => BasicType::Char,
+        sys::JVMTI_PRIMITIVE_TYPE_SHORT => BasicType::Short,
+        sys::JVMTI_PRIMITIVE_TYPE_INT => BasicType::Int,
+        sys::JVMTI_PRIMITIVE_TYPE_LONG => BasicType::Long,
+        sys::JVMTI_PRIMITIVE_TYPE_FLOAT => BasicType::Float,
+        sys::JVMTI_PRIMITIVE_TYPE_DOUBLE => BasicType::Double,
+        _ => return None,
+    })
+}
+
+pub fn primitive_array_name(ty: BasicType) -> &'static str {
+    match ty {
+        BasicType::Boolean => "boolean[]",
+        BasicType::Byte => "byte[]",
+        BasicType::Char => "char[]",
+        BasicType::Short => "short[]",
+        BasicType::Int => "int[]",
+        BasicType::Long => "long[]",
+        BasicType::Float => "float[]",
+        BasicType::Double => "double[]",
+        BasicType::Object => "java.lang.Object[]",
+    }
+}
+
+/// A primitive value's type and raw bits, zero-extended.
+pub fn primitive_bits(value: sys::jvalue, value_type: u32) -> Option<(BasicType, u64)> {
+    let ty = basic_type(value_type)?;
+    let bits = unsafe {
+        match ty {
+            BasicType::Boolean => value.z as u64,
+            BasicType::Byte => value.b as u8 as u64,
+            BasicType::Char => value.c as u64,
+            BasicType::Short => value.s as u16 as u64,
+            BasicType::Int => value.i as u32 as u64,
+            BasicType::Long => value.j as u64,
+            BasicType::Float => value.f.to_bits() as u64,
+            BasicType::Double => value.d.to_bits(),
+            BasicType::Object => return None,
+        }
+    };
+    Some((ty, bits))
+}
+
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn on_reference(
+    kind: sys::jvmtiHeapReferenceKind,
+    info: *const sys::jvmtiHeapReferenceInfo,
+    class_tag: sys::jlong,
+    referrer_class_tag: sys::jlong,
+    size: sys::jlong,
+    tag_ptr: *mut sys::jlong,
+    referrer_tag_ptr: *mut sys::jlong,
+    length: sys::jint,
+    user_data: *mut c_void,
+) -> sys::jint {
+    let walk = unsafe { &mut *(user_data as *mut Walk<'_>) };
+    let r = guard(
+        || Some(walk.reference(kind, info, class_tag, referrer_class_tag, size, tag_ptr, referrer_tag_ptr, length)),
+        None,
+    );
+    r.unwrap_or_else(|| {
+        walk.panicked = true;
+        ABORT
+    })
+}
+
+pub unsafe extern "C" fn on_primitive_field(
+    kind: sys::jvmtiHeapReferenceKind,
+    info: *const sys::jvmtiHeapReferenceInfo,
+    object_class_tag: sys::jlong,
+    object_tag_ptr: *mut sys::jlong,
+    value: sys::jvalue,
+    value_type: sys::jvmtiPrimitiveType,
+    user_data: *mut c_void,
+) -> sys::jint {
+    let walk = unsafe { &mut *(user_data as *mut Walk<'_>) };
+    let r = guard(|| Some(walk.primitive_field(kind, info, object_class_tag, object_tag_ptr, value, value_type)), None);
+    r.unwrap_or_else(|| {
+        walk.panicked = true;
+        ABORT
+    })
+}
+
+pub unsafe extern "C" fn on_array_values(
+    class_tag: sys::jlong,
+    size: sys::jlong,
+    tag_ptr: *mut sys::jlong,
+    element_count: sys::jint,
+    element_type: sys::jvmtiPrimitiveType,
+    elements: *const c_void,
+    user_data: *mut c_void,
+) -> sys::jint {
+    let walk = unsafe { &mut *(user_data as *mut Walk<'_>) };
+    let r = guard(|| Some(walk.array_values(class_tag, size, tag_ptr, element_count, element_type, elements)), None);
+    r.unwrap_or_else(|| {
+        walk.panicked = true;
+        ABORT
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn primitive_values_keep_their_bits() {
+        let v = sys::jvalue { i: -2 };
+        assert_eq!(primitive_bits(v, sys::JVMTI_PRIMITIVE_TYPE_INT), Some((BasicType::Int, 0xFFFF_FFFE)));
+        let v = sys::jvalue { d: 1.5 };
+        assert_eq!(primitive_bits(v, sys::JVMTI_PRIMITIVE_TYPE_DOUBLE), Some((BasicType::Double, 1.5f64.to_bits())));
+        let v = sys::jvalue { b: -1 };
+        assert_eq!(primitive_bits(v, sys::JVMTI_PRIMITIVE_TYPE_BYTE), Some((BasicType::Byte, 0xFF)));
+    }
+}

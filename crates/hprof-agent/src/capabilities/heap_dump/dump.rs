@@ -1,0 +1,309 @@
+//! One heap dump from start to end, in the order that keeps the VM safe and memory small:
+//!
+//! 1. Before the walk (JVMTI and JNI allowed): a JVMTI environment of the dump's own, so that its tags
+//!    (the object identifiers) never meet those of the class table or of heap=sites, and can all be
+//!    dropped at once by disposing of it; the class plan and the threads, with class objects, thread
+//!    objects, class loaders and held monitors tagged; the threads' stack traces written.
+//! 2. The walk, streaming records into a spool file (see [`super::spool`]), holding nothing the program's
+//!    threads could wait for.
+//! 3. After the walk: the few objects whose classes the plan did not know, the CLASS DUMPs of classes
+//!    the walk did not visit; then the spool is copied into the profile, closed by HEAP DUMP END (or
+//!    opened by HEAP DUMP BEGIN with the totals, in text).
+//! 4. The environment is disposed of, releasing every tag at once, on a thread of its own.
+
+use super::binary::{self, BinarySink, FieldNames};
+use super::ids::{self, DumpIds};
+use super::late::LateObjects;
+use super::layout::ClassPlan;
+use super::sink::{ClassValues, HeapSink};
+use super::spool::Spool;
+use super::text::TextSink;
+use super::threads::{SeenFrame, ThreadRoots};
+use super::walk::{Walk, WalkStats};
+use crate::agent::Agent;
+use crate::panic_guard::guard;
+use jvmti::{Jni, Jvmti, Vm, sys};
+use rustc_hash::FxHashMap;
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// What a dump wrote, for messages and tests.
+#[derive(Debug, Clone, Default)]
+pub struct DumpReport {
+    pub stats: WalkStats,
+    pub classes: usize,
+    pub late_unplaced: u64,
+    /// Milliseconds spent before the walk, in the walk, and in all.
+    pub prep_ms: u128,
+    /// Bytes of the dump's records.
+    pub bytes: u64,
+    pub walk_ms: u128,
+    pub total_ms: u128,
+}
+
+/// When the dump's tags are released.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Release {
+    /// On a thread of its own once the dump is complete: releasing millions of tags takes the JVM
+    /// seconds, which the program need not wait for.
+    Background,
+    /// Not at all: the VM is exiting.
+    Never,
+}
+
+/// A JVMTI environment for one dump; disposing of it releases all its tags at once.
+struct DumpEnv(Jvmti);
+
+impl DumpEnv {
+    fn open(agent: &Agent) -> Result<DumpEnv, String> {
+        let env = agent
+            .vm
+            .jvmti(sys::JVMTI_VERSION_1_2)
+            .map_err(|e| format!("cannot create a JVMTI environment for the heap dump: {e}"))?;
+        let mut caps: sys::jvmtiCapabilities = unsafe { std::mem::zeroed() };
+        caps.set_can_tag_objects(1);
+        if let Err(e) = env.add_capabilities(&caps) {
+            let _ = env.dispose();
+            return Err(format!("the JVM cannot tag objects for a heap dump: {e}"));
+        }
+        Ok(DumpEnv(env))
+    }
+
+    fn release(self, vm: Vm, how: Release) {
+        let env = self.0;
+        if how == Release::Never {
+            return;
+        }
+        let body = move || {
+            guard(
+                || {
+                    let started = Instant::now();
+                    let attached = vm.attach_daemon(c"HPROF heap dump tag release").is_ok();
+                    if attached {
+                        let _ = env.dispose();
+                        // Give the freed tag map back to the system, not just to malloc.
+                        unsafe { libc::malloc_trim(0) };
+                        vm.detach();
+                    }
+                    if std::env::var_os("HPROF_HEAP_DUMP_STATS").is_some() {
+                        crate::log::warning(&format!(
+                            "heap dump: tags released in {} ms",
+                            started.elapsed().as_millis()
+                        ));
+                    }
+                },
+                (),
+            )
+        };
+        if std::thread::Builder::new().name("HPROF tag release".into()).spawn(body).is_err() {
+            let _ = env.dispose();
+        }
+    }
+}
+
+/// The parts of a walk that outlive it.
+struct Walked {
+    stats: WalkStats,
+    emitted: Vec<bool>,
+    seen_frames: Vec<SeenFrame>,
+    thread_objects: Vec<(u64, u32)>,
+    millis: u128,
+}
+
+/// Writes one complete heap dump to the agent's output.
+pub fn write(
+    agent: &Agent,
+    jni: Jni,
+    empty_trace_written: &AtomicBool,
+    release: Release,
+) -> Result<DumpReport, String> {
+    let started = Instant::now();
+    let env = DumpEnv::open(agent)?;
+    let result = write_with(agent, jni, env.0, empty_trace_written, started);
+    env.release(agent.vm, release);
+    let mut report = result?;
+    report.total_ms = started.elapsed().as_millis();
+    Ok(report)
+}
+
+fn write_with(
+    agent: &Agent,
+    jni: Jni,
+    env: Jvmti,
+    empty_trace_written: &AtomicBool,
+    started: Instant,
+) -> Result<DumpReport, String> {
+    let mut ids = DumpIds::new(agent.ids.reserve(ids::RESERVED));
+    let mut plan = ClassPlan::build(agent, jni, env, &mut ids)?;
+    let threads = ThreadRoots::collect(agent, jni, env, &mut ids);
+    let prep_ms = started.elapsed().as_millis();
+    let mut report = if agent.output.is_binary() {
+        binary_dump(agent, jni, env, &mut plan, &threads, &mut ids, empty_trace_written)?
+    } else {
+        text_dump(agent, jni, env, &mut plan, &threads, &mut ids)?
+    };
+    report.classes = plan.len();
+    report.prep_ms = prep_ms;
+    Ok(report)
+}
+
+fn walk(
+    env: Jvmti,
+    plan: &ClassPlan,
+    threads: &ThreadRoots,
+    ids: &mut DumpIds,
+    side_lengths: &mut FxHashMap<u64, u32>,
+    sink: &mut dyn HeapSink,
+    late: &mut LateObjects,
+) -> io::Result<Result<Walked, String>> {
+    let started = Instant::now();
+    let mut walk = Walk::new(plan, threads, ids, side_lengths, sink, late);
+    let outcome = walk.run(env);
+    if let Some(e) = walk.error.take() {
+        return Err(e);
+    }
+    let millis = started.elapsed().as_millis();
+    Ok(outcome.map(|()| Walked {
+        stats: walk.stats,
+        emitted: std::mem::take(&mut walk.emitted),
+        seen_frames: std::mem::take(&mut walk.seen_frames),
+        thread_objects: std::mem::take(&mut walk.thread_objects),
+        millis,
+    }))
+}
+
+/// The threads' traces, settled against what the walk saw, written to the profile (before the dump).
+fn settle_traces(agent: &Agent, jni: Jni, threads: &ThreadRoots, walked: &Walked) -> FxHashMap<u32, u32> {
+    let traces = threads.settle_traces(agent, jni, &walked.seen_frames);
+    agent.output.traces(agent, traces.values().copied());
+    traces
+}
+
+/// After the walk: the thread objects, the late objects and the CLASS DUMPs not yet written.
+fn complete(
+    plan: &ClassPlan,
+    late: &LateObjects,
+    resolved: &super::late::Resolved,
+    side_lengths: &FxHashMap<u64, u32>,
+    traces: &FxHashMap<u32, u32>,
+    walked: &mut Walked,
+    sink: &mut dyn HeapSink,
+) -> io::Result<u64> {
+    for &(id, thread) in &walked.thread_objects {
+        let trace = traces.get(&thread).copied().unwrap_or(hprof_format::serial_base::TRACE);
+        sink.root(&super::sink::Root::ThreadObject { id, thread, trace })?;
+    }
+    let (written, unplaced) = late.write(resolved, plan, side_lengths, sink)?;
+    walked.emitted.resize(plan.len(), false);
+    for k in written {
+        walked.emitted[k as usize] = true;
+    }
+    let mut values = ClassValues::default();
+    for (k, class) in plan.classes.iter().enumerate() {
+        if !walked.emitted[k] {
+            values.reset(class);
+            sink.class_dump(k as u32, class, &values)?;
+        }
+    }
+    Ok(unplaced)
+}
+
+fn binary_dump(
+    agent: &Agent,
+    jni: Jni,
+    env: Jvmti,
+    plan: &mut ClassPlan,
+    threads: &ThreadRoots,
+    ids: &mut DumpIds,
+    empty_trace_written: &AtomicBool,
+) -> Result<DumpReport, String> {
+    let closed = || format!("the heap dump could not be written to {}", agent.output.description());
+    // The field names' STRING records, before any segment.
+    let mut names = None;
+    agent.output.binary(|enc| {
+        if !empty_trace_written.swap(true, Ordering::Relaxed) {
+            binary::write_empty_trace(enc)?;
+        }
+        let mut n = FieldNames::default();
+        n.add(enc, plan, 0..plan.len())?;
+        names = Some(n);
+        Ok(())
+    });
+    let names = names.ok_or_else(closed)?;
+    let mut sink = BinarySink::new(open_spool(agent)?, names);
+    let mut side_lengths = FxHashMap::default();
+    let mut late = LateObjects::default();
+    let mut walked = walk(env, plan, threads, ids, &mut side_lengths, &mut sink, &mut late).map_err(spool_error)??;
+
+    let named = plan.len();
+    let resolved = late.resolve(agent, jni, env, plan, ids);
+    let mut named_late = false;
+    agent.output.binary(|enc| {
+        sink.names.add(enc, plan, (0..plan.len()).filter(|&k| k >= named || resolved.refreshed(k as u32)))?;
+        named_late = true;
+        Ok(())
+    });
+    if !named_late {
+        return Err(closed());
+    }
+    let traces = settle_traces(agent, jni, threads, &walked);
+    let unplaced =
+        complete(plan, &late, &resolved, &side_lengths, &traces, &mut walked, &mut sink).map_err(spool_error)?;
+    let spool = sink.finish().map_err(spool_error)?;
+    let bytes = spool.written();
+    let mut copied = false;
+    agent.output.binary(|enc| {
+        spool.copy_to(enc.writer().get_mut())?;
+        enc.writer().heap_dump_end()?;
+        copied = true;
+        Ok(())
+    });
+    if !copied {
+        return Err(closed());
+    }
+    Ok(DumpReport { stats: walked.stats, late_unplaced: unplaced, walk_ms: walked.millis, bytes, ..Default::default() })
+}
+
+fn open_spool(agent: &Agent) -> Result<Spool, String> {
+    let near = agent.options.net.is_none().then(|| agent.options.output_file());
+    Spool::open(near.as_deref()).map_err(|e| format!("cannot create the heap dump spool file: {e}"))
+}
+
+fn spool_error(e: io::Error) -> String {
+    format!("cannot write the heap dump spool file: {e}")
+}
+
+fn text_dump(
+    agent: &Agent,
+    jni: Jni,
+    env: Jvmti,
+    plan: &mut ClassPlan,
+    threads: &ThreadRoots,
+    ids: &mut DumpIds,
+) -> Result<DumpReport, String> {
+    let mut sink = TextSink::new(open_spool(agent)?);
+    let mut side_lengths = FxHashMap::default();
+    let mut late = LateObjects::default();
+    let mut walked = walk(env, plan, threads, ids, &mut side_lengths, &mut sink, &mut late).map_err(spool_error)??;
+    let resolved = late.resolve(agent, jni, env, plan, ids);
+    let traces = settle_traces(agent, jni, threads, &walked);
+    let unplaced =
+        complete(plan, &late, &resolved, &side_lengths, &traces, &mut walked, &mut sink).map_err(spool_error)?;
+    let (objects, bytes) = (sink.objects, sink.bytes);
+    let spool = sink.finish();
+    let spooled = spool.written();
+    let date = hprof_format::time::ctime(hprof_format::time::now_millis());
+    agent.output.text(|w| {
+        hprof_format::text::heap::write_heap_dump_begin(w, objects, bytes, &date)?;
+        spool.copy_to(w)?;
+        hprof_format::text::heap::write_heap_dump_end(w)
+    });
+    Ok(DumpReport {
+        stats: walked.stats,
+        late_unplaced: unplaced,
+        walk_ms: walked.millis,
+        bytes: spooled,
+        ..Default::default()
+    })
+}

@@ -1,0 +1,112 @@
+//! Object identifiers of one heap dump, and how they live in the dump's JVMTI tags.
+//!
+//! Every object the dump meets is tagged (in the dump's own JVMTI environment) with its identifier, so
+//! that a reference to it and its own record agree. Class objects and thread objects carry the identifiers
+//! the class and thread tables gave them (those of LOAD CLASS and THREAD START); every other object gets
+//! one from a range reserved in the agent's identifier counter for this dump.
+//!
+//! Object arrays are the exception: the heap walk reports an array's elements but never its length, and the
+//! tag is the only thing about the array it hands back. So an object array's tag holds the length too:
+//! bit 63 set, bits 32..63 the length, bits 0..32 the array's number in the range. Tags are never written
+//! to the file; [`DumpIds::id_of`] turns a tag into the identifier.
+
+/// Identifiers reserved per dump: far more than any heap holds objects.
+pub const RESERVED: u64 = 1 << 40;
+
+const ARRAY_BIT: u64 = 1 << 63;
+const SEQ_MASK: u64 = 0xFFFF_FFFF;
+const LENGTH_MASK: u64 = 0x7FFF_FFFF;
+
+/// Hands out the identifiers of one dump.
+#[derive(Debug)]
+pub struct DumpIds {
+    base: u64,
+    next: u64,
+}
+
+impl DumpIds {
+    /// `base` is the first of [`RESERVED`] identifiers reserved for this dump.
+    pub fn new(base: u64) -> DumpIds {
+        DumpIds { base, next: 0 }
+    }
+
+    /// A fresh identifier and the tag that carries it.
+    pub fn plain(&mut self) -> (i64, u64) {
+        let id = self.base + self.next;
+        self.next += 1;
+        (id as i64, id)
+    }
+
+    /// A fresh identifier for an object array of `length` elements, and a tag that also carries the
+    /// length. `None` once the numbers outgrow the tag's 32 bits: the caller then stores the length aside.
+    pub fn object_array(&mut self, length: u32) -> Option<(i64, u64)> {
+        if self.next > SEQ_MASK || length as u64 > LENGTH_MASK {
+            return None;
+        }
+        let seq = self.next;
+        self.next += 1;
+        let tag = ARRAY_BIT | ((length as u64) << 32) | seq;
+        Some((tag as i64, self.base + seq))
+    }
+
+    /// The identifier a tag stands for.
+    pub fn id_of(&self, tag: i64) -> u64 {
+        let t = tag as u64;
+        if t & ARRAY_BIT != 0 { self.base + (t & SEQ_MASK) } else { t }
+    }
+
+    /// The identifier the next object will get.
+    pub fn next_id(&self) -> u64 {
+        self.base + self.next
+    }
+
+    /// Whether `id` lies in this dump's reserved range.
+    pub fn is_reserved(&self, id: u64) -> bool {
+        id >= self.base && id - self.base < RESERVED
+    }
+}
+
+/// The length an object array's tag carries, if it carries one.
+pub fn array_length(tag: i64) -> Option<u32> {
+    let t = tag as u64;
+    (t & ARRAY_BIT != 0).then_some(((t >> 32) & LENGTH_MASK) as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_tags_are_the_identifiers() {
+        let mut ids = DumpIds::new(0x1_0000_0000);
+        let (tag, id) = ids.plain();
+        assert_eq!(tag as u64, id);
+        assert_eq!(id, 0x1_0000_0000);
+        assert_eq!(ids.id_of(tag), id);
+        assert_eq!(array_length(tag), None);
+        // Identifiers from the class and thread tables pass through unchanged.
+        assert_eq!(ids.id_of(0x1234), 0x1234);
+    }
+
+    #[test]
+    fn object_array_tags_carry_the_length() {
+        let mut ids = DumpIds::new(5000);
+        ids.plain();
+        let (tag, id) = ids.object_array(i32::MAX as u32).unwrap();
+        assert_eq!(id, 5001);
+        assert_eq!(ids.id_of(tag), 5001);
+        assert_eq!(array_length(tag), Some(i32::MAX as u32));
+        let (tag, _) = ids.object_array(0).unwrap();
+        assert_eq!(array_length(tag), Some(0));
+        assert_eq!(ids.next_id(), 5003);
+    }
+
+    #[test]
+    fn past_32_bit_numbers_arrays_get_plain_tags() {
+        let mut ids = DumpIds { base: 10, next: SEQ_MASK + 1 };
+        assert!(ids.object_array(3).is_none());
+        let (tag, id) = ids.plain();
+        assert_eq!(id, 10 + SEQ_MASK + 1);
+        assert_eq!(array_length(tag), None);
+    }
+}

@@ -1,0 +1,417 @@
+//! The classes of one dump and their layouts, gathered before the heap walk (heap callbacks may not call
+//! JVMTI or JNI, so everything they need about a class must be known beforehand).
+//!
+//! The walk reports a field by its JVMTI index, which the JVMTI specification defines over the class and
+//! its superclasses: first the fields of every interface the class implements (directly or through its
+//! superclasses and superinterfaces), then those of java.lang.Object, …, down to the class's own, each
+//! class's fields in GetClassFields order, statics included. An INSTANCE DUMP lists the instance field
+//! values in another order: the class's own fields, then its superclass's, up to Object. A layout maps the
+//! one to the other.
+
+use super::ids::DumpIds;
+use crate::agent::Agent;
+use crate::classes::ClassRecord;
+use hprof_format::tags::BasicType;
+use jvmti::{FieldInfo, Jni, Jvmti, JvmtiError, sys};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::sync::Arc;
+
+/// What the objects of a class look like in a dump.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClassKind {
+    Instance,
+    ObjectArray,
+    PrimitiveArray(BasicType),
+}
+
+/// A field as a CLASS DUMP declares it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldDecl {
+    pub name: Arc<str>,
+    pub ty: BasicType,
+}
+
+/// One instance field value in an INSTANCE DUMP: where it starts among the values, its type, its name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValueSlot {
+    pub offset: u32,
+    pub ty: BasicType,
+    pub name: Arc<str>,
+}
+
+const NO_SLOT: u32 = u32::MAX;
+
+#[derive(Debug)]
+pub struct DumpClass {
+    pub record: Arc<ClassRecord>,
+    pub kind: ClassKind,
+    /// java.lang.Object for arrays and interfaces, as HotSpot writes them; 0 for Object.
+    pub super_id: u64,
+    pub loader_id: u64,
+    /// The class's own instance fields, in INSTANCE DUMP order.
+    pub fields: Vec<FieldDecl>,
+    pub statics: Vec<FieldDecl>,
+    /// Every instance field value of the class and its superclasses, in INSTANCE DUMP order.
+    pub values: Vec<ValueSlot>,
+    /// Bytes of an INSTANCE DUMP's values (references count 8).
+    pub instance_size: u32,
+    /// False when GetClassFields failed (a class not yet prepared): its objects are resolved after the walk.
+    pub fields_known: bool,
+    index_base: u32,
+    /// JVMTI field index - `index_base` → index into `values` (NO_SLOT for statics).
+    instance_slots: Vec<u32>,
+    static_base: u32,
+    /// JVMTI field index - `static_base` → index into `statics` (NO_SLOT for instance fields).
+    static_slots: Vec<u32>,
+}
+
+impl DumpClass {
+    /// A class with no fields, for tests of the writers.
+    #[cfg(test)]
+    pub fn bare(object_id: u64, name: &str, kind: ClassKind) -> DumpClass {
+        let record = ClassRecord {
+            serial: hprof_format::serial_base::CLASS + 1,
+            object_id,
+            signature: String::new(),
+            name: name.into(),
+            unloaded: Default::default(),
+        };
+        DumpClass {
+            record: Arc::new(record),
+            kind,
+            super_id: 0,
+            loader_id: 0,
+            fields: Vec::new(),
+            statics: Vec::new(),
+            values: Vec::new(),
+            instance_size: 0,
+            fields_known: true,
+            index_base: 0,
+            instance_slots: Vec::new(),
+            static_base: 0,
+            static_slots: Vec::new(),
+        }
+    }
+
+    pub fn id(&self) -> u64 {
+        self.record.object_id
+    }
+
+    pub fn name(&self) -> &str {
+        &self.record.name
+    }
+
+    /// The value slot of an instance field reported with JVMTI index `index`.
+    pub fn instance_slot(&self, index: i32) -> Option<&ValueSlot> {
+        let i = (index as u32).checked_sub(self.index_base)?;
+        let slot = *self.instance_slots.get(i as usize)?;
+        self.values.get(slot as usize)
+    }
+
+    /// The position in `statics` of a static field reported with JVMTI index `index`.
+    pub fn static_slot(&self, index: i32) -> Option<usize> {
+        let i = (index as u32).checked_sub(self.static_base)?;
+        let slot = *self.static_slots.get(i as usize)?;
+        (slot != NO_SLOT).then_some(slot as usize)
+    }
+}
+
+/// What JVMTI and JNI say about one class, before layouts are computed.
+#[derive(Debug)]
+struct RawClass {
+    record: Arc<ClassRecord>,
+    /// Declared fields, statics included; `None` if the class is not prepared yet.
+    fields: Option<Vec<FieldInfo>>,
+    super_id: u64,
+    interfaces: Vec<u64>,
+    loader_id: u64,
+    is_interface: bool,
+}
+
+/// The classes of one dump, found by the identifier their class objects are tagged with.
+#[derive(Debug, Default)]
+pub struct ClassPlan {
+    pub classes: Vec<DumpClass>,
+    by_id: FxHashMap<u64, u32>,
+    raw: FxHashMap<u64, RawClass>,
+    pub object_class_id: u64,
+    /// The index of java.lang.Class: objects of this class are class objects.
+    pub class_class: Option<u32>,
+}
+
+const ACC_STATIC: i32 = 0x0008;
+const ACC_INTERFACE: i32 = 0x0200;
+
+impl ClassPlan {
+    /// Registers every loaded class (array classes included, which get no ClassPrepare event), tags each
+    /// class object in the dump's environment with its LOAD CLASS identifier, tags class loaders, and
+    /// computes the layouts.
+    pub fn build(agent: &Agent, jni: Jni, dump_env: Jvmti, ids: &mut DumpIds) -> Result<ClassPlan, String> {
+        let loaded = agent.jvmti.loaded_classes().map_err(|e| format!("GetLoadedClasses failed: {e}"))?;
+        let mut plan = ClassPlan::default();
+        let mut order = Vec::with_capacity(loaded.len());
+        for class in loaded {
+            if let Some(raw) = jni.with_local_frame(16, || gather(agent, jni, dump_env, ids, class, false)) {
+                order.push(raw.record.object_id);
+                plan.raw.insert(raw.record.object_id, raw);
+            }
+            jni.delete_local_ref(class);
+        }
+        plan.object_class_id = plan
+            .raw
+            .values()
+            .find(|r| r.record.signature == "Ljava/lang/Object;")
+            .map(|r| r.record.object_id)
+            .unwrap_or(0);
+        for id in order {
+            plan.add_layout(id);
+        }
+        plan.class_class =
+            plan.classes.iter().position(|c| c.record.signature == "Ljava/lang/Class;").map(|i| i as u32);
+        Ok(plan)
+    }
+
+    /// Adds a class met only during the walk (loaded after the plan was made). Returns its index.
+    pub fn add_late(
+        &mut self,
+        agent: &Agent,
+        jni: Jni,
+        dump_env: Jvmti,
+        ids: &mut DumpIds,
+        class: sys::jclass,
+    ) -> Option<u32> {
+        let raw = jni.with_local_frame(16, || gather(agent, jni, dump_env, ids, class, true))?;
+        let id = raw.record.object_id;
+        let existing = self.by_id.get(&id).copied();
+        if let Some(i) = existing
+            && self.classes[i as usize].fields_known
+        {
+            return Some(i);
+        }
+        // Its superclass and interfaces may be late too.
+        let mut missing: Vec<sys::jclass> = Vec::new();
+        let sup = jni.superclass(class);
+        if !sup.is_null() {
+            missing.push(sup);
+        }
+        missing.extend(agent.jvmti.implemented_interfaces(class).unwrap_or_default());
+        for c in missing {
+            if let Some(r) = agent.classes.register(agent, c)
+                && !self.raw.contains_key(&r.object_id)
+            {
+                self.add_late(agent, jni, dump_env, ids, c);
+            }
+            jni.delete_local_ref(c);
+        }
+        self.raw.insert(id, raw);
+        match existing {
+            // Known, but not prepared when the plan was made: its fields can be read now.
+            Some(i) => {
+                self.classes[i as usize] = self.layout(id);
+                Some(i)
+            }
+            None => Some(self.add_layout(id)),
+        }
+    }
+
+    pub fn index_of(&self, class_id: u64) -> Option<u32> {
+        self.by_id.get(&class_id).copied()
+    }
+
+    pub fn get(&self, index: u32) -> &DumpClass {
+        &self.classes[index as usize]
+    }
+
+    pub fn len(&self) -> usize {
+        self.classes.len()
+    }
+
+    fn add_layout(&mut self, id: u64) -> u32 {
+        if let Some(&i) = self.by_id.get(&id) {
+            return i;
+        }
+        let class = self.layout(id);
+        let index = self.classes.len() as u32;
+        self.classes.push(class);
+        self.by_id.insert(id, index);
+        index
+    }
+
+    fn field_count(&self, id: u64) -> u32 {
+        self.raw.get(&id).and_then(|r| r.fields.as_ref()).map_or(0, |f| f.len() as u32)
+    }
+
+    /// Fields of `id` and all its superclasses (statics included): where `id`'s subclasses start counting.
+    fn chain_field_count(&self, mut id: u64) -> u32 {
+        let mut n = 0;
+        while let Some(r) = self.raw.get(&id) {
+            n += self.field_count(id);
+            id = r.super_id;
+        }
+        n
+    }
+
+    /// Every interface `id` implements: its own, their superinterfaces, and its superclasses'.
+    fn all_interfaces(&self, id: u64, out: &mut FxHashSet<u64>) {
+        let mut stack: Vec<u64> = Vec::new();
+        let mut class = id;
+        while let Some(r) = self.raw.get(&class) {
+            stack.extend(&r.interfaces);
+            class = if r.is_interface { 0 } else { r.super_id };
+        }
+        while let Some(i) = stack.pop() {
+            if out.insert(i)
+                && let Some(r) = self.raw.get(&i)
+            {
+                stack.extend(&r.interfaces);
+            }
+        }
+    }
+
+    fn layout(&self, id: u64) -> DumpClass {
+        let raw = &self.raw[&id];
+        let record = raw.record.clone();
+        let kind = match record.signature.strip_prefix('[') {
+            None => ClassKind::Instance,
+            Some(_) => match hprof_format::names::array_element_type(&record.signature) {
+                Some(BasicType::Object) | None => ClassKind::ObjectArray,
+                Some(t) => ClassKind::PrimitiveArray(t),
+            },
+        };
+        let super_id = if kind != ClassKind::Instance || raw.is_interface {
+            if id == self.object_class_id { 0 } else { self.object_class_id }
+        } else {
+            raw.super_id
+        };
+        let mut class = DumpClass {
+            record,
+            kind,
+            super_id,
+            loader_id: raw.loader_id,
+            fields: Vec::new(),
+            statics: Vec::new(),
+            values: Vec::new(),
+            instance_size: 0,
+            fields_known: raw.fields.is_some() || kind != ClassKind::Instance,
+            index_base: 0,
+            instance_slots: Vec::new(),
+            static_base: 0,
+            static_slots: Vec::new(),
+        };
+        if kind != ClassKind::Instance {
+            return class;
+        }
+        let mut interfaces = FxHashSet::default();
+        self.all_interfaces(id, &mut interfaces);
+        let interface_fields: u32 = interfaces.iter().map(|&i| self.field_count(i)).sum();
+
+        // Statics: the class's own fields start after its superclasses' (or, for an interface, after its
+        // superinterfaces').
+        class.static_base =
+            if raw.is_interface { interface_fields } else { interface_fields + self.chain_field_count(raw.super_id) };
+        for f in raw.fields.iter().flatten() {
+            if f.modifiers & ACC_STATIC != 0 {
+                class.static_slots.push(class.statics.len() as u32);
+                class.statics.push(FieldDecl { name: f.name.as_str().into(), ty: field_type(&f.signature) });
+            } else {
+                class.static_slots.push(NO_SLOT);
+            }
+        }
+        if raw.is_interface {
+            return class;
+        }
+
+        // Instance values: own fields first, then each superclass's; indexes count from Object down.
+        class.index_base = interface_fields;
+        class.instance_slots = vec![NO_SLOT; self.chain_field_count(id) as usize];
+        let mut offset = 0u32;
+        let mut s = id;
+        while let Some(r) = self.raw.get(&s) {
+            let first_index = self.chain_field_count(r.super_id);
+            for (k, f) in r.fields.iter().flatten().enumerate() {
+                if f.modifiers & ACC_STATIC != 0 {
+                    continue;
+                }
+                let ty = field_type(&f.signature);
+                let decl = FieldDecl { name: f.name.as_str().into(), ty };
+                class.instance_slots[(first_index as usize) + k] = class.values.len() as u32;
+                class.values.push(ValueSlot { offset, ty, name: decl.name.clone() });
+                if s == id {
+                    class.fields.push(decl);
+                }
+                offset += ty.size(super::ID_SIZE);
+            }
+            s = r.super_id;
+        }
+        class.instance_size = offset;
+        class
+    }
+}
+
+fn field_type(signature: &str) -> BasicType {
+    signature.bytes().next().and_then(BasicType::from_descriptor).unwrap_or(BasicType::Object)
+}
+
+/// Reads one class: registers it (LOAD CLASS), tags its class object and its loader in the dump's
+/// environment, and collects its fields, superclass and interfaces. Runs inside a JNI local frame.
+///
+/// JVMTI lists the fields of prepared classes only, yet objects of a class that is loaded but not linked
+/// exist (CDS maps them in with the class). With `link`, such a class is linked first, as reflection
+/// does (no initializer runs).
+fn gather(
+    agent: &Agent,
+    jni: Jni,
+    dump_env: Jvmti,
+    ids: &mut DumpIds,
+    class: sys::jclass,
+    link: bool,
+) -> Option<RawClass> {
+    let record = agent.classes.register(agent, class)?;
+    dump_env.set_tag(class, record.object_id as i64).ok()?;
+    let jvmti = agent.jvmti;
+    let fields = match jvmti.field_infos(class) {
+        Err(JvmtiError(sys::JVMTI_ERROR_CLASS_NOT_PREPARED)) if link => {
+            link_class(jni, class);
+            jvmti.field_infos(class).ok()
+        }
+        r => r.ok(),
+    };
+    let sup = jni.superclass(class);
+    let super_id = if sup.is_null() { 0 } else { agent.classes.register(agent, sup).map_or(0, |r| r.object_id) };
+    let interfaces = jvmti
+        .implemented_interfaces(class)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|i| agent.classes.register(agent, i).map(|r| r.object_id))
+        .collect();
+    let loader = jvmti.class_loader(class).unwrap_or(std::ptr::null_mut());
+    let loader_id = if loader.is_null() { 0 } else { tag_object(dump_env, ids, loader) };
+    let is_interface = jvmti.class_modifiers(class).map(|m| m & ACC_INTERFACE != 0).unwrap_or(false);
+    Some(RawClass { record, fields, super_id, interfaces, loader_id, is_interface })
+}
+
+/// Links a class through `Class.getDeclaredFields()`, which links before it reflects.
+fn link_class(jni: Jni, class: sys::jclass) {
+    let Ok(class_class) = jni.find_class(c"java/lang/Class") else { return };
+    if let Ok(method) = jni.method_id(class_class, c"getDeclaredFields", c"()[Ljava/lang/reflect/Field;")
+        && let Ok(fields) = jni.call_object(class, method, &[])
+    {
+        jni.delete_local_ref(fields);
+    }
+    jni.exception_clear();
+    jni.delete_local_ref(class_class);
+}
+
+/// The identifier of an object that is not an object array, tagging it if the dump has not yet.
+pub fn tag_object(dump_env: Jvmti, ids: &mut DumpIds, object: sys::jobject) -> u64 {
+    match dump_env.tag(object) {
+        Ok(t) if t != 0 => ids.id_of(t),
+        _ => {
+            let (tag, id) = ids.plain();
+            if dump_env.set_tag(object, tag).is_err() {
+                return 0;
+            }
+            id
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! heap=dump: complete heap dumps, binary (HEAP DUMP SEGMENT … HEAP DUMP END, as VisualVM and Eclipse MAT
+//! read them) or text (HEAP DUMP BEGIN … END), at exit (doe=y), on Ctrl-\ (SIGQUIT → DataDumpRequest) and
+//! on the front end's DUMP HEAP command. Each dump is complete and separate.
+//!
+//! - [`dump`]: one dump from start to end, and why in that order;
+//! - [`layout`], [`threads`]: what the walk needs to know beforehand, gathered with JVMTI and JNI;
+//! - [`walk`], [`callbacks`], [`array_sizes`]: the JVMTI FollowReferences pass and its callbacks;
+//! - [`ids`]: the objects' identifiers and how tags carry them;
+//! - [`sink`], [`binary`], [`text`], [`spool`]: the records, in either format, spooled;
+//! - [`late`]: objects whose classes the walk met before the plan knew them.
+
+mod array_sizes;
+mod binary;
+mod callbacks;
+mod dump;
+mod ids;
+mod late;
+mod layout;
+mod sink;
+mod spool;
+mod text;
+mod threads;
+mod walk;
+
+use crate::agent::Agent;
+use crate::hub::{Capability, ControlCommand, DumpReason};
+use crate::log;
+use dump::Release;
+use jvmti::{Event, Jni, sys};
+use std::sync::Mutex;
+use std::sync::atomic::AtomicBool;
+
+/// Identifier size of the agent's binary files (see `output::binary`): references take 8 bytes.
+const ID_SIZE: u32 = 8;
+
+#[derive(Default)]
+pub struct HeapDump {
+    /// A SIGQUIT and a socket command may ask at once: dumps never interleave.
+    one_at_a_time: Mutex<()>,
+    /// The empty STACK TRACE 300000 that objects name is written once per file.
+    empty_trace_written: AtomicBool,
+}
+
+impl HeapDump {
+    pub fn new() -> HeapDump {
+        HeapDump::default()
+    }
+
+    fn dump(&self, agent: &Agent, jni: Option<Jni>, release: Release) {
+        let _one = self.one_at_a_time.lock().unwrap_or_else(|e| e.into_inner());
+        if !agent.is_live() {
+            return;
+        }
+        with_jni(agent, jni, |jni| match dump::write(agent, jni, &self.empty_trace_written, release) {
+            Ok(report) => {
+                if report.stats.mismatches > 0 || report.late_unplaced > 0 {
+                    log::warning(&format!(
+                        "heap dump: {} field values could not be placed in their objects' layouts",
+                        report.stats.mismatches + report.late_unplaced
+                    ));
+                }
+                if std::env::var_os("HPROF_HEAP_DUMP_STATS").is_some() {
+                    log::warning(&format!(
+                        "heap dump: {} objects, {} roots, {} classes, {} bytes in {} ms ({} ms before the walk, {} ms walking)",
+                        report.stats.objects,
+                        report.stats.roots,
+                        report.classes,
+                        report.bytes,
+                        report.total_ms,
+                        report.prep_ms,
+                        report.walk_ms
+                    ));
+                }
+            }
+            Err(msg) => log::error(&format!("heap dump failed: {msg}")),
+        });
+    }
+}
+
+/// Runs `f` with a JNI environment, attaching the calling native thread for the time of the dump if it
+/// has none (a socket command handled on a native thread).
+fn with_jni(agent: &Agent, jni: Option<Jni>, f: impl FnOnce(Jni)) {
+    if let Some(jni) = jni.or_else(|| agent.vm.jni()) {
+        return f(jni);
+    }
+    match agent.vm.attach_daemon(c"HPROF heap dump") {
+        Ok(jni) => {
+            f(jni);
+            agent.vm.detach();
+        }
+        Err(e) => log::error(&format!("heap dump failed: cannot attach to the JVM: {e}")),
+    }
+}
+
+impl Capability for HeapDump {
+    fn name(&self) -> &'static str {
+        "heap=dump"
+    }
+
+    fn events(&self) -> Vec<Event> {
+        Vec::new()
+    }
+
+    /// Held monitors are ROOT MONITOR USED: the main environment asks at load time, the only time the
+    /// JVM grants this capability.
+    fn add_jvmti_capabilities(&self, caps: &mut sys::jvmtiCapabilities) {
+        caps.set_can_get_owned_monitor_info(1);
+    }
+
+    fn dump_section(&self) -> Option<(u32, &'static str)> {
+        Some((20, "Java heap"))
+    }
+
+    fn write_dump(&self, agent: &Agent, jni: Option<Jni>, reason: DumpReason) {
+        // At exit the process is about to give all its memory back.
+        let release = if reason == DumpReason::Exit { Release::Never } else { Release::Background };
+        self.dump(agent, jni, release);
+    }
+
+    fn handle_command(&self, agent: &Agent, jni: Option<Jni>, command: &ControlCommand) -> bool {
+        if *command != ControlCommand::DumpHeap {
+            return false;
+        }
+        log::verbose(agent.options.verbose, "Dumping Java heap ...");
+        self.dump(agent, jni, Release::Background);
+        agent.output.flush();
+        log::verbose(agent.options.verbose, " done.\n");
+        true
+    }
+}

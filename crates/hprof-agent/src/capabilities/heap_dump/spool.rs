@@ -1,0 +1,96 @@
+//! The spool file a dump is written to before it is copied into the profile (HPROF's `<file>.TMP`).
+//!
+//! Spooling lets the dump take its time without holding the profile's writer, and lets every STRING and
+//! LOAD CLASS record the dump needs (classes met late included) go before its first HEAP DUMP SEGMENT:
+//! readers such as VisualVM expect the segments of a dump to follow each other with nothing in between.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::PathBuf;
+
+pub struct Spool {
+    out: BufWriter<File>,
+    written: u64,
+}
+
+impl Spool {
+    /// Creates the spool next to `near` (the profile's file), or in the temporary directory, and unlinks
+    /// it at once: it disappears with the process whatever happens.
+    pub fn open(near: Option<&str>) -> io::Result<Spool> {
+        let pid = std::process::id();
+        let mut candidates: Vec<PathBuf> = Vec::new();
+        if let Some(path) = near {
+            candidates.push(PathBuf::from(format!("{path}.{pid}.TMP")));
+        }
+        candidates.push(std::env::temp_dir().join(format!("hprof-heap-dump.{pid}.TMP")));
+        let mut last = None;
+        for path in candidates {
+            match OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path) {
+                Ok(file) => {
+                    let _ = std::fs::remove_file(&path);
+                    return Ok(Spool { out: BufWriter::with_capacity(1 << 20, file), written: 0 });
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| io::Error::other("no place for the heap dump spool file")))
+    }
+
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// Copies everything spooled to `out`.
+    pub fn copy_to(self, out: &mut dyn Write) -> io::Result<()> {
+        let mut file = self.out.into_inner().map_err(|e| e.into_error())?;
+        file.seek(SeekFrom::Start(0))?;
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let n = file.read(&mut buf)?;
+            if n == 0 {
+                return Ok(());
+            }
+            out.write_all(&buf[..n])?;
+        }
+    }
+}
+
+impl Write for Spool {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.out.write(buf)?;
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.out.write_all(buf)?;
+        self.written += buf.len() as u64;
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spooled_bytes_copy_back_and_the_file_is_gone() {
+        let dir = std::env::temp_dir().join(format!("spool-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let near = dir.join("out.hprof");
+        let mut spool = Spool::open(Some(near.to_str().unwrap())).unwrap();
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "the spool is unlinked at once");
+        spool.write_all(b"hello ").unwrap();
+        spool.write_all(&vec![7u8; 3 << 20]).unwrap();
+        assert_eq!(spool.written(), 6 + (3 << 20));
+        let mut out = Vec::new();
+        spool.copy_to(&mut out).unwrap();
+        assert_eq!(&out[..6], b"hello ");
+        assert_eq!(out.len(), 6 + (3 << 20));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

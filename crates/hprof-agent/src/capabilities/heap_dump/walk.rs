@@ -1,0 +1,551 @@
+//! The heap walk: one JVMTI FollowReferences pass that tags objects as it meets them and streams their
+//! records to the sink, holding no more than one object's values at a time.
+//!
+//! FollowReferences reports the roots first, then visits each reachable object once, reporting all of
+//! that object's references (with field or array indexes), primitive field values and array contents one
+//! after the other before moving to the next object. So the walk keeps only the object being visited:
+//! when a callback names another referrer, the previous object is complete and its record is written.
+//! An object is tagged (given its identifier) the first time it is reported as a referee; only then does
+//! the callback ask the VM to visit it, so each object enters the VM's visit stack once.
+//!
+//! Heap callbacks ([`super::callbacks`]) run inside a VM operation on the VM thread: no JNI, no JVMTI, no
+//! lock a Java thread could hold. Everything they need was gathered before ([`ClassPlan`], [`ThreadRoots`]).
+
+use super::array_sizes::ArraySizes;
+use super::callbacks::{
+    ABORT, VISIT, basic_type, on_array_values, on_primitive_field, on_reference, primitive_array_name, primitive_bits,
+};
+use super::ids::{DumpIds, array_length};
+use super::late::{LateObjects, LateValueKind};
+use super::layout::{ClassKind, ClassPlan};
+use super::sink::{ClassValues, HeapSink, Root};
+use super::threads::{SeenFrame, ThreadRoots};
+use hprof_format::tags::BasicType;
+use jvmti::{HeapCallbacks, Jvmti, sys};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::ffi::c_void;
+use std::io;
+
+/// The object whose references are being reported.
+#[derive(Debug)]
+enum Current {
+    None,
+    Instance {
+        id: u64,
+        class: u32,
+    },
+    ObjectArray,
+    /// An object array whose length its tag does not carry (never expected): elements are kept.
+    UnsizedArray {
+        id: u64,
+        class: u32,
+        elements: Vec<(u32, u64)>,
+    },
+    Class {
+        class: u32,
+    },
+    /// Of a class the plan does not know: values go to [`LateObjects`].
+    Late,
+    /// Written already (primitive arrays) or not to be written.
+    Done,
+}
+
+/// Counts for messages and tests.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct WalkStats {
+    pub objects: u64,
+    pub roots: u64,
+    /// Values the layout could not place (index out of range or type differs): expected to stay 0.
+    pub mismatches: u64,
+}
+
+pub struct Walk<'a> {
+    plan: &'a ClassPlan,
+    threads: &'a ThreadRoots,
+    ids: &'a mut DumpIds,
+    sink: &'a mut dyn HeapSink,
+    late: &'a mut LateObjects,
+    /// Identifiers from here on were handed out by the walk (before it: class loaders and monitors).
+    walk_ids_from: u64,
+    current_tag: i64,
+    current: Current,
+    values: Vec<u8>,
+    class_values: ClassValues,
+    /// Objects tagged before the walk that the VM has been asked to visit.
+    visit_requested: FxHashSet<u64>,
+    last_requested: u64,
+    monitors: FxHashSet<u64>,
+    /// Lengths of object arrays whose tags cannot carry them.
+    side_lengths: &'a mut FxHashMap<u64, u32>,
+    /// Per class: its instances' size in the VM, learned from the walk.
+    instance_sizes: Vec<u32>,
+    array_sizes: ArraySizes,
+    /// Per class: CLASS DUMP written.
+    pub emitted: Vec<bool>,
+    /// Frames holding roots, for the threads' traces.
+    pub seen_frames: Vec<SeenFrame>,
+    /// Thread objects reported as roots, and their serials: their records wait for the traces.
+    pub thread_objects: Vec<(u64, u32)>,
+    next_jni_global: u64,
+    last_class: (i64, Option<u32>),
+    pub error: Option<io::Error>,
+    pub panicked: bool,
+    pub stats: WalkStats,
+}
+
+impl<'a> Walk<'a> {
+    pub fn new(
+        plan: &'a ClassPlan,
+        threads: &'a ThreadRoots,
+        ids: &'a mut DumpIds,
+        side_lengths: &'a mut FxHashMap<u64, u32>,
+        sink: &'a mut dyn HeapSink,
+        late: &'a mut LateObjects,
+    ) -> Walk<'a> {
+        let walk_ids_from = ids.next_id();
+        Walk {
+            plan,
+            threads,
+            ids,
+            sink,
+            late,
+            walk_ids_from,
+            current_tag: 0,
+            current: Current::None,
+            values: Vec::new(),
+            class_values: ClassValues::default(),
+            visit_requested: FxHashSet::default(),
+            last_requested: 0,
+            monitors: FxHashSet::default(),
+            side_lengths,
+            instance_sizes: vec![0; plan.len()],
+            array_sizes: ArraySizes::default(),
+            emitted: vec![false; plan.len()],
+            seen_frames: Vec::new(),
+            thread_objects: Vec::new(),
+            next_jni_global: 1,
+            last_class: (0, None),
+            error: None,
+            panicked: false,
+            stats: WalkStats::default(),
+        }
+    }
+
+    /// Writes the monitor roots found before the walk, then walks the heap from the roots.
+    pub fn run(&mut self, dump_env: Jvmti) -> Result<(), String> {
+        for &id in &self.threads.monitors {
+            self.monitors.insert(id);
+            self.emit_root(&Root::MonitorUsed { id });
+        }
+        let mut callbacks: HeapCallbacks = unsafe { std::mem::zeroed() };
+        callbacks.heap_reference_callback = Some(on_reference);
+        callbacks.primitive_field_callback = Some(on_primitive_field);
+        callbacks.array_primitive_value_callback = Some(on_array_values);
+        let user_data = self as *mut Walk as *const c_void;
+        let result =
+            unsafe { dump_env.follow_references(0, std::ptr::null_mut(), std::ptr::null_mut(), &callbacks, user_data) };
+        self.finish_current();
+        if self.error.is_some() {
+            // The caller takes the I/O error from `error`.
+            return Err("cannot write the heap dump".into());
+        }
+        if self.panicked {
+            return Err("the heap walk stopped after an internal error".into());
+        }
+        result.map_err(|e| format!("FollowReferences failed: {e}"))
+    }
+
+    fn mismatch(&mut self, class: u32, what: &str, index: i32) {
+        self.stats.mismatches += 1;
+        if self.stats.mismatches <= 20 && std::env::var_os("HPROF_HEAP_DUMP_STATS").is_some() {
+            eprintln!("mismatch: {} {what} index {index}", self.plan.get(class).name());
+        }
+    }
+
+    fn class_index(&mut self, class_tag: i64) -> Option<u32> {
+        if class_tag == 0 {
+            return None;
+        }
+        if self.last_class.0 != class_tag {
+            self.last_class = (class_tag, self.plan.index_of(class_tag as u64));
+        }
+        self.last_class.1
+    }
+
+    /// The referee's identifier, tagging it if this is the first report of it, and whether the VM should
+    /// visit it (only on its first report).
+    fn referee(&mut self, class_tag: i64, size: i64, tag_ptr: *mut i64, length: i32) -> (u64, bool) {
+        let tag = unsafe { *tag_ptr };
+        if tag != 0 {
+            let id = self.ids.id_of(tag);
+            // Objects tagged before the walk (class objects above all: every object refers to its class)
+            // are visited once too.
+            if id == self.last_requested || (self.ids.is_reserved(id) && id >= self.walk_ids_from) {
+                return (id, false);
+            }
+            self.last_requested = id;
+            return (id, self.visit_requested.insert(id));
+        }
+        let class = self.class_index(class_tag);
+        let kind = class.map(|c| self.plan.get(c).kind);
+        let is_object_array = length >= 0 && !is_primitive_array(kind);
+        let (new_tag, id) = if is_object_array {
+            match self.ids.object_array(length as u32) {
+                Some(t) => t,
+                None => {
+                    let t = self.ids.plain();
+                    self.side_lengths.insert(t.1, length as u32);
+                    t
+                }
+            }
+        } else {
+            self.ids.plain()
+        };
+        unsafe { *tag_ptr = new_tag };
+        match (class, kind) {
+            (Some(c), Some(ClassKind::Instance)) => {
+                if Some(c) == self.plan.class_class {
+                    // A class object the plan does not know: a primitive type's, or a class loaded since.
+                    self.late.mirrors.push(id);
+                } else {
+                    self.instance_sizes[c as usize] = size as u32;
+                }
+            }
+            (_, Some(ClassKind::ObjectArray)) => self.array_sizes.observe(size as u64, length as u64),
+            _ => {}
+        }
+        (id, true)
+    }
+
+    fn emit_root(&mut self, root: &Root<'_>) {
+        self.stats.roots += 1;
+        if let Err(e) = self.sink.root(root) {
+            self.error.get_or_insert(e);
+        }
+    }
+
+    fn thread_of(&self, thread_tag: i64) -> u32 {
+        self.threads.get(self.ids.id_of(thread_tag)).map_or(0, |t| t.serial)
+    }
+
+    fn root(&mut self, kind: u32, info: *const sys::jvmtiHeapReferenceInfo, id: u64) {
+        match kind {
+            sys::JVMTI_HEAP_REFERENCE_JNI_GLOBAL => {
+                let ref_serial = self.next_jni_global;
+                self.next_jni_global += 1;
+                self.emit_root(&Root::JniGlobal { id, ref_serial });
+            }
+            sys::JVMTI_HEAP_REFERENCE_SYSTEM_CLASS => {
+                let plan = self.plan;
+                let name = plan.index_of(id).map_or("<unknown class>", |c| plan.get(c).name());
+                self.emit_root(&Root::StickyClass { id, name });
+            }
+            sys::JVMTI_HEAP_REFERENCE_MONITOR => {
+                if self.monitors.insert(id) {
+                    self.emit_root(&Root::MonitorUsed { id });
+                }
+            }
+            sys::JVMTI_HEAP_REFERENCE_STACK_LOCAL if !info.is_null() => {
+                let local = unsafe { (*info).stack_local };
+                let thread = self.thread_of(local.thread_tag);
+                self.seen_frames.push(SeenFrame {
+                    thread,
+                    depth: local.depth,
+                    method: local.method as usize,
+                    location: local.location,
+                });
+                self.emit_root(&Root::JavaFrame { id, thread, frame: local.depth });
+            }
+            sys::JVMTI_HEAP_REFERENCE_JNI_LOCAL if !info.is_null() => {
+                let local = unsafe { (*info).jni_local };
+                let thread = self.thread_of(local.thread_tag);
+                // A JNI local of a thread with no Java frame lives on its native stack.
+                if local.method.is_null() {
+                    self.emit_root(&Root::NativeStack { id, thread });
+                } else {
+                    let method = local.method as usize;
+                    self.seen_frames.push(SeenFrame { thread, depth: local.depth, method, location: -1 });
+                    self.emit_root(&Root::JniLocal { id, thread, frame: local.depth });
+                }
+            }
+            sys::JVMTI_HEAP_REFERENCE_THREAD => {
+                // ROOT THREAD OBJECT names the thread's trace, settled after the walk.
+                let thread = self.threads.get(id).map_or(0, |t| t.serial);
+                self.thread_objects.push((id, thread));
+                self.emit_root(&Root::ThreadBlock { id, thread });
+            }
+            _ => self.emit_root(&Root::Unknown { id }),
+        }
+    }
+
+    /// Makes the object tagged `owner_tag` the current one, writing the previous one if it differs.
+    fn enter(&mut self, owner_tag: i64, owner_class_tag: i64) {
+        if owner_tag == self.current_tag && !matches!(self.current, Current::None) {
+            return;
+        }
+        self.finish_current();
+        self.current_tag = owner_tag;
+        if owner_tag == 0 {
+            self.current = Current::Done;
+            self.stats.mismatches += 1;
+            return;
+        }
+        let id = self.ids.id_of(owner_tag);
+        let class = self.class_index(owner_class_tag);
+        if class.is_some() && class == self.plan.class_class {
+            self.current = match self.plan.index_of(id) {
+                // A class the plan could not read (not prepared then) is read again after the walk.
+                Some(c) if self.plan.get(c).fields_known => {
+                    self.class_values.reset(self.plan.get(c));
+                    Current::Class { class: c }
+                }
+                _ => {
+                    self.late.begin(id, 0, true);
+                    Current::Late
+                }
+            };
+            return;
+        }
+        self.stats.objects += 1;
+        let plan = self.plan;
+        self.current = match class.map(|c| (c, plan.get(c))) {
+            Some((c, dc)) if dc.kind == ClassKind::Instance && dc.fields_known => {
+                self.values.clear();
+                self.values.resize(dc.instance_size as usize, 0);
+                Current::Instance { id, class: c }
+            }
+            Some((c, dc)) if dc.kind == ClassKind::ObjectArray => {
+                let length = array_length(owner_tag).or_else(|| self.side_lengths.get(&id).copied());
+                match length {
+                    Some(length) => {
+                        let size = self.array_sizes.estimate(length);
+                        if let Err(e) = self.sink.object_array_begin(id, dc, size, length) {
+                            self.error.get_or_insert(e);
+                        }
+                        Current::ObjectArray
+                    }
+                    None => Current::UnsizedArray { id, class: c, elements: Vec::new() },
+                }
+            }
+            Some((_, dc)) if matches!(dc.kind, ClassKind::PrimitiveArray(_)) => Current::Done,
+            _ => {
+                let class_id = if owner_class_tag == 0 { 0 } else { self.ids.id_of(owner_class_tag) };
+                self.late.begin(id, class_id, false);
+                Current::Late
+            }
+        };
+    }
+
+    /// Writes the current object's record.
+    pub fn finish_current(&mut self) {
+        let result = match std::mem::replace(&mut self.current, Current::None) {
+            Current::Instance { id, class } => {
+                let size = self.instance_sizes[class as usize] as u64;
+                self.sink.instance(id, self.plan.get(class), size, &self.values)
+            }
+            Current::ObjectArray => self.sink.object_array_end(),
+            Current::UnsizedArray { id, class, elements } => {
+                self.stats.mismatches += 1;
+                let length = elements.last().map_or(0, |e| e.0 + 1);
+                let dc = self.plan.get(class);
+                (|| {
+                    self.sink.object_array_begin(id, dc, self.array_sizes.estimate(length), length)?;
+                    for (i, e) in elements {
+                        self.sink.object_array_element(i, e)?;
+                    }
+                    self.sink.object_array_end()
+                })()
+            }
+            Current::Class { class } => {
+                self.emitted[class as usize] = true;
+                self.sink.class_dump(class, self.plan.get(class), &self.class_values)
+            }
+            Current::Late => {
+                self.late.end();
+                Ok(())
+            }
+            Current::None | Current::Done => Ok(()),
+        };
+        if let Err(e) = result {
+            self.error.get_or_insert(e);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn reference(
+        &mut self,
+        kind: u32,
+        info: *const sys::jvmtiHeapReferenceInfo,
+        class_tag: i64,
+        referrer_class_tag: i64,
+        size: i64,
+        tag_ptr: *mut i64,
+        referrer_tag_ptr: *mut i64,
+        length: i32,
+    ) -> i32 {
+        if self.error.is_some() {
+            return ABORT;
+        }
+        let (id, first) = self.referee(class_tag, size, tag_ptr, length);
+        let visit = if first { VISIT } else { 0 };
+        if kind >= sys::JVMTI_HEAP_REFERENCE_JNI_GLOBAL {
+            self.root(kind, info, id);
+            return if self.error.is_some() { ABORT } else { visit };
+        }
+        let owner_tag = if referrer_tag_ptr.is_null() { 0 } else { unsafe { *referrer_tag_ptr } };
+        self.enter(owner_tag, referrer_class_tag);
+        let index = info_index(info);
+        match (&mut self.current, kind) {
+            (Current::Instance { class, .. }, sys::JVMTI_HEAP_REFERENCE_FIELD) => {
+                match self.plan.get(*class).instance_slot(index) {
+                    Some(slot) if slot.ty == BasicType::Object => {
+                        super::binary::store_value(&mut self.values, slot, id)
+                    }
+                    _ => {
+                        let c = *class;
+                        self.mismatch(c, "ref field", index);
+                    }
+                }
+            }
+            (Current::ObjectArray, sys::JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT) => {
+                if let Err(e) = self.sink.object_array_element(index as u32, id) {
+                    self.error.get_or_insert(e);
+                }
+            }
+            (Current::UnsizedArray { elements, .. }, sys::JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT) => {
+                elements.push((index as u32, id));
+            }
+            (Current::Class { class }, _) => {
+                let class = *class;
+                self.class_reference(class, kind, index, id);
+            }
+            (Current::Late, _) => self.late_reference(kind, index, id),
+            _ => {}
+        }
+        if self.error.is_some() { ABORT } else { visit }
+    }
+
+    fn class_reference(&mut self, class: u32, kind: u32, index: i32, id: u64) {
+        let v = &mut self.class_values;
+        match kind {
+            sys::JVMTI_HEAP_REFERENCE_STATIC_FIELD => {
+                let dc = self.plan.get(class);
+                match dc.static_slot(index) {
+                    Some(i) if dc.statics[i].ty == BasicType::Object => v.statics[i] = id,
+                    _ => self.mismatch(class, "ref static", index),
+                }
+            }
+            sys::JVMTI_HEAP_REFERENCE_CONSTANT_POOL => v.constants.push((index.clamp(0, u16::MAX as i32) as u16, id)),
+            sys::JVMTI_HEAP_REFERENCE_CLASS_LOADER => v.loader = id,
+            sys::JVMTI_HEAP_REFERENCE_SIGNERS => v.signers = id,
+            sys::JVMTI_HEAP_REFERENCE_PROTECTION_DOMAIN => v.domain = id,
+            _ => {}
+        }
+    }
+
+    fn late_reference(&mut self, kind: u32, index: i32, id: u64) {
+        let value_kind = match kind {
+            sys::JVMTI_HEAP_REFERENCE_CLASS => {
+                self.late.set_class(id);
+                return;
+            }
+            sys::JVMTI_HEAP_REFERENCE_FIELD => LateValueKind::Field,
+            sys::JVMTI_HEAP_REFERENCE_STATIC_FIELD => LateValueKind::Static,
+            sys::JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT => LateValueKind::Element,
+            sys::JVMTI_HEAP_REFERENCE_CONSTANT_POOL => LateValueKind::Constant,
+            sys::JVMTI_HEAP_REFERENCE_CLASS_LOADER => LateValueKind::Loader,
+            sys::JVMTI_HEAP_REFERENCE_SIGNERS => LateValueKind::Signers,
+            sys::JVMTI_HEAP_REFERENCE_PROTECTION_DOMAIN => LateValueKind::Domain,
+            _ => return,
+        };
+        self.late.value(value_kind, index, BasicType::Object, id);
+    }
+
+    pub(super) fn primitive_field(
+        &mut self,
+        kind: u32,
+        info: *const sys::jvmtiHeapReferenceInfo,
+        class_tag: i64,
+        tag_ptr: *mut i64,
+        value: sys::jvalue,
+        value_type: u32,
+    ) -> i32 {
+        if self.error.is_some() {
+            return ABORT;
+        }
+        let Some((ty, bits)) = primitive_bits(value, value_type) else { return 0 };
+        self.enter(unsafe { *tag_ptr }, class_tag);
+        let index = info_index(info);
+        match (&self.current, kind) {
+            (Current::Instance { class, .. }, sys::JVMTI_HEAP_REFERENCE_FIELD) => {
+                match self.plan.get(*class).instance_slot(index) {
+                    Some(slot) if slot.ty == ty => super::binary::store_value(&mut self.values, slot, bits),
+                    _ => {
+                        let c = *class;
+                        self.mismatch(c, "prim field", index);
+                    }
+                }
+            }
+            (Current::Class { class }, sys::JVMTI_HEAP_REFERENCE_STATIC_FIELD) => {
+                let dc = self.plan.get(*class);
+                match dc.static_slot(index) {
+                    Some(i) if dc.statics[i].ty == ty => self.class_values.statics[i] = bits,
+                    _ => {
+                        let c = *class;
+                        self.mismatch(c, "prim static", index);
+                    }
+                }
+            }
+            (Current::Late, sys::JVMTI_HEAP_REFERENCE_FIELD) => self.late.value(LateValueKind::Field, index, ty, bits),
+            (Current::Late, sys::JVMTI_HEAP_REFERENCE_STATIC_FIELD) => {
+                self.late.value(LateValueKind::Static, index, ty, bits)
+            }
+            _ => {}
+        }
+        0
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn array_values(
+        &mut self,
+        class_tag: i64,
+        size: i64,
+        tag_ptr: *mut i64,
+        count: i32,
+        element_type: u32,
+        elements: *const c_void,
+    ) -> i32 {
+        if self.error.is_some() {
+            return ABORT;
+        }
+        let tag = unsafe { *tag_ptr };
+        self.enter(tag, class_tag);
+        let Some(ty) = basic_type(element_type) else { return 0 };
+        let id = self.ids.id_of(tag);
+        let count = count.max(0) as u32;
+        let bytes = count as usize * ty.size(super::ID_SIZE) as usize;
+        let data: &[u8] = if elements.is_null() || bytes == 0 {
+            &[]
+        } else {
+            unsafe { std::slice::from_raw_parts(elements as *const u8, bytes) }
+        };
+        let plan = self.plan;
+        let name = self.class_index(class_tag).map_or_else(|| primitive_array_name(ty), |c| plan.get(c).name());
+        if let Err(e) = self.sink.primitive_array(id, name, size as u64, ty, count, data) {
+            self.error.get_or_insert(e);
+            return ABORT;
+        }
+        self.current = Current::Done;
+        0
+    }
+}
+
+/// The field, array or constant pool index a reference info carries (they share one place in the union);
+/// -1 for kinds that come without info (the JVM passes null).
+fn info_index(info: *const sys::jvmtiHeapReferenceInfo) -> i32 {
+    if info.is_null() { -1 } else { unsafe { (*info).field.index } }
+}
+
+fn is_primitive_array(kind: Option<ClassKind>) -> bool {
+    matches!(kind, Some(ClassKind::PrimitiveArray(_)))
+}
