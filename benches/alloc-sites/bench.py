@@ -1,0 +1,88 @@
+"""heap=sites benchmark: exact counts on AllocSites, and overhead on javac and an allocation-heavy program
+(no agent vs exact mode vs sampled mode vs JFR's allocation sampling)."""
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
+from common import AGENT, build, compile_java, fresh_dir, interleaved_medians, java, javac_workload, log, timed  # noqa: E402
+
+RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+EXPECTED = {  # class: (allocated objects, live objects) as AllocSites makes them
+    "AllocSites$Widget": (100_000, 25_000),
+    "AllocSites$Gadget": (70_000, 0),
+    "long[]": (1_000, 0),
+    "AllocSites$Reflected": (500, 500),
+}
+
+
+def site_totals(report):
+    """class → [live objs, alloc objs] summed over the SITES rows."""
+    totals = {}
+    body = report[report.index("SITES BEGIN"):report.index("SITES END")]
+    for line in body.splitlines()[3:]:
+        f = line.split()
+        if len(f) >= 9:
+            t = totals.setdefault(f[8], [0, 0])
+            t[0] += int(f[4])
+            t[1] += int(f[6])
+    return totals
+
+
+def exactness(classes):
+    out = fresh_dir("sites-exact")
+    timed([java(), f"-agentpath:{AGENT}=heap=sites,cutoff=0,file={out}/sites.txt", "-cp", str(classes),
+           "AllocSites"])
+    totals = site_totals((out / "sites.txt").read_text())
+    rows = []
+    for cls, (alloc, live) in EXPECTED.items():
+        got_live, got_alloc = totals.get(cls, [0, 0])
+        # long[] rows also hold the JDK's own long arrays: count only the 1,000 of length 333 by bytes.
+        rows.append((cls, alloc, got_alloc, live, got_live))
+    return rows
+
+
+def overhead(classes):
+    javac_args, files = javac_workload()
+    jfr_dir = fresh_dir("sites-jfr")
+    agent_dir = fresh_dir("sites-agent")
+    out = fresh_dir("sites-javac-out")
+    javac = str(Path(java()).with_name("javac"))
+
+    def run_javac(extra):
+        return lambda: timed([javac] + [f"-J{e}" for e in extra] + javac_args + [str(out)] + files)[0]
+
+    def run_alloc(extra):
+        return lambda: timed([java()] + extra + ["-cp", str(classes), "AllocSites", "60"])[0]
+
+    configs = {
+        "none": [],
+        "exact depth=4": [f"-agentpath:{AGENT}=heap=sites,depth=4,file={agent_dir}/exact.txt"],
+        "sampled 512k": [f"-agentpath:{AGENT}=heap=sites,depth=4,alloc_interval=512k,file={agent_dir}/sampled.txt"],
+        "JFR profile": [f"-XX:StartFlightRecording=settings=profile,filename={jfr_dir}/rec.jfr"],
+    }
+    results = {}
+    for workload, runner in (("javac java/util", run_javac), ("AllocSites 60", run_alloc)):
+        log(f"overhead: {workload}")
+        results[workload] = interleaved_medians({name: runner(extra) for name, extra in configs.items()}, RUNS)
+    return results, list(configs)
+
+
+def main():
+    build()
+    classes = compile_java("java/programs/AllocSites.java")
+    print("## heap=sites exactness (AllocSites: the program's own counts vs SITES, cutoff=0, JDK 17)")
+    print(f"{'class':<22} {'alloc own':>10} {'SITES':>8} {'live own':>9} {'SITES':>8}")
+    for cls, alloc, got_alloc, live, got_live in exactness(classes):
+        print(f"{cls:<22} {alloc:>10} {got_alloc:>8} {live:>9} {got_live:>8}")
+    print()
+    results, names = overhead(classes)
+    print(f"## heap=sites overhead (median wall time of {RUNS} interleaved runs, JDK 17)")
+    print(f"{'workload':<16} " + " ".join(f"{n:>14} {'ratio':>6}" for n in names))
+    for workload, r in results.items():
+        base = r["none"][0]
+        print(f"{workload:<16} " + " ".join(f"{r[n][0]:>13.2f}s {r[n][0] / base:>6.2f}" for n in names))
+
+
+if __name__ == "__main__":
+    main()
