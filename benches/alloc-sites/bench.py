@@ -23,6 +23,9 @@ def site_totals(report):
     for line in body.splitlines()[3:]:
         f = line.split()
         if len(f) >= 9:
+            # long[] rows also hold the JDK's own long arrays: count only those of length 333 (2,680 bytes).
+            if f[8] == "long[]" and int(f[5]) != 2680 * int(f[6]):
+                continue
             t = totals.setdefault(f[8], [0, 0])
             t[0] += int(f[4])
             t[1] += int(f[6])
@@ -37,7 +40,6 @@ def exactness(classes):
     rows = []
     for cls, (alloc, live) in EXPECTED.items():
         got_live, got_alloc = totals.get(cls, [0, 0])
-        # long[] rows also hold the JDK's own long arrays: count only the 1,000 of length 333 by bytes.
         rows.append((cls, alloc, got_alloc, live, got_live))
     return rows
 
@@ -68,13 +70,31 @@ def overhead(classes):
     return results, list(configs)
 
 
+def memory_per_object(classes, n=2_000_000):
+    """Peak RSS with and without the agent on a program that keeps `n` objects, per tracked object."""
+    out = fresh_dir("sites-memory")
+
+    def peak_kb(extra):
+        _, proc = timed(["/usr/bin/time", "-f", "%M", java(), "-Xmx2g", "-Xms2g"] + extra
+                        + ["-cp", str(classes), "KeepMany", str(n)])
+        return int(proc.stderr.strip().splitlines()[-1])
+
+    base = peak_kb([])
+    exact = peak_kb([f"-agentpath:{AGENT}=heap=sites,file={out}/m.txt"])
+    return base, exact, (exact - base) * 1024 / n
+
+
 def main():
     build()
-    classes = compile_java("java/programs/AllocSites.java")
+    classes = compile_java("java/programs/AllocSites.java", "java/bench/KeepMany.java")
     print("## heap=sites exactness (AllocSites: the program's own counts vs SITES, cutoff=0, JDK 17)")
     print(f"{'class':<22} {'alloc own':>10} {'SITES':>8} {'live own':>9} {'SITES':>8}")
     for cls, alloc, got_alloc, live, got_live in exactness(classes):
         print(f"{cls:<22} {alloc:>10} {got_alloc:>8} {live:>9} {got_live:>8}")
+    print()
+    base, exact, per_object = memory_per_object(classes)
+    print("## heap=sites memory (KeepMany: 2,000,000 live objects, -Xms2g, peak RSS)")
+    print(f"no agent {base / 1024:.0f} MiB, exact mode {exact / 1024:.0f} MiB: {per_object:.0f} bytes per tracked object")
     print()
     results, names = overhead(classes)
     print(f"## heap=sites overhead (median wall time of {RUNS} interleaved runs, JDK 17)")

@@ -186,3 +186,29 @@ fn sampled_mode_estimates_within_a_few_percent_and_says_so() {
         assert!(error < 0.15, "{class}: estimated {estimate} of {truth} allocations ({:.1}% off)", error * 100.0);
     }
 }
+
+#[test]
+fn thread_churn_with_every_capability_neither_crashes_nor_loses_counts() {
+    for jdk in all_jdks() {
+        let what = format!("JDK {}", jdk.version);
+        let dir = scratch("sites-churn");
+        let run = Java::new(&jdk, dir.path())
+            .agentpath("heap=sites,cpu=samples,interval=1,monitor=y,cutoff=0")
+            .class("ThreadChurn")
+            .run();
+        run.assert_success().assert_no_crash_log();
+        assert!(run.stdout.contains("threads=2000"), "{what}: {}", run.stdout);
+        let text = run.read("java.hprof.txt");
+        let (_, rows) = last_sites(&text);
+        assert_eq!(per_class(&rows)["ThreadChurn$Chunk"].1, 200_000, "{what}: every thread's Chunks counted");
+        assert_threads_recorded(&text);
+        assert!(text.contains("CPU SAMPLES BEGIN"), "{what}: CPU SAMPLES written");
+    }
+}
+
+/// Every churn thread has its THREAD START and THREAD END; only main and the JVM's daemons are left open.
+fn assert_threads_recorded(text: &str) {
+    let started = text.matches("THREAD START").count();
+    let ended = text.matches("THREAD END").count();
+    assert!(started >= 2000 && ended >= 2000 && started - ended < 50, "{started} started, {ended} ended");
+}

@@ -18,6 +18,7 @@ mod thread_cache;
 mod weight;
 
 use crate::agent::Agent;
+use crate::capabilities::cpu_samples::agent_work::{self, AgentWork};
 use crate::hub::{Capability, ControlCommand, DumpReason};
 use crate::options::Options;
 use crate::traces::RawFrame;
@@ -65,6 +66,7 @@ impl AllocSites {
         if priming::consume_priming_sample() {
             return;
         }
+        let _cost = AgentWork::begin(agent_work::TRACKING_ALLOCATIONS);
         if !self.tracking.load(Ordering::Relaxed) || class.is_null() || object.is_null() {
             return;
         }
