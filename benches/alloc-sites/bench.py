@@ -1,11 +1,13 @@
 """heap=sites benchmark: exact counts on AllocSites, and overhead on javac and an allocation-heavy program
 (no agent vs exact mode vs sampled mode vs JFR's allocation sampling)."""
-import re
+import resource
+import statistics
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
-from common import AGENT, build, compile_java, fresh_dir, interleaved_medians, java, javac_workload, log, timed  # noqa: E402
+from common import AGENT, build, compile_java, fresh_dir, java, javac_workload, log, timed  # noqa: E402
 
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 3
 EXPECTED = {  # class: (allocated objects, live objects) as AllocSites makes them
@@ -44,6 +46,26 @@ def exactness(classes):
     return rows
 
 
+def wall_and_cpu(cmd):
+    """Runs a command; returns (wall seconds, CPU seconds of the process tree: user + system). CPU time is
+    the steadier figure when other work shares the machine."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall, _ = timed(cmd)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def interleaved(configs, runs):
+    """name → (median wall, median CPU), the configurations run ABCABC… so drift hits all alike."""
+    got = {name: [] for name in configs}
+    for i in range(runs):
+        for name, run in configs.items():
+            wall, cpu = run()
+            got[name].append((wall, cpu))
+            log(f"  run {i + 1}/{runs} {name}: {wall:.2f} s wall, {cpu:.2f} s CPU")
+    return {name: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for name, v in got.items()}
+
+
 def overhead(classes):
     javac_args, files = javac_workload()
     jfr_dir = fresh_dir("sites-jfr")
@@ -52,10 +74,10 @@ def overhead(classes):
     javac = str(Path(java()).with_name("javac"))
 
     def run_javac(extra):
-        return lambda: timed([javac] + [f"-J{e}" for e in extra] + javac_args + [str(out)] + files)[0]
+        return lambda: wall_and_cpu([javac] + [f"-J{e}" for e in extra] + javac_args + [str(out)] + files)
 
     def run_alloc(extra):
-        return lambda: timed([java()] + extra + ["-cp", str(classes), "AllocSites", "60"])[0]
+        return lambda: wall_and_cpu([java()] + extra + ["-cp", str(classes), "AllocSites", "60"])
 
     configs = {
         "none": [],
@@ -66,7 +88,7 @@ def overhead(classes):
     results = {}
     for workload, runner in (("javac java/util", run_javac), ("AllocSites 60", run_alloc)):
         log(f"overhead: {workload}")
-        results[workload] = interleaved_medians({name: runner(extra) for name, extra in configs.items()}, RUNS)
+        results[workload] = interleaved({name: runner(extra) for name, extra in configs.items()}, RUNS)
     return results, list(configs)
 
 
@@ -97,11 +119,12 @@ def main():
     print(f"no agent {base / 1024:.0f} MiB, exact mode {exact / 1024:.0f} MiB: {per_object:.0f} bytes per tracked object")
     print()
     results, names = overhead(classes)
-    print(f"## heap=sites overhead (median wall time of {RUNS} interleaved runs, JDK 17)")
-    print(f"{'workload':<16} " + " ".join(f"{n:>14} {'ratio':>6}" for n in names))
+    print(f"## heap=sites overhead (medians of {RUNS} interleaved runs, JDK 17; ratio = against no agent)")
+    print(f"{'workload':<16} {'':<5} " + " ".join(f"{n:>14} {'ratio':>6}" for n in names))
     for workload, r in results.items():
-        base = r["none"][0]
-        print(f"{workload:<16} " + " ".join(f"{r[n][0]:>13.2f}s {r[n][0] / base:>6.2f}" for n in names))
+        for i, what in ((0, "wall"), (1, "CPU")):
+            base = r["none"][i]
+            print(f"{workload:<16} {what:<5} " + " ".join(f"{r[n][i]:>13.2f}s {r[n][i] / base:>6.2f}" for n in names))
 
 
 if __name__ == "__main__":
