@@ -1,0 +1,243 @@
+//! The dominator tree of the object graph, by semi-NCA (Georgiadis' simplification of Lengauer–Tarjan:
+//! semi-dominators with path compression, then immediate dominators as nearest common ancestors in the
+//! DFS tree). A virtual super-root points at every GC root. Everything lives in flat `u32` arrays indexed
+//! by DFS preorder; the depth-first search and the path compression use explicit stacks, so a million-long
+//! linked list neither recurses nor allocates per object.
+
+use crate::heap::HeapGraph;
+use crate::{Error, Progress};
+
+const NONE: u32 = u32::MAX;
+
+pub struct DominatorTree {
+    /// Immediate dominator of each node; [`DominatorTree::ROOT`] for nodes dominated only by the
+    /// super-root, [`DominatorTree::UNREACHABLE`] for nodes no GC root reaches (strongly).
+    pub idom: Vec<u32>,
+    /// Retained size of each node (0 when unreachable).
+    pub retained: Vec<u64>,
+    /// Children of each node in the dominator tree (`child_start` has n + 2 entries; index n is the
+    /// super-root).
+    pub child_start: Vec<u32>,
+    pub children: Vec<u32>,
+    /// Total shallow size of the reachable objects.
+    pub reachable_bytes: u64,
+    pub reachable: u64,
+}
+
+impl DominatorTree {
+    pub const ROOT: u32 = u32::MAX - 1;
+    pub const UNREACHABLE: u32 = u32::MAX;
+
+    pub fn compute(g: &HeapGraph, progress: &dyn Progress) -> Result<DominatorTree, Error> {
+        let n = g.len();
+        progress.start("dominators", 4);
+        // Preorder numbers: 0 is the super-root, node v gets pre[v] in 1..=reached.
+        let mut pre = vec![NONE; n];
+        let mut vertex: Vec<u32> = Vec::with_capacity(n + 1);
+        let mut parent: Vec<u32> = Vec::with_capacity(n + 1);
+        vertex.push(NONE);
+        parent.push(NONE);
+        {
+            // Explicit DFS stack of (node, next edge position).
+            let mut stack: Vec<(u32, u32)> = Vec::new();
+            for r in &g.roots {
+                if pre[r.node as usize] != NONE {
+                    continue;
+                }
+                pre[r.node as usize] = vertex.len() as u32;
+                vertex.push(r.node);
+                parent.push(0);
+                stack.push((r.node, g.out_start[r.node as usize]));
+                while let Some(top) = stack.last_mut() {
+                    let (v, pos) = *top;
+                    let end = g.out_start[v as usize + 1];
+                    if pos < end {
+                        top.1 += 1;
+                        let w = g.out_edges[pos as usize];
+                        if pre[w as usize] == NONE {
+                            pre[w as usize] = vertex.len() as u32;
+                            vertex.push(w);
+                            parent.push(pre[v as usize]);
+                            stack.push((w, g.out_start[w as usize]));
+                        }
+                    } else {
+                        stack.pop();
+                    }
+                }
+            }
+        }
+        progress.set(1);
+        let m = vertex.len();
+        // Predecessors in preorder space, as CSR. Root edges count as predecessor 0.
+        let mut pred_start = vec![0u32; m + 1];
+        for r in &g.roots {
+            pred_start[pre[r.node as usize] as usize + 1] += 1;
+        }
+        for &v in &vertex[1..] {
+            for &w in g.refs(v) {
+                let pw = pre[w as usize];
+                if pw != NONE {
+                    pred_start[pw as usize + 1] += 1;
+                }
+            }
+        }
+        for i in 1..=m {
+            pred_start[i] += pred_start[i - 1];
+        }
+        let mut fill = pred_start.clone();
+        let mut preds = vec![0u32; pred_start[m] as usize];
+        for r in &g.roots {
+            let pw = pre[r.node as usize] as usize;
+            preds[fill[pw] as usize] = 0;
+            fill[pw] += 1;
+        }
+        for (pv, &v) in vertex.iter().enumerate().skip(1) {
+            for &w in g.refs(v) {
+                let pw = pre[w as usize];
+                if pw != NONE {
+                    preds[fill[pw as usize] as usize] = pv as u32;
+                    fill[pw as usize] += 1;
+                }
+            }
+        }
+        drop(fill);
+        progress.set(2);
+
+        // Semi-dominators, in reverse preorder, with eval/link over a path-compressed forest.
+        let mut semi: Vec<u32> = (0..m as u32).collect();
+        let mut label: Vec<u32> = (0..m as u32).collect();
+        let mut ancestor = vec![NONE; m];
+        let mut path: Vec<u32> = Vec::new();
+        for w in (1..m).rev() {
+            let mut s = semi[w];
+            for &v in &preds[pred_start[w] as usize..pred_start[w + 1] as usize] {
+                let u = eval(v, &mut ancestor, &mut label, &semi, &mut path);
+                if semi[u as usize] < s {
+                    s = semi[u as usize];
+                }
+            }
+            semi[w] = s;
+            ancestor[w] = parent[w];
+        }
+        drop(ancestor);
+        drop(label);
+        drop(preds);
+        drop(pred_start);
+        // Immediate dominators: walk up the DFS tree from the parent to the first vertex at or above semi.
+        let mut idom_pre = parent;
+        for w in 1..m {
+            let mut d = idom_pre[w];
+            while d > semi[w] {
+                d = idom_pre[d as usize];
+            }
+            idom_pre[w] = d;
+        }
+        drop(semi);
+        progress.set(3);
+
+        // Retained sizes: children before parents in reverse preorder.
+        let mut ret_pre: Vec<u64> = vertex.iter().map(|&v| if v == NONE { 0 } else { g.shallow[v as usize] as u64 }).collect();
+        for w in (1..m).rev() {
+            let d = idom_pre[w] as usize;
+            ret_pre[d] += ret_pre[w];
+        }
+        let mut idom = vec![Self::UNREACHABLE; n];
+        let mut retained = vec![0u64; n];
+        for w in 1..m {
+            let v = vertex[w] as usize;
+            let d = idom_pre[w];
+            idom[v] = if d == 0 { Self::ROOT } else { vertex[d as usize] };
+            retained[v] = ret_pre[w];
+        }
+        let reachable_bytes = ret_pre[0];
+        drop(ret_pre);
+        drop(idom_pre);
+        drop(vertex);
+        drop(pre);
+
+        // Children lists; the super-root's at index n.
+        let mut child_start = vec![0u32; n + 2];
+        for &d in &idom {
+            if d != Self::UNREACHABLE {
+                let k = if d == Self::ROOT { n } else { d as usize };
+                child_start[k + 1] += 1;
+            }
+        }
+        for i in 1..n + 2 {
+            child_start[i] += child_start[i - 1];
+        }
+        let mut fill = child_start.clone();
+        let mut children = vec![0u32; child_start[n + 1] as usize];
+        for (v, &d) in idom.iter().enumerate() {
+            if d != Self::UNREACHABLE {
+                let k = if d == Self::ROOT { n } else { d as usize };
+                children[fill[k] as usize] = v as u32;
+                fill[k] += 1;
+            }
+        }
+        progress.finish();
+        Ok(DominatorTree { idom, retained, child_start, children, reachable_bytes, reachable: (m - 1) as u64 })
+    }
+
+    /// Children of `v` in the dominator tree; `None` for the super-root.
+    pub fn children_of(&self, v: Option<u32>) -> &[u32] {
+        let k = v.map_or(self.idom.len(), |v| v as usize);
+        &self.children[self.child_start[k] as usize..self.child_start[k + 1] as usize]
+    }
+
+    /// Retained size per class: the union of what the class's instances retain, counting an object once
+    /// even when an instance of the same class dominates another.
+    pub fn retained_by_class(&self, g: &HeapGraph) -> Vec<u64> {
+        let nc = g.classes.classes.len();
+        let mut total = vec![0u64; nc];
+        let mut active = vec![0u32; nc];
+        // Iterative DFS over the dominator tree: (node, child position), entering adds, leaving removes.
+        let mut stack: Vec<(u32, u32)> = Vec::new();
+        for &r in self.children_of(None) {
+            let enter = |v: u32, active: &mut Vec<u32>, total: &mut Vec<u64>| {
+                let c = g.class_of[v as usize] as usize;
+                if active[c] == 0 {
+                    total[c] += self.retained[v as usize];
+                }
+                active[c] += 1;
+            };
+            enter(r, &mut active, &mut total);
+            stack.push((r, self.child_start[r as usize]));
+            while let Some(top) = stack.last_mut() {
+                let (v, pos) = *top;
+                if pos < self.child_start[v as usize + 1] {
+                    top.1 += 1;
+                    let w = self.children[pos as usize];
+                    enter(w, &mut active, &mut total);
+                    stack.push((w, self.child_start[w as usize]));
+                } else {
+                    active[g.class_of[v as usize] as usize] -= 1;
+                    stack.pop();
+                }
+            }
+        }
+        total
+    }
+}
+
+/// The vertex with the smallest semi-dominator on the forest path above `v` (path-compressing).
+fn eval(v: u32, ancestor: &mut [u32], label: &mut [u32], semi: &[u32], path: &mut Vec<u32>) -> u32 {
+    if ancestor[v as usize] == NONE {
+        return v;
+    }
+    // Collect the path up to the vertex whose ancestor is a forest root, then compress top-down.
+    path.clear();
+    let mut x = v;
+    while ancestor[ancestor[x as usize] as usize] != NONE {
+        path.push(x);
+        x = ancestor[x as usize];
+    }
+    while let Some(y) = path.pop() {
+        let a = ancestor[y as usize] as usize;
+        if semi[label[a] as usize] < semi[label[y as usize] as usize] {
+            label[y as usize] = label[a];
+        }
+        ancestor[y as usize] = ancestor[a];
+    }
+    label[v as usize]
+}
