@@ -11,7 +11,7 @@ const NONE: u32 = u32::MAX;
 
 pub struct DominatorTree {
     /// Immediate dominator of each node; [`DominatorTree::ROOT`] for nodes dominated only by the
-    /// super-root, [`DominatorTree::UNREACHABLE`] for nodes no GC root reaches (strongly).
+    /// super-root (GC roots, and objects no root reaches: see [`DominatorTree::is_reachable`]).
     pub idom: Vec<u32>,
     /// Retained size of each node (0 when unreachable).
     pub retained: Vec<u64>,
@@ -19,9 +19,14 @@ pub struct DominatorTree {
     /// super-root).
     pub child_start: Vec<u32>,
     pub children: Vec<u32>,
-    /// Total shallow size of the reachable objects.
+    /// Objects and shallow bytes reachable from GC roots through strong references.
     pub reachable_bytes: u64,
     pub reachable: u64,
+    /// Shallow bytes of all objects, the unreachable included.
+    pub total_bytes: u64,
+    /// Objects no GC root reaches, put under the super-root so that they are not lost from view.
+    pub unreachable_roots: Vec<u32>,
+    gc_reachable: Vec<u64>,
 }
 
 impl DominatorTree {
@@ -37,17 +42,19 @@ impl DominatorTree {
         let mut parent: Vec<u32> = Vec::with_capacity(n + 1);
         vertex.push(NONE);
         parent.push(NONE);
+        let mut extra_roots: Vec<u32> = Vec::new();
+        let reachable;
         {
             // Explicit DFS stack of (node, next edge position).
             let mut stack: Vec<(u32, u32)> = Vec::new();
-            for r in &g.roots {
-                if pre[r.node as usize] != NONE {
-                    continue;
+            let mut dfs = |start: u32, pre: &mut Vec<u32>, vertex: &mut Vec<u32>, parent: &mut Vec<u32>| {
+                if pre[start as usize] != NONE {
+                    return false;
                 }
-                pre[r.node as usize] = vertex.len() as u32;
-                vertex.push(r.node);
+                pre[start as usize] = vertex.len() as u32;
+                vertex.push(start);
                 parent.push(0);
-                stack.push((r.node, g.out_start[r.node as usize]));
+                stack.push((start, g.out_start[start as usize]));
                 while let Some(top) = stack.last_mut() {
                     let (v, pos) = *top;
                     let end = g.out_start[v as usize + 1];
@@ -64,14 +71,35 @@ impl DominatorTree {
                         stack.pop();
                     }
                 }
+                true
+            };
+            for r in &g.roots {
+                dfs(r.node, &mut pre, &mut vertex, &mut parent);
+            }
+            reachable = vertex.len() - 1;
+            // Objects no GC root reaches (garbage not yet collected, or roots the dump does not name) hang
+            // under the super-root too, so that they are seen: first those nothing points at, then the rest
+            // (cycles) in id order.
+            if reachable < n {
+                let mut pointed = vec![false; n];
+                for &w in &g.out_edges {
+                    pointed[w as usize] = true;
+                }
+                for pass in 0..2 {
+                    for v in 0..n as u32 {
+                        if (pass == 1 || !pointed[v as usize]) && dfs(v, &mut pre, &mut vertex, &mut parent) {
+                            extra_roots.push(v);
+                        }
+                    }
+                }
             }
         }
         progress.set(1);
         let m = vertex.len();
         // Predecessors in preorder space, as CSR. Root edges count as predecessor 0.
         let mut pred_start = vec![0u32; m + 1];
-        for r in &g.roots {
-            pred_start[pre[r.node as usize] as usize + 1] += 1;
+        for r in g.roots.iter().map(|r| r.node).chain(extra_roots.iter().copied()) {
+            pred_start[pre[r as usize] as usize + 1] += 1;
         }
         for &v in &vertex[1..] {
             for &w in g.refs(v) {
@@ -86,8 +114,8 @@ impl DominatorTree {
         }
         let mut fill = pred_start.clone();
         let mut preds = vec![0u32; pred_start[m] as usize];
-        for r in &g.roots {
-            let pw = pre[r.node as usize] as usize;
+        for r in g.roots.iter().map(|r| r.node).chain(extra_roots.iter().copied()) {
+            let pw = pre[r as usize] as usize;
             preds[fill[pw] as usize] = 0;
             fill[pw] += 1;
         }
@@ -149,7 +177,12 @@ impl DominatorTree {
             idom[v] = if d == 0 { Self::ROOT } else { vertex[d as usize] };
             retained[v] = ret_pre[w];
         }
-        let reachable_bytes = ret_pre[0];
+        let total_bytes = ret_pre[0];
+        let reachable_bytes: u64 = vertex[1..=reachable].iter().map(|&v| g.shallow[v as usize] as u64).sum();
+        let mut gc_reachable = vec![0u64; n.div_ceil(64)];
+        for &v in &vertex[1..=reachable] {
+            gc_reachable[v as usize / 64] |= 1 << (v % 64);
+        }
         drop(ret_pre);
         drop(idom_pre);
         drop(vertex);
@@ -176,7 +209,22 @@ impl DominatorTree {
             }
         }
         progress.finish();
-        Ok(DominatorTree { idom, retained, child_start, children, reachable_bytes, reachable: (m - 1) as u64 })
+        Ok(DominatorTree {
+            idom,
+            retained,
+            child_start,
+            children,
+            reachable_bytes,
+            reachable: reachable as u64,
+            total_bytes,
+            unreachable_roots: extra_roots,
+            gc_reachable,
+        })
+    }
+
+    /// Whether a GC root reaches `v` through strong references.
+    pub fn is_reachable(&self, v: u32) -> bool {
+        self.gc_reachable.get(v as usize / 64).is_some_and(|w| w & (1 << (v % 64)) != 0)
     }
 
     /// Children of `v` in the dominator tree; `None` for the super-root.

@@ -58,7 +58,9 @@ impl Analysed {
             "class": g.class_name(v),
             "shallow_bytes": g.shallow[v as usize],
             "retained_bytes": t.retained[v as usize],
+            "reachable": t.is_reachable(v),
             "dominator": match d {
+                DominatorTree::ROOT if !t.is_reachable(v) => Value::String("<unreachable>".into()),
                 DominatorTree::ROOT => Value::String("<GC roots>".into()),
                 DominatorTree::UNREACHABLE => Value::Null,
                 d => Value::String(format!("0x{:x}", g.ids[d as usize])),
@@ -68,6 +70,7 @@ impl Analysed {
 
     pub fn dominator_text(&self, v: u32) -> String {
         match self.tree.idom[v as usize] {
+            DominatorTree::ROOT if !self.tree.is_reachable(v) => "<unreachable>".into(),
             DominatorTree::ROOT => "<GC roots>".into(),
             DominatorTree::UNREACHABLE => "<unreachable>".into(),
             d => self.graph.describe(d),
@@ -107,7 +110,7 @@ pub fn run(a: &Args) -> Result<(), String> {
     let an = Analysed::load(&a.file, false)?;
     let g = &an.graph;
     let t = &an.tree;
-    let total = t.reachable_bytes;
+    let total = t.total_bytes;
     let pct = |b: u64| if total > 0 { b as f64 * 100.0 / total as f64 } else { 0.0 };
     if let Some(id) = &a.children {
         let id = parse_id(id)?;
@@ -157,7 +160,8 @@ pub fn run(a: &Args) -> Result<(), String> {
         print_json(&json!({
             "objects": g.len(),
             "reachable_objects": t.reachable,
-            "reachable_bytes": total,
+            "reachable_bytes": t.reachable_bytes,
+            "total_bytes": total,
             "unreachable_objects": g.len() as u64 - t.reachable,
             "dangling_references": g.dangling,
             "layout": g.layout.describe(),
@@ -168,7 +172,15 @@ pub fn run(a: &Args) -> Result<(), String> {
             "damage": an.damage_json(),
         }))?;
     } else {
-        println!("{} objects, {} reachable from GC roots ({}), {} unreachable; {} dangling references", g.len(), t.reachable, human(total), g.len() as u64 - t.reachable, g.dangling);
+        println!(
+            "{} objects ({}); {} reachable from GC roots ({}), {} unreachable (listed under <unreachable>); {} dangling references",
+            g.len(),
+            human(total),
+            t.reachable,
+            human(t.reachable_bytes),
+            g.len() as u64 - t.reachable,
+            g.dangling
+        );
         println!();
         println!("Classes by retained size:");
         println!("{:>14} {:>7} {:>12} {:>14}  class", "retained", "%", "instances", "shallow");
@@ -179,7 +191,8 @@ pub fn run(a: &Args) -> Result<(), String> {
         println!("Biggest objects (top of the dominator tree):");
         println!("{:>14} {:>7} {:>14}  object", "retained", "%", "shallow");
         for &v in &tops {
-            println!("{:>14} {:>6.2}% {:>14}  {}", t.retained[v as usize], pct(t.retained[v as usize]), g.shallow[v as usize], g.describe(v));
+            let note = if t.is_reachable(v) { "" } else { "  <unreachable>" };
+            println!("{:>14} {:>6.2}% {:>14}  {}{note}", t.retained[v as usize], pct(t.retained[v as usize]), g.shallow[v as usize], g.describe(v));
         }
     }
     an.damage(&a.file)

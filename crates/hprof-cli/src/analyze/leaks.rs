@@ -33,7 +33,7 @@ pub struct Suspect {
 pub fn suspects(an: &Analysed, threshold: f64) -> (Vec<Suspect>, Vec<(usize, u64, u64, u64)>) {
     let g = &an.graph;
     let t = &an.tree;
-    let limit = (t.reachable_bytes as f64 * threshold / 100.0) as u64;
+    let limit = (t.total_bytes as f64 * threshold / 100.0) as u64;
     let mut out = Vec::new();
     for v in an.biggest(t.children_of(None), 50) {
         if t.retained[v as usize] < limit.max(1) {
@@ -75,7 +75,7 @@ pub fn run(a: &Args) -> Result<(), String> {
     let an = Analysed::load(&a.file, true)?;
     let g = &an.graph;
     let t = &an.tree;
-    let total = t.reachable_bytes;
+    let total = t.total_bytes;
     let pct = |b: u64| if total > 0 { b as f64 * 100.0 / total as f64 } else { 0.0 };
     let (objs, classes) = suspects(&an, a.threshold);
     if a.json {
@@ -95,16 +95,17 @@ pub fn run(a: &Args) -> Result<(), String> {
             .iter()
             .map(|&(i, n, sh, re)| json!({"class": g.classes.classes[i].name, "instances": n, "shallow_bytes": sh, "retained_bytes": re, "share": pct(re) / 100.0}))
             .collect();
-        print_json(&json!({"reachable_bytes": total, "threshold_percent": a.threshold, "objects": objs, "classes": classes, "damage": an.damage_json()}))?;
+        print_json(&json!({"total_bytes": total, "reachable_bytes": t.reachable_bytes, "threshold_percent": a.threshold, "objects": objs, "classes": classes, "damage": an.damage_json()}))?;
     } else {
-        println!("Reachable heap: {} ({total} bytes). Suspects retain at least {}% of it.", human(total), a.threshold);
+        println!("Heap: {} ({total} bytes), {} reachable from GC roots. Suspects retain at least {}% of the heap.", human(total), human(t.reachable_bytes), a.threshold);
         if objs.is_empty() && classes.is_empty() {
             println!("No leak suspects.");
         }
         for (i, s) in objs.iter().enumerate() {
             let r = t.retained[s.node as usize];
             println!();
-            println!("Suspect {}: {} retains {} ({:.1}%)", i + 1, g.describe(s.node), human(r), pct(r));
+            let note = if t.is_reachable(s.node) { "" } else { " — unreachable from GC roots (garbage, or a root the dump does not name)" };
+            println!("Suspect {}: {} retains {} ({:.1}%){note}", i + 1, g.describe(s.node), human(r), pct(r));
             if s.accumulation != s.node {
                 println!("  accumulation point: {} retains {}", g.describe(s.accumulation), human(t.retained[s.accumulation as usize]));
             }

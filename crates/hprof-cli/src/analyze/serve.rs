@@ -145,7 +145,7 @@ impl App {
                     None => b.push_str(&format!("<p>Reachable heap: {} in {} objects</p>", human(an.tree.reachable_bytes), an.tree.reachable)),
                 }
                 b.push_str("<table id=\"dominators\"><tr><th>Object</th><th>Shallow</th><th>Retained</th><th>%</th></tr>");
-                let total = an.tree.reachable_bytes.max(1) as f64;
+                let total = an.tree.total_bytes.max(1) as f64;
                 for &k in &kids {
                     let r = an.tree.retained[k as usize];
                     b.push_str(&format!("<tr><td>{}</td><td class=n>{}</td><td class=n>{r}</td><td class=n>{:.2}</td></tr>", self.node_link(an, k), an.graph.shallow[k as usize], r as f64 * 100.0 / total));
