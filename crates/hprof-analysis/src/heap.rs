@@ -151,6 +151,9 @@ pub struct ClassInfo {
     pub protection_domain_id: u64,
     /// Shallow size of the class object itself: header and static fields.
     pub class_object_size: u64,
+    /// The array classes whose element type this class is (`Foo[]` for `Foo`): the VM's element class
+    /// holds them, so the graph gets an edge from each class to them.
+    pub array_class_ids: Vec<u64>,
 }
 
 /// All classes of a dump, plus pseudo-classes for primitive arrays and for objects of unknown class.
@@ -221,7 +224,8 @@ impl ClassTable {
                 constant_pool_refs: c.constant_pool.iter().filter_map(|(_, v)| v.object_id()).collect(),
                 signers_id: c.signers_id,
                 protection_domain_id: c.protection_domain_id,
-                class_object_size: layout.instance_size(0, 0) + static_bytes,
+                class_object_size: (layout.instance_size(0, 0) + static_bytes + 7) & !7,
+                array_class_ids: Vec::new(),
             });
         }
         let pseudo = |classes: &mut Vec<ClassInfo>, name: String| {
@@ -239,9 +243,26 @@ impl ClassTable {
                 signers_id: 0,
                 protection_domain_id: 0,
                 class_object_size: 0,
+                array_class_ids: Vec::new(),
             });
             (classes.len() - 1) as u32
         };
+        {
+            let mut by_name: FxHashMap<(&str, u64), usize> = FxHashMap::default();
+            for (i, c) in classes.iter().enumerate() {
+                by_name.insert((c.name.as_str(), c.loader_id), i);
+            }
+            let links: Vec<(usize, u64)> = classes
+                .iter()
+                .filter_map(|c| {
+                    let elem = c.name.strip_suffix("[]")?;
+                    by_name.get(&(elem, c.loader_id)).map(|&e| (e, c.id))
+                })
+                .collect();
+            for (e, a) in links {
+                classes[e].array_class_ids.push(a);
+            }
+        }
         let mut prim_array = [u32::MAX; 12];
         for t in PRIMITIVES {
             prim_array[type_slot(t)] = pseudo(&mut classes, format!("{}[]", t.java_name()));
@@ -672,6 +693,9 @@ fn pass2_chunk(dump: &Dump, c: &Chunk, g: &GraphCtx<'_>, keep_offsets: bool) -> 
                 let info = g.classes.get(cd.class_id);
                 for id in [cd.super_id, cd.loader_id, cd.signers_id, cd.protection_domain_id] {
                     g.push_ref(&mut p, id);
+                }
+                for &a in info.map_or(&[][..], |i| &i.array_class_ids[..]) {
+                    g.push_ref(&mut p, a);
                 }
                 for s in &cd.statics {
                     if let Value::Object(id) = s.value {
