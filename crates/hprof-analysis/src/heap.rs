@@ -13,6 +13,14 @@ use hprof_format::tags::BasicType;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
+/// The heap dump to read, or why there is none.
+fn heap_dump_of(dump: &Dump) -> Result<&HeapDumpSegments, Error> {
+    dump.heap_dump().ok_or_else(|| match &dump.damage {
+        Some(e) => Error::Missing(format!("no heap dump before the file's damage: {e}")),
+        None => Error::Missing("the file holds no heap dump".into()),
+    })
+}
+
 /// Target chunk size: large enough to amortise, small enough to balance two to sixteen cores.
 const CHUNK: usize = 4 << 20;
 
@@ -381,7 +389,7 @@ fn histo_chunk(dump: &Dump, c: &Chunk) -> HistoPart {
 
 /// The class histogram of the dump's last heap dump, from one parallel streaming pass.
 pub fn histogram(dump: &Dump, progress: &dyn Progress) -> Result<Histogram, Error> {
-    let hd = dump.heap_dump().ok_or_else(|| Error::Missing("the file holds no heap dump".into()))?;
+    let hd = heap_dump_of(dump)?;
     progress.start("histogram", hd.bytes());
     let (chunks, walk_damage) = chunks(dump, hd);
     let parts: Vec<HistoPart> = chunks
@@ -757,7 +765,7 @@ impl HeapGraph {
     /// Builds the graph of the dump's last heap dump. `keep_offsets` keeps each object's file offset (for
     /// field names on paths); dominators alone do not need it.
     pub fn build(dump: &Dump, keep_offsets: bool, progress: &dyn Progress) -> Result<HeapGraph, Error> {
-        let hd = dump.heap_dump().ok_or_else(|| Error::Missing("the file holds no heap dump".into()))?;
+        let hd = heap_dump_of(dump)?;
         let (chunks, walk_damage) = chunks(dump, hd);
         let total_bytes: u64 = chunks.iter().map(|c| (c.end - c.start) as u64).sum();
 
