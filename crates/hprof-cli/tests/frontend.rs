@@ -240,3 +240,40 @@ fn serve_answers_pages_and_json() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+/// The web view in a real browser (headless Chromium, Debian's `chromium`; `make chromium` installs it).
+/// Skipped with a message when it is not installed.
+#[test]
+fn serve_renders_in_headless_chromium() {
+    let Some(dir) = corpus() else { return };
+    let Some(chromium) = ["chromium", "chromium-browser"].iter().find(|c| {
+        Command::new(c).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
+    }) else {
+        eprintln!("skipping: no chromium (make chromium installs it)");
+        return;
+    };
+    let f = dir.join("mat_oracle_jdk8_05_x64.hprof");
+    let (mut child, url) = serve(f.to_str().unwrap());
+    let profile = jvm_harness::scratch("chromium");
+    let dom = |path: &str| {
+        let o = Command::new(chromium)
+            .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg("--dump-dom")
+            .arg(format!("{url}{path}"))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let histo = dom("/histo");
+    assert!(histo.contains("id=\"histogram\"") && histo.contains("java.lang.String"), "{histo}");
+    let tree = dom("/dominators");
+    assert!(tree.contains("id=\"dominators\"") && tree.contains("[path]"), "{tree}");
+    let id = tree.split("/dominators?id=").nth(1).and_then(|s| s.split('"').next()).expect("a drill-down link").to_owned();
+    let drill = dom(&format!("/dominators?id={id}"));
+    assert!(drill.contains("dominated by"), "{drill}");
+    let path = dom(&format!("/path?id={id}"));
+    assert!(path.contains("GC root"), "{path}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
