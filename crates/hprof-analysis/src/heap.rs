@@ -194,6 +194,7 @@ impl ClassTable {
             let mut refs = 0u64;
             let mut cur = Some(c);
             let mut depth = 0;
+            let mut seen: Vec<u64> = Vec::new();
             while let Some(k) = cur {
                 let is_reference = dump.class_name(k.class_id).as_deref() == Some("java.lang.ref.Reference");
                 for f in &k.fields {
@@ -208,8 +209,13 @@ impl ClassTable {
                     off = off.saturating_add(f.ty.size(layout.id_size));
                 }
                 depth += 1;
-                // A cycle in a hostile file must not loop forever.
-                cur = if k.super_id != 0 && depth < 1000 { raw.get(&k.super_id).copied() } else { None };
+                // A superclass cycle in a hostile file must not loop, nor repeat fields.
+                seen.push(k.class_id);
+                cur = if k.super_id != 0 && depth < 1000 && !seen.contains(&k.super_id) {
+                    raw.get(&k.super_id).copied()
+                } else {
+                    None
+                };
             }
             let statics: Vec<(String, Value)> = c.statics.iter().map(|s| (string(s.name_id), s.value)).collect();
             let static_bytes: u64 = c

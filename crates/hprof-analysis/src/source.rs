@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 /// A whole input file, readable as one byte slice.
 pub struct Source {
     map: Option<Mmap>,
+    owned: Option<Vec<u8>>,
     pub path: PathBuf,
     /// The file was gzip-compressed and this is its decompressed content.
     pub was_gzip: bool,
@@ -35,16 +36,26 @@ impl Source {
             // fault, which is the usual caveat of every memory-mapped reader.
             Some(unsafe { Mmap::map(&file) }.map_err(io_err)?)
         };
-        Ok(Source { map, path: path.to_path_buf(), was_gzip, file_size })
+        Ok(Source { map, owned: None, path: path.to_path_buf(), was_gzip, file_size })
     }
 
     /// A source with no bytes, as a placeholder.
     pub fn empty() -> Source {
-        Source { map: None, path: PathBuf::new(), was_gzip: false, file_size: 0 }
+        Source { map: None, owned: None, path: PathBuf::new(), was_gzip: false, file_size: 0 }
+    }
+
+    /// Bytes already in memory (tests, fuzzing).
+    pub fn from_vec(bytes: Vec<u8>) -> Source {
+        let file_size = bytes.len() as u64;
+        Source { map: None, owned: Some(bytes), path: PathBuf::from("<memory>"), was_gzip: false, file_size }
     }
 
     pub fn bytes(&self) -> &[u8] {
-        self.map.as_deref().unwrap_or(&[])
+        match (&self.map, &self.owned) {
+            (Some(m), _) => m,
+            (None, Some(v)) => v,
+            _ => &[],
+        }
     }
 
     /// Tells the kernel that `range` will not be read again soon, so that its pages leave this process's
