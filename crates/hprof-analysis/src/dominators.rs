@@ -112,23 +112,29 @@ impl DominatorTree {
         for i in 1..=m {
             pred_start[i] += pred_start[i - 1];
         }
-        let mut fill = pred_start.clone();
+        // Fill from the end of each list, decrementing its start: no second array of positions.
         let mut preds = vec![0u32; pred_start[m] as usize];
-        for r in g.roots.iter().map(|r| r.node).chain(extra_roots.iter().copied()) {
-            let pw = pre[r as usize] as usize;
-            preds[fill[pw] as usize] = 0;
-            fill[pw] += 1;
-        }
-        for (pv, &v) in vertex.iter().enumerate().skip(1) {
-            for &w in g.refs(v) {
-                let pw = pre[w as usize];
-                if pw != NONE {
-                    preds[fill[pw as usize] as usize] = pv as u32;
-                    fill[pw as usize] += 1;
+        {
+            let mut put = |w: usize, p: u32| {
+                pred_start[w + 1] -= 1;
+                preds[pred_start[w + 1] as usize] = p;
+            };
+            for r in g.roots.iter().map(|r| r.node).chain(extra_roots.iter().copied()) {
+                put(pre[r as usize] as usize, 0);
+            }
+            for (pv, &v) in vertex.iter().enumerate().skip(1) {
+                for &w in g.refs(v) {
+                    let pw = pre[w as usize];
+                    if pw != NONE {
+                        put(pw as usize, pv as u32);
+                    }
                 }
             }
         }
-        drop(fill);
+        // pred_start[w + 1] is now where w's list starts, i.e. pred_start is shifted by one: rotate.
+        pred_start.rotate_left(1);
+        pred_start[m] = preds.len() as u32;
+        drop(pre);
         progress.set(2);
 
         // Semi-dominators, in reverse preorder, with eval/link over a path-compressed forest.
@@ -163,30 +169,28 @@ impl DominatorTree {
         drop(semi);
         progress.set(3);
 
-        // Retained sizes: children before parents in reverse preorder.
-        let mut ret_pre: Vec<u64> = vertex.iter().map(|&v| if v == NONE { 0 } else { g.shallow[v as usize] as u64 }).collect();
+        // Retained sizes, in node space: children before parents in reverse preorder.
+        let mut retained: Vec<u64> = g.shallow.iter().map(|&x| x as u64).collect();
+        let mut total_bytes = 0u64;
         for w in (1..m).rev() {
-            let d = idom_pre[w] as usize;
-            ret_pre[d] += ret_pre[w];
+            let r = retained[vertex[w] as usize];
+            match idom_pre[w] {
+                0 => total_bytes += r,
+                d => retained[vertex[d as usize] as usize] += r,
+            }
         }
         let mut idom = vec![Self::UNREACHABLE; n];
-        let mut retained = vec![0u64; n];
         for w in 1..m {
-            let v = vertex[w] as usize;
             let d = idom_pre[w];
-            idom[v] = if d == 0 { Self::ROOT } else { vertex[d as usize] };
-            retained[v] = ret_pre[w];
+            idom[vertex[w] as usize] = if d == 0 { Self::ROOT } else { vertex[d as usize] };
         }
-        let total_bytes = ret_pre[0];
+        drop(idom_pre);
         let reachable_bytes: u64 = vertex[1..=reachable].iter().map(|&v| g.shallow[v as usize] as u64).sum();
         let mut gc_reachable = vec![0u64; n.div_ceil(64)];
         for &v in &vertex[1..=reachable] {
             gc_reachable[v as usize / 64] |= 1 << (v % 64);
         }
-        drop(ret_pre);
-        drop(idom_pre);
         drop(vertex);
-        drop(pre);
 
         // Children lists; the super-root's at index n.
         let mut child_start = vec![0u32; n + 2];
@@ -199,15 +203,16 @@ impl DominatorTree {
         for i in 1..n + 2 {
             child_start[i] += child_start[i - 1];
         }
-        let mut fill = child_start.clone();
         let mut children = vec![0u32; child_start[n + 1] as usize];
-        for (v, &d) in idom.iter().enumerate() {
+        for (v, &d) in idom.iter().enumerate().rev() {
             if d != Self::UNREACHABLE {
                 let k = if d == Self::ROOT { n } else { d as usize };
-                children[fill[k] as usize] = v as u32;
-                fill[k] += 1;
+                child_start[k + 1] -= 1;
+                children[child_start[k + 1] as usize] = v as u32;
             }
         }
+        child_start.rotate_left(1);
+        child_start[n + 1] = children.len() as u32;
         progress.finish();
         Ok(DominatorTree {
             idom,

@@ -11,6 +11,8 @@ use hprof_format::binary::{ClassDump, FormatError, HeapRecord, HeapRecords, Valu
 use hprof_format::names::java_name_from_internal;
 use hprof_format::tags::BasicType;
 use rayon::prelude::*;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicU32, AtomicU64};
 use rustc_hash::FxHashMap;
 
 /// The heap dump to read, or why there is none.
@@ -486,7 +488,7 @@ impl IdIndex {
         let (Some(&min), Some(&max)) = (ids.first(), ids.last()) else {
             return IdIndex { min: 0, shift: 0, buckets: vec![0, 0] };
         };
-        let want = (ids.len().next_power_of_two() / 2).clamp(1, 1 << 24) as u64;
+        let want = (ids.len().next_power_of_two() / 8).clamp(1, 1 << 22) as u64;
         let span = max - min;
         let mut shift = 0;
         while (span >> shift) >= want {
@@ -659,17 +661,6 @@ fn hprof_kind(r: &HeapRecord<'_>) -> u8 {
     }
 }
 
-#[derive(Default)]
-struct Pass2 {
-    nodes: Vec<u32>,
-    class_of: Vec<u32>,
-    shallow: Vec<u32>,
-    degree: Vec<u32>,
-    edges: Vec<u32>,
-    offsets: Vec<u64>,
-    dangling: u64,
-}
-
 /// Reads a reference at `off` in an instance's field values.
 fn read_id(values: &[u8], off: usize, idn: usize) -> Option<u64> {
     let b = values.get(off..off + idn)?;
@@ -683,42 +674,47 @@ struct GraphCtx<'a> {
     layout: Layout,
 }
 
-impl GraphCtx<'_> {
-    fn push_ref(&self, p: &mut Pass2, id: u64) {
+/// Walks the objects of a chunk: for each, its record offset, node, class index, shallow size and the
+/// nodes it references (ids not in the dump are counted as dangling).
+fn walk_objects(
+    dump: &Dump,
+    c: &Chunk,
+    g: &GraphCtx<'_>,
+    mut f: impl FnMut(u64, u32, u32, u64, &[u32]),
+) -> u64 {
+    use HeapRecord::*;
+    let idn = dump.id_size() as usize;
+    let mut edges: Vec<u32> = Vec::new();
+    let mut dangling = 0u64;
+    let mut push = |edges: &mut Vec<u32>, id: u64| {
         if id == 0 {
             return;
         }
-        match self.index.find(self.ids, id) {
-            Some(n) => p.edges.push(n),
-            None => p.dangling += 1,
+        match g.index.find(g.ids, id) {
+            Some(n) => edges.push(n),
+            None => dangling += 1,
         }
-    }
-}
-
-fn pass2_chunk(dump: &Dump, c: &Chunk, g: &GraphCtx<'_>, keep_offsets: bool) -> Pass2 {
-    use HeapRecord::*;
-    let idn = dump.id_size() as usize;
-    let mut p = Pass2::default();
+    };
     for r in records(dump, c) {
         let Ok((at, r)) = r else { break };
-        let before = p.edges.len();
+        edges.clear();
         let (id, class, size) = match r {
             ClassDump(cd) => {
                 let info = g.classes.get(cd.class_id);
                 for id in [cd.super_id, cd.loader_id, cd.signers_id, cd.protection_domain_id] {
-                    g.push_ref(&mut p, id);
+                    push(&mut edges, id);
                 }
                 for &a in info.map_or(&[][..], |i| &i.array_class_ids[..]) {
-                    g.push_ref(&mut p, a);
+                    push(&mut edges, a);
                 }
                 for s in &cd.statics {
                     if let Value::Object(id) = s.value {
-                        g.push_ref(&mut p, id);
+                        push(&mut edges, id);
                     }
                 }
                 for (_, v) in &cd.constant_pool {
                     if let Value::Object(id) = v {
-                        g.push_ref(&mut p, *id);
+                        push(&mut edges, *id);
                     }
                 }
                 (cd.class_id, g.classes.class_class, info.map_or(0, |i| i.class_object_size))
@@ -726,10 +722,10 @@ fn pass2_chunk(dump: &Dump, c: &Chunk, g: &GraphCtx<'_>, keep_offsets: bool) -> 
             InstanceDump { id, class_id, values, .. } => {
                 let ci = g.classes.index_of(class_id);
                 let info = &g.classes.classes[ci as usize];
-                g.push_ref(&mut p, class_id);
+                push(&mut edges, class_id);
                 for &off in &info.strong_ref_offsets {
                     if let Some(r) = read_id(values, off as usize, idn) {
-                        g.push_ref(&mut p, r);
+                        push(&mut edges, r);
                     }
                 }
                 let size = if ci == g.classes.unknown_class {
@@ -740,9 +736,9 @@ fn pass2_chunk(dump: &Dump, c: &Chunk, g: &GraphCtx<'_>, keep_offsets: bool) -> 
                 (id, ci, size)
             }
             ObjectArrayDump { id, length, class_id, elements, .. } => {
-                g.push_ref(&mut p, class_id);
+                push(&mut edges, class_id);
                 for e in array_ids(elements, idn as u32) {
-                    g.push_ref(&mut p, e);
+                    push(&mut edges, e);
                 }
                 (id, g.classes.index_of(class_id), g.layout.object_array_size(length as u64))
             }
@@ -751,20 +747,30 @@ fn pass2_chunk(dump: &Dump, c: &Chunk, g: &GraphCtx<'_>, keep_offsets: bool) -> 
             }
             _ => continue,
         };
-        let Some(node) = g.index.find(g.ids, id) else {
-            p.edges.truncate(before);
-            continue;
-        };
-        p.nodes.push(node);
-        p.class_of.push(class);
-        p.shallow.push(size.min(u32::MAX as u64) as u32);
-        p.degree.push((p.edges.len() - before) as u32);
-        if keep_offsets {
-            p.offsets.push(at);
+        if let Some(node) = g.index.find(g.ids, id) {
+            f(at, node, class, size, &edges);
         }
     }
     dump.source.release(c.start, c.end);
-    p
+    dangling
+}
+
+/// A vector of atomics as the plain values, without copying.
+fn into_plain_u32(v: Vec<AtomicU32>) -> Vec<u32> {
+    let mut v = std::mem::ManuallyDrop::new(v);
+    // SAFETY: AtomicU32 has the same size, alignment and bit validity as u32, and the vector is not used
+    // through its old type again.
+    unsafe { Vec::from_raw_parts(v.as_mut_ptr() as *mut u32, v.len(), v.capacity()) }
+}
+
+fn into_plain_u64(v: Vec<AtomicU64>) -> Vec<u64> {
+    let mut v = std::mem::ManuallyDrop::new(v);
+    // SAFETY: as above, for AtomicU64 and u64.
+    unsafe { Vec::from_raw_parts(v.as_mut_ptr() as *mut u64, v.len(), v.capacity()) }
+}
+
+fn atomic_u32s(n: usize, value: u32) -> Vec<AtomicU32> {
+    (0..n).map(|_| AtomicU32::new(value)).collect()
 }
 
 impl HeapGraph {
@@ -815,43 +821,43 @@ impl HeapGraph {
         let layout = votes.layout(dump.id_size());
         let table = ClassTable::build(dump, classes, layout);
 
-        progress.start("reading references", total_bytes);
+        // Two more passes, writing straight into the final arrays (no per-chunk buffers): the first sets
+        // each node's class, size and reference count; the second, after the prefix sum, its references.
+        // A duplicated id (hostile files) is claimed by one record; the other is ignored.
+        progress.start("reading references", total_bytes * 2);
         let ctx = GraphCtx { ids: &ids, index: &index, classes: &table, layout };
-        let parts: Vec<Pass2> = chunks
+        const UNSET: u32 = u32::MAX;
+        let class_of = atomic_u32s(n, UNSET);
+        let shallow = atomic_u32s(n, 0);
+        let degree = atomic_u32s(n + 1, 0);
+        let offsets: Option<Vec<AtomicU64>> = keep_offsets.then(|| (0..n).map(|_| AtomicU64::new(0)).collect());
+        let mut dangling: u64 = chunks
             .par_iter()
             .map(|c| {
-                let p = pass2_chunk(dump, c, &ctx, keep_offsets);
+                let d = walk_objects(dump, c, &ctx, |at, node, class, size, edges| {
+                    let v = node as usize;
+                    if class_of[v].compare_exchange(UNSET, class, Relaxed, Relaxed).is_ok() {
+                        shallow[v].store(size.min(u32::MAX as u64) as u32, Relaxed);
+                        degree[v].store(edges.len() as u32, Relaxed);
+                        if let Some(o) = &offsets {
+                            o[v].store(at, Relaxed);
+                        }
+                    }
+                });
                 progress.inc((c.end - c.start) as u64);
-                p
+                d
             })
-            .collect();
-        progress.finish();
-
-        let mut class_of = vec![table.unknown_class; n];
-        let mut shallow = vec![0u32; n];
-        let mut degree = vec![0u32; n + 1];
-        let mut offsets = if keep_offsets { Some(vec![0u64; n]) } else { None };
-        let mut filled = vec![false; n];
-        let mut dangling = 0;
-        for p in &parts {
-            dangling += p.dangling;
-            for (i, &node) in p.nodes.iter().enumerate() {
-                let v = node as usize;
-                if filled[v] {
-                    continue;
-                }
-                filled[v] = true;
-                class_of[v] = p.class_of[i];
-                shallow[v] = p.shallow[i];
-                degree[v] = p.degree[i];
-                if let Some(o) = offsets.as_mut() {
-                    o[v] = p.offsets[i];
-                }
-            }
+            .sum();
+        let mut class_of = into_plain_u32(class_of);
+        for c in class_of.iter_mut().filter(|c| **c == UNSET) {
+            *c = table.unknown_class;
         }
+        let shallow = into_plain_u32(shallow);
+        let offsets = offsets.map(into_plain_u64);
         // Degrees become start offsets in place.
+        let mut out_start = into_plain_u32(degree);
         let mut sum = 0u64;
-        for d in degree.iter_mut() {
+        for d in out_start.iter_mut() {
             let k = *d as u64;
             *d = sum.min(u32::MAX as u64) as u32;
             sum += k;
@@ -859,25 +865,29 @@ impl HeapGraph {
         if sum >= u32::MAX as u64 {
             return Err(Error::Missing(format!("{sum} references: more than this analyser's 4 billion")));
         }
-        let out_start = degree;
-        let mut out_edges = vec![0u32; sum as usize];
-        filled.iter_mut().for_each(|f| *f = false);
-        for p in parts {
-            let mut pos = 0usize;
-            for (i, &node) in p.nodes.iter().enumerate() {
-                let d = p.degree[i] as usize;
+        let out_edges = atomic_u32s(sum as usize, 0);
+        let written: Vec<AtomicU64> = (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+        chunks.par_iter().for_each(|c| {
+            walk_objects(dump, c, &ctx, |_, node, _, _, edges| {
                 let v = node as usize;
-                if !filled[v] {
-                    filled[v] = true;
-                    let s = out_start[v] as usize;
-                    out_edges[s..s + d].copy_from_slice(&p.edges[pos..pos + d]);
+                let bit = 1u64 << (v % 64);
+                if written[v / 64].fetch_or(bit, Relaxed) & bit != 0 {
+                    return;
                 }
-                pos += d;
-            }
-        }
-        drop(filled);
+                let (s, e) = (out_start[v] as usize, out_start[v + 1] as usize);
+                // Same record, same references as the first pass; a self-reference pads if not.
+                for (i, slot) in out_edges[s..e].iter().enumerate() {
+                    slot.store(edges.get(i).copied().unwrap_or(node), Relaxed);
+                }
+            });
+            progress.inc((c.end - c.start) as u64);
+        });
+        progress.finish();
+        drop(written);
+        let out_edges = into_plain_u32(out_edges);
 
         let mut roots = Vec::with_capacity(raw_roots.len());
+        drop(ctx);
         for (id, kind, thread_serial) in raw_roots {
             match index.find(&ids, id) {
                 Some(node) => roots.push(Root { node, kind, thread_serial }),
