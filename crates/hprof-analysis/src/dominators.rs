@@ -9,6 +9,16 @@ use crate::{Error, Progress};
 
 const NONE: u32 = u32::MAX;
 
+/// The depth-first search's results: preorder, DFS-tree parents and predecessor lists.
+struct Search {
+    vertex: Vec<u32>,
+    parent: Vec<u32>,
+    pred_start: Vec<u32>,
+    preds: Vec<u32>,
+    reachable: usize,
+    extra_roots: Vec<u32>,
+}
+
 pub struct DominatorTree {
     /// Immediate dominator of each node; [`DominatorTree::ROOT`] for nodes dominated only by the
     /// super-root (GC roots, and objects no root reaches: see [`DominatorTree::is_reachable`]).
@@ -34,6 +44,21 @@ impl DominatorTree {
     pub const UNREACHABLE: u32 = u32::MAX;
 
     pub fn compute(g: &HeapGraph, progress: &dyn Progress) -> Result<DominatorTree, Error> {
+        let p = Self::search(g, progress);
+        Ok(Self::solve(g, p, progress))
+    }
+
+    /// Like [`DominatorTree::compute`], but frees the graph's references as soon as the predecessor
+    /// lists are built (the graph keeps its objects, classes and sizes; `refs` is empty afterwards). For
+    /// when only the tree is wanted: peak memory drops by the size of the reference array.
+    pub fn compute_releasing_references(g: &mut HeapGraph, progress: &dyn Progress) -> Result<DominatorTree, Error> {
+        let p = Self::search(g, progress);
+        g.out_edges = Vec::new();
+        Ok(Self::solve(g, p, progress))
+    }
+
+    /// Depth-first search from the super-root, and predecessor lists in preorder space.
+    fn search(g: &HeapGraph, progress: &dyn Progress) -> Search {
         let n = g.len();
         progress.start("dominators", 4);
         // Preorder numbers: 0 is the super-root, node v gets pre[v] in 1..=reached.
@@ -136,6 +161,13 @@ impl DominatorTree {
         pred_start[m] = preds.len() as u32;
         drop(pre);
         progress.set(2);
+        Search { vertex, parent, pred_start, preds, reachable, extra_roots }
+    }
+
+    fn solve(g: &HeapGraph, s: Search, progress: &dyn Progress) -> DominatorTree {
+        let n = g.len();
+        let Search { vertex, parent, pred_start, preds, reachable, extra_roots } = s;
+        let m = vertex.len();
 
         // Semi-dominators, in reverse preorder, with eval/link over a path-compressed forest.
         let mut semi: Vec<u32> = (0..m as u32).collect();
@@ -214,7 +246,7 @@ impl DominatorTree {
         child_start.rotate_left(1);
         child_start[n + 1] = children.len() as u32;
         progress.finish();
-        Ok(DominatorTree {
+        DominatorTree {
             idom,
             retained,
             child_start,
@@ -224,7 +256,7 @@ impl DominatorTree {
             total_bytes,
             unreachable_roots: extra_roots,
             gc_reachable,
-        })
+        }
     }
 
     /// Whether a GC root reaches `v` through strong references.

@@ -923,9 +923,10 @@ impl HeapGraph {
         self.index.find(&self.ids, id)
     }
 
+    /// The objects `v` references (empty once the references were released).
     pub fn refs(&self, v: u32) -> &[u32] {
         let v = v as usize;
-        &self.out_edges[self.out_start[v] as usize..self.out_start[v + 1] as usize]
+        self.out_edges.get(self.out_start[v] as usize..self.out_start[v + 1] as usize).unwrap_or(&[])
     }
 
     pub fn class_name(&self, v: u32) -> &str {

@@ -36,8 +36,14 @@ impl Analysed {
     pub fn load(path: &Path, keep_offsets: bool) -> Result<Analysed, String> {
         let bar = Bar::new();
         let dump = open(path, &bar)?;
-        let graph = HeapGraph::build(&dump, keep_offsets, &bar).map_err(|e| e.to_string())?;
-        let tree = DominatorTree::compute(&graph, &bar).map_err(|e| e.to_string())?;
+        let mut graph = HeapGraph::build(&dump, keep_offsets, &bar).map_err(|e| e.to_string())?;
+        // Without offsets nobody walks references afterwards (dominators alone): free them early.
+        let tree = if keep_offsets {
+            DominatorTree::compute(&graph, &bar)
+        } else {
+            DominatorTree::compute_releasing_references(&mut graph, &bar)
+        }
+        .map_err(|e| e.to_string())?;
         Ok(Analysed { dump, graph, tree })
     }
 
