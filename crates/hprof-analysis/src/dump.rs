@@ -111,9 +111,8 @@ impl Dump {
         progress.start("reading records", total);
         let mut open_segments: Option<HeapDumpSegments> = None;
         let mut unknown: BTreeMap<u8, u64> = BTreeMap::new();
-        let mut records = Records::new(data, &header);
         let mut n = 0u64;
-        while let Some(r) = records.next() {
+        for r in Records::new(data, &header) {
             let raw = match r {
                 Ok(raw) => raw,
                 Err(e) => {
@@ -132,14 +131,17 @@ impl Dump {
                                 .segments
                                 .push(seg),
                         }
-                        d.notes.push("the last heap dump record is cut short; its objects are read up to the end of the file".into());
+                        d.notes.push(
+                            "the last heap dump record is cut short; its objects are read up to the end of the file"
+                                .into(),
+                        );
                     }
                     d.damage = Some(e);
                     break;
                 }
             };
             n += 1;
-            if n % 4096 == 0 {
+            if n.is_multiple_of(4096) {
                 progress.set(raw.offset);
             }
             let c = d.tag_counts.entry(raw.tag).or_default();
@@ -150,10 +152,8 @@ impl Dump {
                 break;
             }
         }
-        if let Some(open) = open_segments.take() {
-            if !open.segments.is_empty() {
-                d.heap_dumps.push(open);
-            }
+        if let Some(open) = open_segments.take().filter(|o| !o.segments.is_empty()) {
+            d.heap_dumps.push(open);
         }
         for (t, count) in unknown {
             d.notes.push(format!("skipped {count} record(s) of unknown tag 0x{t:02X} (a vendor extension)"));
@@ -210,7 +210,8 @@ impl Dump {
                 self.class_serials.insert(serial, class_id);
             }
             Record::Frame { id, method_name_id, signature_id, source_file_id, class_serial, line } => {
-                self.frames.insert(id, FrameRecord { method_name_id, signature_id, source_file_id, class_serial, line });
+                self.frames
+                    .insert(id, FrameRecord { method_name_id, signature_id, source_file_id, class_serial, line });
             }
             Record::Trace { serial, thread_serial, frame_ids } => {
                 self.traces.insert(serial, TraceRecord { thread_serial, frame_ids });
@@ -297,4 +298,3 @@ impl Dump {
         self.heap_dumps.last()
     }
 }
-

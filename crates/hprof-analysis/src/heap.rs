@@ -11,9 +11,9 @@ use hprof_format::binary::{ClassDump, FormatError, HeapRecord, HeapRecords, Valu
 use hprof_format::names::java_name_from_internal;
 use hprof_format::tags::BasicType;
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::atomic::{AtomicU32, AtomicU64};
-use rustc_hash::FxHashMap;
 
 /// The heap dump to read, or why there is none.
 fn heap_dump_of(dump: &Dump) -> Result<&HeapDumpSegments, Error> {
@@ -380,8 +380,10 @@ fn histo_chunk(dump: &Dump, c: &Chunk) -> HistoPart {
             }
             HeapRecord::PrimitiveArrayDump { id, length, element_type, .. }
             | HeapRecord::PrimitiveArrayNoData { id, length, element_type, .. } => {
-                let (sc, su) =
-                    (lc.primitive_array_size(element_type, length as u64), lu.primitive_array_size(element_type, length as u64));
+                let (sc, su) = (
+                    lc.primitive_array_size(element_type, length as u64),
+                    lu.primitive_array_size(element_type, length as u64),
+                );
                 let e = &mut p.prim_arrays[type_slot(element_type)];
                 e[0] += 1;
                 e[1] += sc;
@@ -612,7 +614,8 @@ fn pass1_chunk(dump: &Dump, c: &Chunk) -> Pass1 {
                 p.ids.push(id);
                 prev = Some((id, lc.object_array_size(length as u64), lu.object_array_size(length as u64)));
             }
-            PrimitiveArrayDump { id, length, element_type, .. } | PrimitiveArrayNoData { id, length, element_type, .. } => {
+            PrimitiveArrayDump { id, length, element_type, .. }
+            | PrimitiveArrayNoData { id, length, element_type, .. } => {
                 p.ids.push(id);
                 prev = Some((
                     id,
@@ -676,12 +679,7 @@ struct GraphCtx<'a> {
 
 /// Walks the objects of a chunk: for each, its record offset, node, class index, shallow size and the
 /// nodes it references (ids not in the dump are counted as dangling).
-fn walk_objects(
-    dump: &Dump,
-    c: &Chunk,
-    g: &GraphCtx<'_>,
-    mut f: impl FnMut(u64, u32, u32, u64, &[u32]),
-) -> u64 {
+fn walk_objects(dump: &Dump, c: &Chunk, g: &GraphCtx<'_>, mut f: impl FnMut(u64, u32, u32, u64, &[u32])) -> u64 {
     use HeapRecord::*;
     let idn = dump.id_size() as usize;
     let mut edges: Vec<u32> = Vec::new();
@@ -742,9 +740,12 @@ fn walk_objects(
                 }
                 (id, g.classes.index_of(class_id), g.layout.object_array_size(length as u64))
             }
-            PrimitiveArrayDump { id, length, element_type, .. } | PrimitiveArrayNoData { id, length, element_type, .. } => {
-                (id, g.classes.primitive_array(element_type), g.layout.primitive_array_size(element_type, length as u64))
-            }
+            PrimitiveArrayDump { id, length, element_type, .. }
+            | PrimitiveArrayNoData { id, length, element_type, .. } => (
+                id,
+                g.classes.primitive_array(element_type),
+                g.layout.primitive_array_size(element_type, length as u64),
+            ),
             _ => continue,
         };
         if let Some(node) = g.index.find(g.ids, id) {
@@ -887,7 +888,6 @@ impl HeapGraph {
         let out_edges = into_plain_u32(out_edges);
 
         let mut roots = Vec::with_capacity(raw_roots.len());
-        drop(ctx);
         for (id, kind, thread_serial) in raw_roots {
             match index.find(&ids, id) {
                 Some(node) => roots.push(Root { node, kind, thread_serial }),
@@ -936,10 +936,9 @@ impl HeapGraph {
     /// `java.lang.String@0x7f00a1b8`, or for a class object `class java.lang.String@0x…`.
     pub fn describe(&self, v: u32) -> String {
         let id = self.ids[v as usize];
-        if self.class_of[v as usize] == self.classes.class_class {
-            if let Some(c) = self.classes.get(id) {
-                return format!("class {}@0x{id:x}", c.name);
-            }
+        let class = (self.class_of[v as usize] == self.classes.class_class).then(|| self.classes.get(id)).flatten();
+        if let Some(c) = class {
+            return format!("class {}@0x{id:x}", c.name);
         }
         format!("{}@0x{id:x}", self.class_name(v))
     }

@@ -89,12 +89,18 @@ fn instance_counts_match_hprof_slurp() {
         assert_eq!(h.get(class).map(|x| x.0), Some(n), "{class}");
     }
     let hi = histogram(&d, &Quiet).unwrap();
-    assert_eq!((hi.counts.instances, hi.counts.object_arrays, hi.counts.primitive_arrays, hi.counts.classes), (4149, 748, 2891, 474));
+    assert_eq!(
+        (hi.counts.instances, hi.counts.object_arrays, hi.counts.primitive_arrays, hi.counts.classes),
+        (4149, 748, 2891, 474)
+    );
     assert_eq!(hi.counts.roots, 9 + 5 + 22 + 413 + 4);
     let Some(d) = open("slurp_jhat_hprof-32.bin") else { return };
     let hi = histogram(&d, &Quiet).unwrap();
     // oracles/slurp_hprof-32-result.txt.
-    assert_eq!((hi.counts.instances, hi.counts.object_arrays, hi.counts.primitive_arrays, hi.counts.classes), (1293, 423, 849, 361));
+    assert_eq!(
+        (hi.counts.instances, hi.counts.object_arrays, hi.counts.primitive_arrays, hi.counts.classes),
+        (1293, 423, 849, 361)
+    );
     assert_eq!(hi.counts.roots, 54 + 8 + 395 + 1 + 14 + 381 + 7 + 2);
     assert_eq!(d.traces.len(), 216);
     assert_eq!(d.frames.len(), 365);

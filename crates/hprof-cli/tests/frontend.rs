@@ -92,7 +92,10 @@ fn every_command_on_every_corpus_file_answers_or_refuses_clearly() {
                     serde_json::from_str::<serde_json::Value>(&stdout).unwrap_or_else(|e| panic!("{name}: {e}"));
                 }
             } else if code == Some(1) {
-                assert!(stderr.contains("has no CPU SAMPLES") || stderr.contains("has no ALLOC SITES"), "{name}: {stderr}");
+                assert!(
+                    stderr.contains("has no CPU SAMPLES") || stderr.contains("has no ALLOC SITES"),
+                    "{name}: {stderr}"
+                );
             }
         }
         if name.ends_with(".phd") {
@@ -172,7 +175,10 @@ fn alloc_sites_flame_graph_and_exports() {
     assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
     let o = run(&["export", "--format", "collapsed", "--alloc", f]);
     let (out, _) = text(&o);
-    assert!(out.lines().count() > 0 && out.lines().all(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().is_ok()), "{out}");
+    assert!(
+        out.lines().count() > 0 && out.lines().all(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().is_ok()),
+        "{out}"
+    );
     let pb = scratch.path().join("a.pb.gz");
     let o = run(&["export", "--format", "pprof", "--alloc", f, "-o", pb.to_str().unwrap()]);
     assert!(o.status.success());
@@ -202,7 +208,12 @@ pub fn serve(file: &str) -> (std::process::Child, String) {
         .unwrap();
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let url = line.split_whitespace().find(|w| w.starts_with("http://")).expect("address line").trim_end_matches('/').to_owned();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .expect("address line")
+        .trim_end_matches('/')
+        .to_owned();
     (child, url)
 }
 
@@ -269,7 +280,8 @@ fn serve_renders_in_headless_chromium() {
     assert!(histo.contains("id=\"histogram\"") && histo.contains("java.lang.String"), "{histo}");
     let tree = dom("/dominators");
     assert!(tree.contains("id=\"dominators\"") && tree.contains("[path]"), "{tree}");
-    let id = tree.split("/dominators?id=").nth(1).and_then(|s| s.split('"').next()).expect("a drill-down link").to_owned();
+    let id =
+        tree.split("/dominators?id=").nth(1).and_then(|s| s.split('"').next()).expect("a drill-down link").to_owned();
     let drill = dom(&format!("/dominators?id={id}"));
     assert!(drill.contains("dominated by"), "{drill}");
     let path = dom(&format!("/path?id={id}"));

@@ -28,7 +28,12 @@ fn dump_heap_shape(jdk: &jvm_harness::Jdk, dir: &Path, gz: bool) -> std::path::P
     let o = cmd.arg(&file).output().expect("jcmd");
     jvm.signal(libc_sigkill());
     let _ = jvm.wait();
-    assert!(o.status.success() && file.is_file(), "jcmd on JDK {}: {}", jdk.version, String::from_utf8_lossy(&o.stdout));
+    assert!(
+        o.status.success() && file.is_file(),
+        "jcmd on JDK {}: {}",
+        jdk.version,
+        String::from_utf8_lossy(&o.stdout)
+    );
     file
 }
 
@@ -82,7 +87,8 @@ fn jcmd_dumps_have_the_known_counts_and_retained_sizes() {
             assert_eq!(links["objects"][0]["retained_bytes"], 500 * 24, "{what}");
             // The WeakReference does not retain its referent.
             let weak = hprof_json(&["dominators", "--json", f, "--class", "java.lang.ref.WeakReference"]);
-            for w in weak["objects"].as_array().unwrap().iter().filter(|w| w["class"] == "java.lang.ref.WeakReference") {
+            for w in weak["objects"].as_array().unwrap().iter().filter(|w| w["class"] == "java.lang.ref.WeakReference")
+            {
                 assert_eq!(w["retained_bytes"], w["shallow_bytes"], "{what}: {w}");
             }
             // The path to the array goes through the Holder from the HeapShape class's static.

@@ -129,11 +129,23 @@ pub fn run(a: &Args) -> Result<(), String> {
                 "damage": an.damage_json(),
             }))?;
         } else {
-            println!("{}  shallow {}  retained {} ({:.2}%)", g.describe(v), g.shallow[v as usize], t.retained[v as usize], pct(t.retained[v as usize]));
+            println!(
+                "{}  shallow {}  retained {} ({:.2}%)",
+                g.describe(v),
+                g.shallow[v as usize],
+                t.retained[v as usize],
+                pct(t.retained[v as usize])
+            );
             println!("immediately dominates {} objects:", t.children_of(Some(v)).len());
             println!("{:>14} {:>14} {:>7}  object", "retained", "shallow", "%");
             for &k in &kids {
-                println!("{:>14} {:>14} {:>6.2}%  {}", t.retained[k as usize], g.shallow[k as usize], pct(t.retained[k as usize]), g.describe(k));
+                println!(
+                    "{:>14} {:>14} {:>6.2}%  {}",
+                    t.retained[k as usize],
+                    g.shallow[k as usize],
+                    pct(t.retained[k as usize]),
+                    g.describe(k)
+                );
             }
         }
         return an.damage(&a.file);
@@ -153,7 +165,13 @@ pub fn run(a: &Args) -> Result<(), String> {
         } else {
             println!("{:>14} {:>14}  object  (immediate dominator)", "retained", "shallow");
             for &v in &objs {
-                println!("{:>14} {:>14}  {}  ({})", t.retained[v as usize], g.shallow[v as usize], g.describe(v), an.dominator_text(v));
+                println!(
+                    "{:>14} {:>14}  {}  ({})",
+                    t.retained[v as usize],
+                    g.shallow[v as usize],
+                    g.describe(v),
+                    an.dominator_text(v)
+                );
             }
             println!("{} objects", objs.len());
         }
@@ -198,7 +216,13 @@ pub fn run(a: &Args) -> Result<(), String> {
         println!("{:>14} {:>7} {:>14}  object", "retained", "%", "shallow");
         for &v in &tops {
             let note = if t.is_reachable(v) { "" } else { "  <unreachable>" };
-            println!("{:>14} {:>6.2}% {:>14}  {}{note}", t.retained[v as usize], pct(t.retained[v as usize]), g.shallow[v as usize], g.describe(v));
+            println!(
+                "{:>14} {:>6.2}% {:>14}  {}{note}",
+                t.retained[v as usize],
+                pct(t.retained[v as usize]),
+                g.shallow[v as usize],
+                g.describe(v)
+            );
         }
     }
     an.damage(&a.file)

@@ -66,10 +66,13 @@ fn load(file: &PathBuf, alloc: bool) -> Result<(Dump, StackKind, Vec<ResolvedSta
 pub fn run_flame(a: &FlameArgs) -> Result<(), String> {
     let (d, kind, s) = load(&a.file, a.alloc)?;
     let title = if a.alloc { "Allocation sites (live bytes)" } else { "CPU samples" };
-    write_flamegraph(&a.output, &weighted(&s), title, kind.unit()).map_err(|e| format!("{}: {e}", a.output.display()))?;
+    write_flamegraph(&a.output, &weighted(&s), title, kind.unit())
+        .map_err(|e| format!("{}: {e}", a.output.display()))?;
     if a.json {
         let total: u64 = s.iter().map(|x| x.weight).sum();
-        print_json(&json!({"output": a.output.display().to_string(), "stacks": s.len(), "total": total, "unit": kind.unit()}))?;
+        print_json(
+            &json!({"output": a.output.display().to_string(), "stacks": s.len(), "total": total, "unit": kind.unit()}),
+        )?;
     }
     damage(&a.file, &[d.damage.as_ref()])
 }
@@ -94,7 +97,9 @@ pub fn run_export(a: &ExportArgs) -> Result<(), String> {
         None => std::io::stdout().write_all(&bytes).map_err(|e| e.to_string())?,
     }
     if a.json && a.output.is_some() {
-        print_json(&json!({"format": format!("{:?}", a.format).to_lowercase(), "stacks": s.len(), "bytes": bytes.len()}))?;
+        print_json(
+            &json!({"format": format!("{:?}", a.format).to_lowercase(), "stacks": s.len(), "bytes": bytes.len()}),
+        )?;
     }
     damage(&a.file, &[d.damage.as_ref()])
 }

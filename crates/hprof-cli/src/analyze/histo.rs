@@ -34,8 +34,12 @@ pub fn select(mut rows: Vec<HistoRow>, filter: Option<&str>, sort: SortBy, top: 
         rows.retain(|r| matches(p, &r.class_name));
     }
     match sort {
-        SortBy::Bytes => rows.sort_by(|a, b| b.shallow_bytes.cmp(&a.shallow_bytes).then_with(|| a.class_name.cmp(&b.class_name))),
-        SortBy::Count => rows.sort_by(|a, b| b.instances.cmp(&a.instances).then_with(|| a.class_name.cmp(&b.class_name))),
+        SortBy::Bytes => {
+            rows.sort_by(|a, b| b.shallow_bytes.cmp(&a.shallow_bytes).then_with(|| a.class_name.cmp(&b.class_name)))
+        }
+        SortBy::Count => {
+            rows.sort_by(|a, b| b.instances.cmp(&a.instances).then_with(|| a.class_name.cmp(&b.class_name)))
+        }
     }
     if let Some(n) = top {
         rows.truncate(n);

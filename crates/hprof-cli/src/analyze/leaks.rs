@@ -5,10 +5,9 @@ use super::dominators::Analysed;
 use super::path::{path_json, path_text};
 use super::{human, print_json};
 use hprof_analysis::paths::shortest_path;
-use std::collections::HashMap;
 use serde_json::{Value, json};
+use std::collections::HashMap;
 use std::path::PathBuf;
-
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -65,7 +64,9 @@ pub fn suspects(an: &Analysed, threshold: f64) -> (Vec<Suspect>, Vec<(usize, u64
     let classes: Vec<_> = an
         .class_table()
         .into_iter()
-        .filter(|&(i, n, _, re)| re >= limit.max(1) && n > 1 && !out.iter().any(|s| g.class_of[s.node as usize] as usize == i))
+        .filter(|&(i, n, _, re)| {
+            re >= limit.max(1) && n > 1 && !out.iter().any(|s| g.class_of[s.node as usize] as usize == i)
+        })
         .take(10)
         .collect();
     (out, classes)
@@ -95,19 +96,34 @@ pub fn run(a: &Args) -> Result<(), String> {
             .iter()
             .map(|&(i, n, sh, re)| json!({"class": g.classes.classes[i].name, "instances": n, "shallow_bytes": sh, "retained_bytes": re, "share": pct(re) / 100.0}))
             .collect();
-        print_json(&json!({"total_bytes": total, "reachable_bytes": t.reachable_bytes, "threshold_percent": a.threshold, "objects": objs, "classes": classes, "damage": an.damage_json()}))?;
+        print_json(
+            &json!({"total_bytes": total, "reachable_bytes": t.reachable_bytes, "threshold_percent": a.threshold, "objects": objs, "classes": classes, "damage": an.damage_json()}),
+        )?;
     } else {
-        println!("Heap: {} ({total} bytes), {} reachable from GC roots. Suspects retain at least {}% of the heap.", human(total), human(t.reachable_bytes), a.threshold);
+        println!(
+            "Heap: {} ({total} bytes), {} reachable from GC roots. Suspects retain at least {}% of the heap.",
+            human(total),
+            human(t.reachable_bytes),
+            a.threshold
+        );
         if objs.is_empty() && classes.is_empty() {
             println!("No leak suspects.");
         }
         for (i, s) in objs.iter().enumerate() {
             let r = t.retained[s.node as usize];
             println!();
-            let note = if t.is_reachable(s.node) { "" } else { " — unreachable from GC roots (garbage, or a root the dump does not name)" };
+            let note = if t.is_reachable(s.node) {
+                ""
+            } else {
+                " — unreachable from GC roots (garbage, or a root the dump does not name)"
+            };
             println!("Suspect {}: {} retains {} ({:.1}%){note}", i + 1, g.describe(s.node), human(r), pct(r));
             if s.accumulation != s.node {
-                println!("  accumulation point: {} retains {}", g.describe(s.accumulation), human(t.retained[s.accumulation as usize]));
+                println!(
+                    "  accumulation point: {} retains {}",
+                    g.describe(s.accumulation),
+                    human(t.retained[s.accumulation as usize])
+                );
             }
             for (c, n, b) in &s.content {
                 println!("    {n} × {c} retaining {}", human(*b));
@@ -121,7 +137,13 @@ pub fn run(a: &Args) -> Result<(), String> {
         }
         for (k, &(i, n, _, re)) in classes.iter().enumerate() {
             println!();
-            println!("Class suspect {}: {n} instances of {} retain {} ({:.1}%)", k + 1, g.classes.classes[i].name, human(re), pct(re));
+            println!(
+                "Class suspect {}: {n} instances of {} retain {} ({:.1}%)",
+                k + 1,
+                g.classes.classes[i].name,
+                human(re),
+                pct(re)
+            );
         }
     }
     an.damage(&a.file)

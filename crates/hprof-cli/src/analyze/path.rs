@@ -38,15 +38,26 @@ pub fn path_text(an: &Analysed, p: &RootPath) -> Vec<String> {
     let g = &an.graph;
     let mut out = Vec::new();
     let thread = if p.root.thread_serial != 0 {
-        let name = an.dump.threads.iter().find(|t| t.serial == p.root.thread_serial).map(|t| format!(" \"{}\"", t.name));
+        let name =
+            an.dump.threads.iter().find(|t| t.serial == p.root.thread_serial).map(|t| format!(" \"{}\"", t.name));
         format!(" of thread {}{}", p.root.thread_serial, name.unwrap_or_default())
     } else {
         String::new()
     };
     out.push(format!("GC root ({}{thread})", root_kind_name(p.root.kind)));
     for (i, &v) in p.nodes.iter().enumerate() {
-        let via = if i == 0 { String::new() } else { g.edge_label(&an.dump, p.nodes[i - 1], v).map(|l| format!(".{l} ")).unwrap_or_default() };
-        out.push(format!("{}{}{}  (retained {})", "  ".repeat(i + 1), via.replace(".[", "["), g.describe(v), an.tree.retained[v as usize]));
+        let via = if i == 0 {
+            String::new()
+        } else {
+            g.edge_label(&an.dump, p.nodes[i - 1], v).map(|l| format!(".{l} ")).unwrap_or_default()
+        };
+        out.push(format!(
+            "{}{}{}  (retained {})",
+            "  ".repeat(i + 1),
+            via.replace(".[", "["),
+            g.describe(v),
+            an.tree.retained[v as usize]
+        ));
     }
     out
 }
@@ -57,7 +68,9 @@ pub fn run(a: &Args) -> Result<(), String> {
     let v = an.graph.node(id).ok_or_else(|| format!("no object 0x{id:x} in this heap dump"))?;
     let p = shortest_path(&an.graph, v);
     if a.json {
-        print_json(&json!({"object": an.node_json(v), "path": p.as_ref().map(|p| path_json(&an, p)), "damage": an.damage_json()}))?;
+        print_json(
+            &json!({"object": an.node_json(v), "path": p.as_ref().map(|p| path_json(&an, p)), "damage": an.damage_json()}),
+        )?;
     } else {
         match &p {
             Some(p) => path_text(&an, p).iter().for_each(|l| println!("{l}")),

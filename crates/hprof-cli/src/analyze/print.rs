@@ -8,7 +8,9 @@ use hprof_format::binary::{HeapRecord, HeapRecords, Record, Records, Value};
 use hprof_format::model::{CpuReport, CpuReportKind, CpuRow, Site, SiteOrder, SitesReport, ThreadStart};
 use hprof_format::tags::{BasicType, record as tag};
 use hprof_format::text::heap::{self as lines, ClassLine, RootLine};
-use hprof_format::text::{write_cpu_report, write_header, write_sites, write_thread_end, write_thread_start, write_trace};
+use hprof_format::text::{
+    write_cpu_report, write_header, write_sites, write_thread_end, write_thread_start, write_trace,
+};
 use hprof_format::time::ctime;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
@@ -109,14 +111,12 @@ pub fn write_report(w: &mut dyn Write, d: &Dump, layout: Layout) -> io::Result<O
                 let sites = sites
                     .iter()
                     .map(|s| Site {
-                        class_name: d
-                            .class_serials
-                            .get(&s.class_serial)
-                            .and_then(|c| d.class_name(*c))
-                            .unwrap_or_else(|| match BasicType::from_u8(s.array_type) {
+                        class_name: d.class_serials.get(&s.class_serial).and_then(|c| d.class_name(*c)).unwrap_or_else(
+                            || match BasicType::from_u8(s.array_type) {
                                 Some(t) if s.array_type != 0 => format!("{}[]", t.java_name()),
                                 _ => format!("<class serial {}>", s.class_serial),
-                            }),
+                            },
+                        ),
                         class_serial: s.class_serial,
                         array_type: s.array_type,
                         trace_serial: s.trace_serial,
@@ -172,7 +172,9 @@ fn sub_records<'a>(
     d: &'a Dump,
     segments: &'a [(usize, usize)],
 ) -> impl Iterator<Item = Result<HeapRecord<'a>, hprof_analysis::FormatError>> + 'a {
-    segments.iter().flat_map(move |&(s, e)| HeapRecords::new(&d.data()[s..e], s as u64, d.id_size()).map(|r| r.map(|(_, r)| r)))
+    segments
+        .iter()
+        .flat_map(move |&(s, e)| HeapRecords::new(&d.data()[s..e], s as u64, d.id_size()).map(|r| r.map(|(_, r)| r)))
 }
 
 fn write_heap(

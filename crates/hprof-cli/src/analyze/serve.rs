@@ -89,17 +89,26 @@ impl App {
         let js = "application/json";
         let no_heap = || (404, html, page("No heap dump", "<p>This file holds no heap dump.</p>"));
         match path {
-            "/" => (200, html, page(&format!("{}", self.file.display()), &format!("<pre>{}</pre>", esc(&self.summary)))),
+            "/" => {
+                (200, html, page(&format!("{}", self.file.display()), &format!("<pre>{}</pre>", esc(&self.summary))))
+            }
             "/histo" | "/api/histo" => {
                 let Some(an) = &self.an else { return no_heap() };
                 let filter = query(q, "filter").unwrap_or_default();
-                let rows: Vec<_> = an.class_table().into_iter().filter(|r| filter.is_empty() || matches(&filter, &an.graph.classes.classes[r.0].name)).collect();
+                let rows: Vec<_> = an
+                    .class_table()
+                    .into_iter()
+                    .filter(|r| filter.is_empty() || matches(&filter, &an.graph.classes.classes[r.0].name))
+                    .collect();
                 if path.starts_with("/api") {
                     let v: Vec<_> = rows.iter().map(|&(i, n, s, r)| json!({"class": an.graph.classes.classes[i].name, "instances": n, "shallow_bytes": s, "retained_bytes": r})).collect();
                     return (200, js, json!({"classes": v}).to_string());
                 }
-                let mut b = format!("<form><input name=\"filter\" value=\"{}\" placeholder=\"class filter\"><button>Filter</button></form>\
-                    <table id=\"histogram\"><tr><th>Class</th><th>Instances</th><th>Shallow bytes</th><th>Retained bytes</th></tr>", esc(&filter));
+                let mut b = format!(
+                    "<form><input name=\"filter\" value=\"{}\" placeholder=\"class filter\"><button>Filter</button></form>\
+                    <table id=\"histogram\"><tr><th>Class</th><th>Instances</th><th>Shallow bytes</th><th>Retained bytes</th></tr>",
+                    esc(&filter)
+                );
                 for &(i, n, s, r) in rows.iter().take(500) {
                     let name = &an.graph.classes.classes[i].name;
                     b.push_str(&format!("<tr><td><a href=\"/objects?class={}\">{}</a></td><td class=n>{n}</td><td class=n>{s}</td><td class=n>{r}</td></tr>", esc(&urlencode(name)), esc(name)));
@@ -113,9 +122,17 @@ impl App {
                 let g = &an.graph;
                 let mut objs: Vec<u32> = (0..g.len() as u32).filter(|&v| g.class_name(v) == class).collect();
                 objs.sort_by_key(|&v| std::cmp::Reverse(an.tree.retained[v as usize]));
-                let mut b = format!("<p>{} instances</p><table><tr><th>Object</th><th>Shallow</th><th>Retained</th></tr>", objs.len());
+                let mut b = format!(
+                    "<p>{} instances</p><table><tr><th>Object</th><th>Shallow</th><th>Retained</th></tr>",
+                    objs.len()
+                );
                 for &v in objs.iter().take(500) {
-                    b.push_str(&format!("<tr><td>{}</td><td class=n>{}</td><td class=n>{}</td></tr>", self.node_link(an, v), g.shallow[v as usize], an.tree.retained[v as usize]));
+                    b.push_str(&format!(
+                        "<tr><td>{}</td><td class=n>{}</td><td class=n>{}</td></tr>",
+                        self.node_link(an, v),
+                        g.shallow[v as usize],
+                        an.tree.retained[v as usize]
+                    ));
                 }
                 b.push_str("</table>");
                 (200, html, page(&class, &b))
@@ -137,18 +154,36 @@ impl App {
                 match node {
                     Some(v) => {
                         let up = match an.tree.idom[v as usize] {
-                            DominatorTree::ROOT | DominatorTree::UNREACHABLE => "<a href=\"/dominators\">&lt;GC roots&gt;</a>".to_string(),
+                            DominatorTree::ROOT | DominatorTree::UNREACHABLE => {
+                                "<a href=\"/dominators\">&lt;GC roots&gt;</a>".to_string()
+                            }
                             d => self.node_link(an, d),
                         };
-                        b.push_str(&format!("<p>{} — shallow {}, retained {}</p><p>dominated by {up}</p>", self.node_link(an, v), an.graph.shallow[v as usize], an.tree.retained[v as usize]));
+                        b.push_str(&format!(
+                            "<p>{} — shallow {}, retained {}</p><p>dominated by {up}</p>",
+                            self.node_link(an, v),
+                            an.graph.shallow[v as usize],
+                            an.tree.retained[v as usize]
+                        ));
                     }
-                    None => b.push_str(&format!("<p>Reachable heap: {} in {} objects</p>", human(an.tree.reachable_bytes), an.tree.reachable)),
+                    None => b.push_str(&format!(
+                        "<p>Reachable heap: {} in {} objects</p>",
+                        human(an.tree.reachable_bytes),
+                        an.tree.reachable
+                    )),
                 }
-                b.push_str("<table id=\"dominators\"><tr><th>Object</th><th>Shallow</th><th>Retained</th><th>%</th></tr>");
+                b.push_str(
+                    "<table id=\"dominators\"><tr><th>Object</th><th>Shallow</th><th>Retained</th><th>%</th></tr>",
+                );
                 let total = an.tree.total_bytes.max(1) as f64;
                 for &k in &kids {
                     let r = an.tree.retained[k as usize];
-                    b.push_str(&format!("<tr><td>{}</td><td class=n>{}</td><td class=n>{r}</td><td class=n>{:.2}</td></tr>", self.node_link(an, k), an.graph.shallow[k as usize], r as f64 * 100.0 / total));
+                    b.push_str(&format!(
+                        "<tr><td>{}</td><td class=n>{}</td><td class=n>{r}</td><td class=n>{:.2}</td></tr>",
+                        self.node_link(an, k),
+                        an.graph.shallow[k as usize],
+                        r as f64 * 100.0 / total
+                    ));
                 }
                 b.push_str("</table>");
                 (200, html, page("Dominator tree", &b))
@@ -160,7 +195,11 @@ impl App {
                 };
                 let p = shortest_path(&an.graph, v);
                 if path.starts_with("/api") {
-                    return (200, js, json!({"object": an.node_json(v), "path": p.as_ref().map(|p| path_json(an, p))}).to_string());
+                    return (
+                        200,
+                        js,
+                        json!({"object": an.node_json(v), "path": p.as_ref().map(|p| path_json(an, p))}).to_string(),
+                    );
                 }
                 let body = match &p {
                     Some(p) => format!("<pre id=\"path\">{}</pre>", esc(&path_text(an, p).join("\n"))),
@@ -179,7 +218,9 @@ impl App {
 
 fn urlencode(s: &str) -> String {
     s.bytes()
-        .map(|b| if b.is_ascii_alphanumeric() || b"._-".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") })
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"._-".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") }
+        })
         .collect()
 }
 
@@ -218,7 +259,11 @@ fn handle(app: &App, mut s: TcpStream) -> std::io::Result<()> {
     let (path, q) = target.split_once('?').unwrap_or((target, ""));
     let (code, ctype, body) = app.route(path, q);
     let reason = if code == 200 { "OK" } else { "Not Found" };
-    write!(s, "HTTP/1.1 {code} {reason}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len())?;
+    write!(
+        s,
+        "HTTP/1.1 {code} {reason}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )?;
     s.write_all(body.as_bytes())?;
     s.flush()
 }
@@ -238,7 +283,12 @@ pub fn run(a: &Args) -> Result<(), String> {
         Err(e) => return Err(e),
     };
     if let Some(an) = &an {
-        summary.push_str(&format!("\n{} objects, {} reachable, {} retained from GC roots\n", an.graph.len(), an.tree.reachable, human(an.tree.reachable_bytes)));
+        summary.push_str(&format!(
+            "\n{} objects, {} reachable, {} retained from GC roots\n",
+            an.graph.len(),
+            an.tree.reachable,
+            human(an.tree.reachable_bytes)
+        ));
     }
     let app = App { file: a.file.clone(), an, flame_svg: flame, summary };
     let listener = TcpListener::bind(("127.0.0.1", a.port)).map_err(|e| format!("127.0.0.1:{}: {e}", a.port))?;

@@ -77,14 +77,30 @@ pub fn run(a: &Args) -> Result<(), String> {
             println!("  {:<20} {:>10}  {:>12}", record::name(*t), c.count, human(c.bytes));
         }
         println!();
-        println!("strings: {}, classes loaded: {}, stack traces: {}, stack frames: {}", d.string_count(), d.class_name_ids.len(), d.traces.len(), d.frames.len());
+        println!(
+            "strings: {}, classes loaded: {}, stack traces: {}, stack frames: {}",
+            d.string_count(),
+            d.class_name_ids.len(),
+            d.traces.len(),
+            d.frames.len()
+        );
         if cpu_total > 0 {
             println!("CPU samples: {cpu_total}");
         }
         if let Some(hi) = &histo {
             println!();
-            println!("heap dump{}:", if d.heap_dumps.len() > 1 { format!(" (the last of {})", d.heap_dumps.len()) } else { String::new() });
-            println!("  objects:    {} ({} instances, {} object arrays, {} primitive arrays, {} classes)", hi.counts.objects(), hi.counts.instances, hi.counts.object_arrays, hi.counts.primitive_arrays, hi.counts.classes);
+            println!(
+                "heap dump{}:",
+                if d.heap_dumps.len() > 1 { format!(" (the last of {})", d.heap_dumps.len()) } else { String::new() }
+            );
+            println!(
+                "  objects:    {} ({} instances, {} object arrays, {} primitive arrays, {} classes)",
+                hi.counts.objects(),
+                hi.counts.instances,
+                hi.counts.object_arrays,
+                hi.counts.primitive_arrays,
+                hi.counts.classes
+            );
             println!("  GC roots:   {}", hi.counts.roots);
             println!("  shallow:    {} ({} bytes)", human(hi.total_bytes()), hi.total_bytes());
             println!("  layout:     {}", hi.layout.describe());
@@ -93,7 +109,13 @@ pub fn run(a: &Args) -> Result<(), String> {
             println!();
             println!("threads:");
             for t in &d.threads {
-                println!("  {:>7} {:<30} group={}{}", t.serial, format!("\"{}\"", t.name), t.group, if t.ended { " (ended)" } else { "" });
+                println!(
+                    "  {:>7} {:<30} group={}{}",
+                    t.serial,
+                    format!("\"{}\"", t.name),
+                    t.group,
+                    if t.ended { " (ended)" } else { "" }
+                );
             }
         }
     }
