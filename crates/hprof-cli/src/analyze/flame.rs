@@ -9,7 +9,7 @@ use hprof_format::model::LineNumber;
 use serde_json::json;
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct FlameArgs {
@@ -51,7 +51,7 @@ pub struct ExportArgs {
     pub json: bool,
 }
 
-fn load(file: &PathBuf, alloc: bool) -> Result<(Dump, StackKind, Vec<ResolvedStack>), String> {
+fn load(file: &Path, alloc: bool) -> Result<(Dump, StackKind, Vec<ResolvedStack>), String> {
     let bar = Bar::new();
     let d = open(file, &bar)?;
     let kind = if alloc { StackKind::AllocSites } else { StackKind::CpuSamples };

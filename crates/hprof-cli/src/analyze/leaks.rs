@@ -29,7 +29,10 @@ pub struct Suspect {
     pub content: Vec<(String, u64, u64)>,
 }
 
-pub fn suspects(an: &Analysed, threshold: f64) -> (Vec<Suspect>, Vec<(usize, u64, u64, u64)>) {
+/// A class row: (class index, instances, shallow bytes, retained bytes).
+pub type ClassRow = (usize, u64, u64, u64);
+
+pub fn suspects(an: &Analysed, threshold: f64) -> (Vec<Suspect>, Vec<ClassRow>) {
     let g = &an.graph;
     let t = &an.tree;
     let limit = (t.total_bytes as f64 * threshold / 100.0) as u64;
@@ -38,12 +41,13 @@ pub fn suspects(an: &Analysed, threshold: f64) -> (Vec<Suspect>, Vec<(usize, u64
         if t.retained[v as usize] < limit.max(1) {
             break;
         }
-        // Accumulation point: follow the biggest child while it holds most of what its parent retains.
+        // Accumulation point: follow the biggest child while it holds most of what its parent retains
+        // and is not a leaf itself (a big array is the content, its holder the accumulation point).
         let mut cur = v;
         loop {
             let kids = t.children_of(Some(cur));
             let Some(&big) = kids.iter().max_by_key(|&&k| t.retained[k as usize]) else { break };
-            if t.retained[big as usize] * 10 < t.retained[cur as usize] * 8 {
+            if t.retained[big as usize] * 10 < t.retained[cur as usize] * 8 || t.children_of(Some(big)).is_empty() {
                 break;
             }
             cur = big;
@@ -56,7 +60,7 @@ pub fn suspects(an: &Analysed, threshold: f64) -> (Vec<Suspect>, Vec<(usize, u64
         }
         let mut content: Vec<_> =
             per.into_iter().map(|(c, (n, b))| (g.classes.classes[c as usize].name.clone(), n, b)).collect();
-        content.sort_by(|a, b| b.2.cmp(&a.2));
+        content.sort_by_key(|c| std::cmp::Reverse(c.2));
         content.truncate(5);
         out.push(Suspect { node: v, accumulation: cur, content });
     }

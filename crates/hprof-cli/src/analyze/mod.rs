@@ -40,34 +40,34 @@ impl Progress for Bar {
                 .progress_chars("=> "),
         );
         b.set_message(stage.to_owned());
-        if let Ok(mut g) = self.bar.lock() {
-            if let Some(old) = g.replace(b) {
-                old.finish_and_clear();
-            }
+        if let Ok(mut g) = self.bar.lock()
+            && let Some(old) = g.replace(b)
+        {
+            old.finish_and_clear();
         }
     }
 
     fn set(&self, done: u64) {
-        if let Ok(g) = self.bar.lock() {
-            if let Some(b) = g.as_ref() {
-                b.set_position(done);
-            }
+        if let Ok(g) = self.bar.lock()
+            && let Some(b) = g.as_ref()
+        {
+            b.set_position(done);
         }
     }
 
     fn inc(&self, delta: u64) {
-        if let Ok(g) = self.bar.lock() {
-            if let Some(b) = g.as_ref() {
-                b.inc(delta);
-            }
+        if let Ok(g) = self.bar.lock()
+            && let Some(b) = g.as_ref()
+        {
+            b.inc(delta);
         }
     }
 
     fn finish(&self) {
-        if let Ok(mut g) = self.bar.lock() {
-            if let Some(b) = g.take() {
-                b.finish_and_clear();
-            }
+        if let Ok(mut g) = self.bar.lock()
+            && let Some(b) = g.take()
+        {
+            b.finish_and_clear();
         }
     }
 }

@@ -136,8 +136,8 @@ pub fn write_report(w: &mut dyn Write, d: &Dump, layout: Layout) -> io::Result<O
                     cutoff: cutoff as f64,
                     total_live_bytes: total_live_bytes as u64,
                     total_live_instances: total_live_instances as u64,
-                    total_alloc_bytes: total_alloc_bytes,
-                    total_alloc_instances: total_alloc_instances,
+                    total_alloc_bytes,
+                    total_alloc_instances,
                     sites,
                     note: None,
                 };
@@ -260,18 +260,18 @@ fn write_heap(
                     },
                 )?;
                 for s in &c.statics {
-                    if let Value::Object(id) = s.value {
-                        if id != 0 {
-                            let f = d.string(s.name_id).unwrap_or_default();
-                            lines::write_class_static(w, &f, id)?;
-                        }
+                    if let Value::Object(id) = s.value
+                        && id != 0
+                    {
+                        let f = d.string(s.name_id).unwrap_or_default();
+                        lines::write_class_static(w, &f, id)?;
                     }
                 }
                 for (index, v) in &c.constant_pool {
-                    if let Value::Object(id) = v {
-                        if *id != 0 {
-                            lines::write_class_constant(w, *index, *id)?;
-                        }
+                    if let Value::Object(id) = v
+                        && *id != 0
+                    {
+                        lines::write_class_constant(w, *index, *id)?;
                     }
                 }
             }
