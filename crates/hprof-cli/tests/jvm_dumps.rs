@@ -135,3 +135,34 @@ fn agent_cpu_samples_print_and_flame_show_the_hot_method() {
     let top = folded.lines().next().unwrap();
     assert!(top.contains("CpuAccuracy.main;CpuAccuracy.hotAlpha"), "{top}");
 }
+
+/// `hprof print` of a binary run tells the same story as a text run of the same program: the same
+/// sections in the same order, the same objects of the program's classes, the same class count.
+#[test]
+fn print_of_a_binary_run_matches_a_text_run() {
+    let dir = scratch("frontend-print");
+    let jdk = jvm_harness::jdk17();
+    let run = |options: &str| {
+        Java::new(&jdk, dir.path()).agentpath(options).class("HeapDumpGraph").run().assert_success();
+    };
+    run("heap=all,format=a,file=a.txt");
+    run("heap=all,format=b,file=b.hprof");
+    let text = std::fs::read_to_string(dir.path().join("a.txt")).unwrap();
+    let o =
+        Command::new(hprof_binary()).args(["print", dir.path().join("b.hprof").to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let printed = String::from_utf8_lossy(&o.stdout).into_owned();
+    let sections = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| l.contains(" BEGIN ") || l.ends_with(" END"))
+            .map(|l| l.split(" (").next().unwrap().split(" BEGIN").next().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(sections(&text), sections(&printed));
+    let count = |t: &str, pat: &str| t.lines().filter(|l| l.contains(pat)).count();
+    for pat in ["class=HeapDumpGraph$Node@", "CLS ", "elem type=HeapDumpGraph$Node[]", "\tnext\t"] {
+        assert_eq!(count(&text, pat), count(&printed, pat), "{pat}");
+    }
+    assert_eq!(count(&printed, "class=HeapDumpGraph$Node@"), 123_457);
+    assert!(printed.starts_with("JAVA PROFILE 1.0.1, created "));
+}

@@ -95,6 +95,9 @@ pub fn write_report(w: &mut dyn Write, d: &Dump, layout: Layout) -> io::Result<O
                 )?;
             }
             Record::EndThread { serial } => write_thread_end(w, serial)?,
+            // The "no trace" serial: a text report never prints it.
+            Record::Trace { serial, frame_ids, .. }
+                if serial == hprof_format::serial_base::TRACE && frame_ids.is_empty() => {}
             Record::Trace { serial, thread_serial, frame_ids } => {
                 let frames: Vec<_> = frame_ids.iter().map(|&f| d.frame(f)).collect();
                 write_trace(w, serial, (thread_serial != 0).then_some(thread_serial), &frames)?;
