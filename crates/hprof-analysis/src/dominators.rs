@@ -54,6 +54,7 @@ impl DominatorTree {
     pub fn compute_releasing_references(g: &mut HeapGraph, progress: &dyn Progress) -> Result<DominatorTree, Error> {
         let p = Self::search(g, progress);
         g.out_edges = Vec::new();
+        g.out_start = Vec::new();
         Ok(Self::solve(g, p, progress))
     }
 

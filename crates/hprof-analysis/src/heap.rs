@@ -477,47 +477,91 @@ pub fn histogram(dump: &Dump, progress: &dyn Progress) -> Result<Histogram, Erro
 // ---------------------------------------------------------------------------------------------------------
 // The object graph.
 
-/// Sorted ids → dense indices, with a bucket table over the id range so that a lookup is a short
-/// binary search.
-pub struct IdIndex {
+/// The sorted object ids: node `i` is the `i`-th. Stored as 32-bit offsets from the smallest id (in units
+/// of the ids' common alignment, 8 bytes in HotSpot dumps) whenever they fit, which halves the array for
+/// heaps up to 32 GB; a bucket table over the range makes a lookup a short binary search.
+pub struct ObjectIds {
     min: u64,
+    /// log2 of the alignment all ids share relative to `min`.
+    align: u32,
+    narrow: Vec<u32>,
+    wide: Vec<u64>,
     shift: u32,
     buckets: Vec<u32>,
 }
 
-impl IdIndex {
-    fn new(ids: &[u64]) -> IdIndex {
+impl ObjectIds {
+    fn new(ids: Vec<u64>) -> ObjectIds {
         let (Some(&min), Some(&max)) = (ids.first(), ids.last()) else {
-            return IdIndex { min: 0, shift: 0, buckets: vec![0, 0] };
+            return ObjectIds { min: 0, align: 0, narrow: Vec::new(), wide: Vec::new(), shift: 0, buckets: vec![0, 0] };
         };
-        let want = (ids.len().next_power_of_two() / 8).clamp(1, 1 << 22) as u64;
-        let span = max - min;
+        let mut align = 3;
+        while align > 0 && ids.iter().any(|&i| (i - min) & ((1 << align) - 1) != 0) {
+            align -= 1;
+        }
+        let span = (max - min) >> align;
+        let (narrow, wide) = if span <= u32::MAX as u64 {
+            (ids.iter().map(|&i| ((i - min) >> align) as u32).collect(), Vec::new())
+        } else {
+            align = 0;
+            (Vec::new(), ids)
+        };
+        let span = if narrow.is_empty() { max - min } else { span };
+        let n = narrow.len().max(wide.len());
+        let want = (n.next_power_of_two() / 8).clamp(1, 1 << 22) as u64;
         let mut shift = 0;
         while (span >> shift) >= want {
             shift += 1;
         }
+        let mut out = ObjectIds { min, align, narrow, wide, shift, buckets: Vec::new() };
         let nb = (span >> shift) as usize + 2;
         let mut buckets = vec![0u32; nb];
         let mut i = 0usize;
         for (b, slot) in buckets.iter_mut().enumerate() {
-            while i < ids.len() && ((ids[i] - min) >> shift) < b as u64 {
+            while i < n && (out.key_at(i) >> shift) < b as u64 {
                 i += 1;
             }
             *slot = i as u32;
         }
-        IdIndex { min, shift, buckets }
+        out.buckets = buckets;
+        out
     }
 
-    pub fn find(&self, ids: &[u64], id: u64) -> Option<u32> {
-        if id < self.min {
+    fn key_at(&self, i: usize) -> u64 {
+        if self.wide.is_empty() { self.narrow[i] as u64 } else { self.wide[i] - self.min }
+    }
+
+    pub fn len(&self) -> usize {
+        self.narrow.len().max(self.wide.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The id of node `v`.
+    pub fn get(&self, v: u32) -> u64 {
+        let v = v as usize;
+        if self.wide.is_empty() { self.min + ((self.narrow[v] as u64) << self.align) } else { self.wide[v] }
+    }
+
+    /// The node of an id.
+    pub fn find(&self, id: u64) -> Option<u32> {
+        if id < self.min || (id - self.min) & ((1u64 << self.align) - 1) != 0 {
             return None;
         }
-        let b = ((id - self.min) >> self.shift) as usize;
+        let key = (id - self.min) >> self.align;
+        let b = (key >> self.shift) as usize;
         if b + 1 >= self.buckets.len() {
             return None;
         }
         let (lo, hi) = (self.buckets[b] as usize, self.buckets[b + 1] as usize);
-        ids[lo..hi].binary_search(&id).ok().map(|i| (lo + i) as u32)
+        let found = if self.wide.is_empty() {
+            self.narrow[lo..hi].binary_search(&(key as u32)).ok()
+        } else {
+            self.wide[lo..hi].binary_search(&id).ok()
+        };
+        found.map(|i| (lo + i) as u32)
     }
 }
 
@@ -556,8 +600,7 @@ pub fn root_kind_name(kind: u8) -> &'static str {
 pub struct HeapGraph {
     pub layout: Layout,
     pub classes: ClassTable,
-    pub ids: Vec<u64>,
-    index: IdIndex,
+    pub ids: ObjectIds,
     pub class_of: Vec<u32>,
     /// Shallow size, saturating at 4 GiB.
     pub shallow: Vec<u32>,
@@ -671,8 +714,7 @@ fn read_id(values: &[u8], off: usize, idn: usize) -> Option<u64> {
 }
 
 struct GraphCtx<'a> {
-    ids: &'a [u64],
-    index: &'a IdIndex,
+    ids: &'a ObjectIds,
     classes: &'a ClassTable,
     layout: Layout,
 }
@@ -688,7 +730,7 @@ fn walk_objects(dump: &Dump, c: &Chunk, g: &GraphCtx<'_>, mut f: impl FnMut(u64,
         if id == 0 {
             return;
         }
-        match g.index.find(g.ids, id) {
+        match g.ids.find(id) {
             Some(n) => edges.push(n),
             None => dangling += 1,
         }
@@ -748,7 +790,7 @@ fn walk_objects(dump: &Dump, c: &Chunk, g: &GraphCtx<'_>, mut f: impl FnMut(u64,
             ),
             _ => continue,
         };
-        if let Some(node) = g.index.find(g.ids, id) {
+        if let Some(node) = g.ids.find(id) {
             f(at, node, class, size, &edges);
         }
     }
@@ -818,7 +860,7 @@ impl HeapGraph {
             return Err(Error::Missing(format!("{} objects: more than this analyser's 4 billion", ids.len())));
         }
         let n = ids.len();
-        let index = IdIndex::new(&ids);
+        let ids = ObjectIds::new(ids);
         let layout = votes.layout(dump.id_size());
         let table = ClassTable::build(dump, classes, layout);
 
@@ -826,7 +868,7 @@ impl HeapGraph {
         // each node's class, size and reference count; the second, after the prefix sum, its references.
         // A duplicated id (hostile files) is claimed by one record; the other is ignored.
         progress.start("reading references", total_bytes * 2);
-        let ctx = GraphCtx { ids: &ids, index: &index, classes: &table, layout };
+        let ctx = GraphCtx { ids: &ids, classes: &table, layout };
         const UNSET: u32 = u32::MAX;
         let class_of = atomic_u32s(n, UNSET);
         let shallow = atomic_u32s(n, 0);
@@ -889,7 +931,7 @@ impl HeapGraph {
 
         let mut roots = Vec::with_capacity(raw_roots.len());
         for (id, kind, thread_serial) in raw_roots {
-            match index.find(&ids, id) {
+            match ids.find(id) {
                 Some(node) => roots.push(Root { node, kind, thread_serial }),
                 None => dangling += 1,
             }
@@ -898,7 +940,6 @@ impl HeapGraph {
             layout,
             classes: table,
             ids,
-            index,
             class_of,
             shallow,
             out_start,
@@ -920,13 +961,14 @@ impl HeapGraph {
     }
 
     pub fn node(&self, id: u64) -> Option<u32> {
-        self.index.find(&self.ids, id)
+        self.ids.find(id)
     }
 
     /// The objects `v` references (empty once the references were released).
     pub fn refs(&self, v: u32) -> &[u32] {
         let v = v as usize;
-        self.out_edges.get(self.out_start[v] as usize..self.out_start[v + 1] as usize).unwrap_or(&[])
+        let (Some(&s), Some(&e)) = (self.out_start.get(v), self.out_start.get(v + 1)) else { return &[] };
+        self.out_edges.get(s as usize..e as usize).unwrap_or(&[])
     }
 
     pub fn class_name(&self, v: u32) -> &str {
@@ -935,7 +977,7 @@ impl HeapGraph {
 
     /// `java.lang.String@0x7f00a1b8`, or for a class object `class java.lang.String@0x…`.
     pub fn describe(&self, v: u32) -> String {
-        let id = self.ids[v as usize];
+        let id = self.ids.get(v);
         let class = (self.class_of[v as usize] == self.classes.class_class).then(|| self.classes.get(id)).flatten();
         if let Some(c) = class {
             return format!("class {}@0x{id:x}", c.name);
@@ -946,7 +988,7 @@ impl HeapGraph {
     /// How `from` refers to `to`: a field name, `[index]`, or `static name`. Needs offsets.
     pub fn edge_label(&self, dump: &Dump, from: u32, to: u32) -> Option<String> {
         let offsets = self.offsets.as_ref()?;
-        let target = self.ids[to as usize];
+        let target = self.ids.get(to);
         let at = offsets[from as usize] as usize;
         let data = dump.data();
         let (_, r) = HeapRecords::new(data.get(at..)?, at as u64, dump.id_size()).next()?.ok()?;

@@ -60,7 +60,7 @@ impl Analysed {
         let t = &self.tree;
         let d = t.idom[v as usize];
         json!({
-            "id": format!("0x{:x}", g.ids[v as usize]),
+            "id": format!("0x{:x}", g.ids.get(v)),
             "class": g.class_name(v),
             "shallow_bytes": g.shallow[v as usize],
             "retained_bytes": t.retained[v as usize],
@@ -69,7 +69,7 @@ impl Analysed {
                 DominatorTree::ROOT if !t.is_reachable(v) => Value::String("<unreachable>".into()),
                 DominatorTree::ROOT => Value::String("<GC roots>".into()),
                 DominatorTree::UNREACHABLE => Value::Null,
-                d => Value::String(format!("0x{:x}", g.ids[d as usize])),
+                d => Value::String(format!("0x{:x}", g.ids.get(d))),
             },
         })
     }

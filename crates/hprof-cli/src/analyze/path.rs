@@ -27,7 +27,7 @@ pub fn path_json(an: &Analysed, p: &RootPath) -> Value {
         .enumerate()
         .map(|(i, &v)| {
             let via = if i == 0 { None } else { g.edge_label(&an.dump, p.nodes[i - 1], v) };
-            json!({"id": format!("0x{:x}", g.ids[v as usize]), "class": g.class_name(v), "field": via,
+            json!({"id": format!("0x{:x}", g.ids.get(v)), "class": g.class_name(v), "field": via,
                    "shallow_bytes": g.shallow[v as usize], "retained_bytes": an.tree.retained[v as usize]})
         })
         .collect();

@@ -77,7 +77,7 @@ fn percent_decode(s: &str) -> String {
 
 impl App {
     fn node_link(&self, an: &Analysed, v: u32) -> String {
-        let id = an.graph.ids[v as usize];
+        let id = an.graph.ids.get(v);
         format!(
             "<a href=\"/dominators?id=0x{id:x}\">{}</a> <a href=\"/path?id=0x{id:x}\" title=\"path from GC roots\">[path]</a>",
             esc(&an.graph.describe(v))
