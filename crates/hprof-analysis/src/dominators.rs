@@ -44,7 +44,7 @@ impl DominatorTree {
     pub const UNREACHABLE: u32 = u32::MAX;
 
     pub fn compute(g: &HeapGraph, progress: &dyn Progress) -> Result<DominatorTree, Error> {
-        let p = Self::search(g, progress);
+        let p = Self::search(g, None, progress);
         Ok(Self::solve(g, p, progress))
     }
 
@@ -52,15 +52,18 @@ impl DominatorTree {
     /// lists are built (the graph keeps its objects, classes and sizes; `refs` is empty afterwards). For
     /// when only the tree is wanted: peak memory drops by the size of the reference array.
     pub fn compute_releasing_references(g: &mut HeapGraph, progress: &dyn Progress) -> Result<DominatorTree, Error> {
-        let p = Self::search(g, progress);
-        g.out_edges = Vec::new();
+        let mut edges = std::mem::take(&mut g.out_edges);
+        let p = Self::search(g, Some(&mut edges), progress);
         g.out_start = Vec::new();
         Ok(Self::solve(g, p, progress))
     }
 
-    /// Depth-first search from the super-root, and predecessor lists in preorder space.
-    fn search(g: &HeapGraph, progress: &dyn Progress) -> Search {
+    /// Depth-first search from the super-root, and predecessor lists in preorder space. With `owned`
+    /// (the graph's references, taken out of it), the references are renumbered in place to preorder and
+    /// freed, so that the node → preorder map is gone before the predecessor lists are allocated.
+    fn search(g: &HeapGraph, mut owned: Option<&mut Vec<u32>>, progress: &dyn Progress) -> Search {
         let n = g.len();
+        let out_start = &g.out_start;
         progress.start("dominators", 4);
         // Preorder numbers: 0 is the super-root, node v gets pre[v] in 1..=reached.
         let mut pre = vec![NONE; n];
@@ -71,6 +74,10 @@ impl DominatorTree {
         let mut extra_roots: Vec<u32> = Vec::new();
         let reachable;
         {
+            let out_edges: &[u32] = match &owned {
+                Some(v) => v,
+                None => &g.out_edges,
+            };
             // Explicit DFS stack of (node, next edge position).
             let mut stack: Vec<(u32, u32)> = Vec::new();
             let mut dfs = |start: u32, pre: &mut Vec<u32>, vertex: &mut Vec<u32>, parent: &mut Vec<u32>| {
@@ -80,18 +87,18 @@ impl DominatorTree {
                 pre[start as usize] = vertex.len() as u32;
                 vertex.push(start);
                 parent.push(0);
-                stack.push((start, g.out_start[start as usize]));
+                stack.push((start, out_start[start as usize]));
                 while let Some(top) = stack.last_mut() {
                     let (v, pos) = *top;
-                    let end = g.out_start[v as usize + 1];
+                    let end = out_start[v as usize + 1];
                     if pos < end {
                         top.1 += 1;
-                        let w = g.out_edges[pos as usize];
+                        let w = out_edges[pos as usize];
                         if pre[w as usize] == NONE {
                             pre[w as usize] = vertex.len() as u32;
                             vertex.push(w);
                             parent.push(pre[v as usize]);
-                            stack.push((w, g.out_start[w as usize]));
+                            stack.push((w, out_start[w as usize]));
                         }
                     } else {
                         stack.pop();
@@ -108,7 +115,7 @@ impl DominatorTree {
             // (cycles) in id order.
             if reachable < n {
                 let mut pointed = vec![false; n];
-                for &w in &g.out_edges {
+                for &w in out_edges {
                     pointed[w as usize] = true;
                 }
                 for pass in 0..2 {
@@ -122,14 +129,29 @@ impl DominatorTree {
         }
         progress.set(1);
         let m = vertex.len();
+        let root_pres: Vec<u32> =
+            g.roots.iter().map(|r| r.node).chain(extra_roots.iter().copied()).map(|r| pre[r as usize]).collect();
+        // Either renumber the (owned) references in place and drop the map now, or map them as we go.
+        if let Some(edges) = owned.as_deref_mut() {
+            for e in edges.iter_mut() {
+                *e = pre[*e as usize];
+            }
+            pre = Vec::new();
+        }
+        let edges: &[u32] = match &owned {
+            Some(v) => v,
+            None => &g.out_edges,
+        };
+        let map = |w: u32| if pre.is_empty() { w } else { pre[w as usize] };
+        let refs = |v: u32| &edges[out_start[v as usize] as usize..out_start[v as usize + 1] as usize];
         // Predecessors in preorder space, as CSR. Root edges count as predecessor 0.
         let mut pred_start = vec![0u32; m + 1];
-        for r in g.roots.iter().map(|r| r.node).chain(extra_roots.iter().copied()) {
-            pred_start[pre[r as usize] as usize + 1] += 1;
+        for &r in &root_pres {
+            pred_start[r as usize + 1] += 1;
         }
         for &v in &vertex[1..] {
-            for &w in g.refs(v) {
-                let pw = pre[w as usize];
+            for &w in refs(v) {
+                let pw = map(w);
                 if pw != NONE {
                     pred_start[pw as usize + 1] += 1;
                 }
@@ -145,12 +167,12 @@ impl DominatorTree {
                 pred_start[w + 1] -= 1;
                 preds[pred_start[w + 1] as usize] = p;
             };
-            for r in g.roots.iter().map(|r| r.node).chain(extra_roots.iter().copied()) {
-                put(pre[r as usize] as usize, 0);
+            for &r in &root_pres {
+                put(r as usize, 0);
             }
             for (pv, &v) in vertex.iter().enumerate().skip(1) {
-                for &w in g.refs(v) {
-                    let pw = pre[w as usize];
+                for &w in refs(v) {
+                    let pw = map(w);
                     if pw != NONE {
                         put(pw as usize, pv as u32);
                     }
@@ -161,6 +183,9 @@ impl DominatorTree {
         pred_start.rotate_left(1);
         pred_start[m] = preds.len() as u32;
         drop(pre);
+        if let Some(edges) = owned {
+            *edges = Vec::new();
+        }
         progress.set(2);
         Search { vertex, parent, pred_start, preds, reachable, extra_roots }
     }

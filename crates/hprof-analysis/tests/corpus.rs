@@ -198,3 +198,17 @@ fn weak_referents_are_not_retained() {
     }
     assert!(seen > 0);
 }
+
+#[test]
+fn releasing_references_gives_the_same_tree() {
+    for name in ["mat_oracle_jdk8_05_x64.hprof", "mat_sun_jdk6_18_x64.hprof", "perflib_dialer.android-hprof"] {
+        let Some(d) = open(name) else { return };
+        let g = HeapGraph::build(&d, false, &Quiet).unwrap();
+        let t = DominatorTree::compute(&g, &Quiet).unwrap();
+        let mut g2 = HeapGraph::build(&d, false, &Quiet).unwrap();
+        let t2 = DominatorTree::compute_releasing_references(&mut g2, &Quiet).unwrap();
+        assert_eq!(t.idom, t2.idom, "{name}");
+        assert_eq!(t.retained, t2.retained, "{name}");
+        assert!(g2.refs(0).is_empty());
+    }
+}
