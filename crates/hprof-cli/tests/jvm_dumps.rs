@@ -134,6 +134,25 @@ fn agent_cpu_samples_print_and_flame_show_the_hot_method() {
     let folded = String::from_utf8_lossy(&o.stdout);
     let top = folded.lines().next().unwrap();
     assert!(top.contains("CpuAccuracy.main;CpuAccuracy.hotAlpha"), "{top}");
+
+    // The web view of a profile: its flame graph page.
+    let mut child = Command::new(hprof_binary())
+        .args(["serve", f, "--port", "0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut line).unwrap();
+    let addr =
+        line.split("http://").nth(1).unwrap().split_whitespace().next().unwrap().trim_end_matches('/').to_owned();
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    std::io::Write::write_all(&mut s, b"GET /flame HTTP/1.1\r\nConnection: close\r\n\r\n").unwrap();
+    let mut resp = String::new();
+    std::io::Read::read_to_string(&mut s, &mut resp).unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(resp.starts_with("HTTP/1.1 200") && resp.contains("<svg") && resp.contains("CpuAccuracy.hotAlpha"));
 }
 
 /// `hprof print` of a binary run tells the same story as a text run of the same program: the same
