@@ -44,7 +44,7 @@ HPROF=target/release/hprof
 read -r t1 m1 < <(measure $HPROF histo "$DUMP")
 read -r t2 m2 < <(measure hprof-slurp "$DUMP")
 read -r t3 m3 < <(measure $HPROF dominators "$DUMP")
-read -r t4 m4 < <(measure hprof-analyzer "$DUMP")
+read -r t4 m4 < <(measure hprof-analyzer "$DUMP" "$WORK/analyzer-report.md")
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 printf "%-22s %9s %12s\n" tool seconds "peak MB"
 printf "%-22s %9s %12d\n" "hprof histo" "$t1" $((m1 / 1024))

@@ -128,6 +128,7 @@ impl DominatorTree {
             }
         }
         progress.set(1);
+        crate::mem_trace("dfs");
         let m = vertex.len();
         let root_pres: Vec<u32> =
             g.roots.iter().map(|r| r.node).chain(extra_roots.iter().copied()).map(|r| pre[r as usize]).collect();
@@ -179,6 +180,7 @@ impl DominatorTree {
                 }
             }
         }
+        crate::mem_trace("preds");
         // pred_start[w + 1] is now where w's list starts, i.e. pred_start is shifted by one: rotate.
         pred_start.rotate_left(1);
         pred_start[m] = preds.len() as u32;
@@ -211,6 +213,7 @@ impl DominatorTree {
             semi[w] = s;
             ancestor[w] = parent[w];
         }
+        crate::mem_trace("semi");
         drop(ancestor);
         drop(label);
         drop(preds);
@@ -272,6 +275,7 @@ impl DominatorTree {
         child_start.rotate_left(1);
         child_start[n + 1] = children.len() as u32;
         progress.finish();
+        crate::mem_trace("tree");
         DominatorTree {
             idom,
             retained,

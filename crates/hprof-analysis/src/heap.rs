@@ -853,6 +853,7 @@ impl HeapGraph {
             }
         }
         let damage = damage.or(walk_damage);
+        crate::mem_trace("pass 1 done");
         ids.par_sort_unstable();
         ids.dedup();
         ids.shrink_to_fit();
@@ -861,6 +862,7 @@ impl HeapGraph {
         }
         let n = ids.len();
         let ids = ObjectIds::new(ids);
+        crate::mem_trace("ids");
         let layout = votes.layout(dump.id_size());
         let table = ClassTable::build(dump, classes, layout);
 
@@ -908,6 +910,7 @@ impl HeapGraph {
         if sum >= u32::MAX as u64 {
             return Err(Error::Missing(format!("{sum} references: more than this analyser's 4 billion")));
         }
+        crate::mem_trace("pass 2a");
         let out_edges = atomic_u32s(sum as usize, 0);
         let written: Vec<AtomicU64> = (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
         chunks.par_iter().for_each(|c| {
@@ -928,6 +931,7 @@ impl HeapGraph {
         progress.finish();
         drop(written);
         let out_edges = into_plain_u32(out_edges);
+        crate::mem_trace("pass 2b");
 
         let mut roots = Vec::with_capacity(raw_roots.len());
         for (id, kind, thread_serial) in raw_roots {

@@ -67,3 +67,13 @@ pub trait Progress: Sync {
 pub struct Quiet;
 
 impl Progress for Quiet {}
+
+/// With HPROF_MEM_TRACE set, prints the resident set and its peak so far (for finding memory peaks).
+pub fn mem_trace(at: &str) {
+    if std::env::var_os("HPROF_MEM_TRACE").is_none() {
+        return;
+    }
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let get = |k: &str| status.lines().find(|l| l.starts_with(k)).map(|l| l.split_whitespace().nth(1).unwrap_or("?").to_owned());
+    eprintln!("mem {at}: rss {} kB, peak {} kB", get("VmRSS:").unwrap_or_default(), get("VmHWM:").unwrap_or_default());
+}
