@@ -5,6 +5,7 @@
 //! linked list neither recurses nor allocates per object.
 
 use crate::heap::HeapGraph;
+use crate::spill::Spilled;
 use crate::{Error, Progress};
 
 const NONE: u32 = u32::MAX;
@@ -13,6 +14,8 @@ const NONE: u32 = u32::MAX;
 struct Search {
     vertex: Vec<u32>,
     parent: Vec<u32>,
+    /// `parent`, parked on disk while the predecessor lists were built (low-memory mode).
+    parked_parent: Option<Spilled>,
     pred_start: Vec<u32>,
     preds: Vec<u32>,
     reachable: usize,
@@ -25,10 +28,9 @@ pub struct DominatorTree {
     pub idom: Vec<u32>,
     /// Retained size of each node (0 when unreachable).
     pub retained: Vec<u64>,
-    /// Children of each node in the dominator tree (`child_start` has n + 2 entries; index n is the
-    /// super-root).
-    pub child_start: Vec<u32>,
-    pub children: Vec<u32>,
+    /// Children lists (start offsets with n + 2 entries, index n the super-root; items), when kept.
+    children: Option<(Vec<u32>, Vec<u32>)>,
+    class_retained: Vec<u64>,
     /// Objects and shallow bytes reachable from GC roots through strong references.
     pub reachable_bytes: u64,
     pub reachable: u64,
@@ -44,25 +46,34 @@ impl DominatorTree {
     pub const UNREACHABLE: u32 = u32::MAX;
 
     pub fn compute(g: &HeapGraph, progress: &dyn Progress) -> Result<DominatorTree, Error> {
-        let p = Self::search(g, None, progress);
-        Ok(Self::solve(g, p, progress))
+        let p = Self::search(g, g.len(), None, progress)?;
+        Self::solve(g.len(), p, g, false, progress)
     }
 
-    /// Like [`DominatorTree::compute`], but frees the graph's references as soon as the predecessor
-    /// lists are built (the graph keeps its objects, classes and sizes; `refs` is empty afterwards). For
-    /// when only the tree is wanted: peak memory drops by the size of the reference array.
+    /// Like [`DominatorTree::compute`], for when only the tree is wanted, in less memory: the graph's
+    /// references are freed once the predecessor lists exist (`refs` is empty afterwards), its ids,
+    /// classes and sizes are parked in a temporary file meanwhile, and no children lists are kept
+    /// (`children_of` scans).
     pub fn compute_releasing_references(g: &mut HeapGraph, progress: &dyn Progress) -> Result<DominatorTree, Error> {
+        let n = g.len();
+        let parked = Parked::park(g)?;
         let mut edges = std::mem::take(&mut g.out_edges);
-        let p = Self::search(g, Some(&mut edges), progress);
+        let p = Self::search(g, n, Some(&mut edges), progress)?;
         g.out_start = Vec::new();
-        Ok(Self::solve(g, p, progress))
+        let t = Self::solve(n, p, &parked, true, progress);
+        parked.restore(g)?;
+        t
     }
 
     /// Depth-first search from the super-root, and predecessor lists in preorder space. With `owned`
     /// (the graph's references, taken out of it), the references are renumbered in place to preorder and
     /// freed, so that the node → preorder map is gone before the predecessor lists are allocated.
-    fn search(g: &HeapGraph, mut owned: Option<&mut Vec<u32>>, progress: &dyn Progress) -> Search {
-        let n = g.len();
+    fn search(
+        g: &HeapGraph,
+        n: usize,
+        mut owned: Option<&mut Vec<u32>>,
+        progress: &dyn Progress,
+    ) -> Result<Search, Error> {
         let out_start = &g.out_start;
         progress.start("dominators", 4);
         // Preorder numbers: 0 is the super-root, node v gets pre[v] in 1..=reached.
@@ -130,6 +141,12 @@ impl DominatorTree {
         progress.set(1);
         crate::mem_trace("dfs");
         let m = vertex.len();
+        // With owned references (low memory), the DFS parents wait on disk until the solver needs them.
+        let (parent, parked_parent) = if owned.is_some() {
+            (Vec::new(), Some(Spilled::park(parent).map_err(|e| Error::Io(format!("temporary file: {e}")))?))
+        } else {
+            (parent, None)
+        };
         let root_pres: Vec<u32> =
             g.roots.iter().map(|r| r.node).chain(extra_roots.iter().copied()).map(|r| pre[r as usize]).collect();
         // Either renumber the (owned) references in place and drop the map now, or map them as we go.
@@ -189,13 +206,25 @@ impl DominatorTree {
             *edges = Vec::new();
         }
         progress.set(2);
-        Search { vertex, parent, pred_start, preds, reachable, extra_roots }
+        Ok(Search { vertex, parent, parked_parent, pred_start, preds, reachable, extra_roots })
     }
 
-    fn solve(g: &HeapGraph, s: Search, progress: &dyn Progress) -> DominatorTree {
-        let n = g.len();
-        let Search { vertex, parent, pred_start, preds, reachable, extra_roots } = s;
+    fn solve(
+        n: usize,
+        s: Search,
+        nodes: &dyn NodeArrays,
+        low_memory: bool,
+        progress: &dyn Progress,
+    ) -> Result<DominatorTree, Error> {
+        let io = |e: std::io::Error| Error::Io(format!("temporary file: {e}"));
+        let Search { vertex, mut parent, parked_parent, pred_start, preds, reachable, extra_roots } = s;
+        if let Some(p) = parked_parent {
+            parent = p.read().map_err(io)?;
+        }
         let m = vertex.len();
+        // The preorder → node map is not used until the idoms are known: park it.
+        let (mut vertex, parked_vertex) =
+            if low_memory { (Vec::new(), Some(Spilled::park(vertex).map_err(io)?)) } else { (vertex, None) };
 
         // Semi-dominators, in reverse preorder, with eval/link over a path-compressed forest.
         let mut semi: Vec<u32> = (0..m as u32).collect();
@@ -229,64 +258,101 @@ impl DominatorTree {
         }
         drop(semi);
         progress.set(3);
+        if let Some(p) = parked_vertex {
+            vertex = p.read().map_err(io)?;
+        }
 
-        // Retained sizes, in node space: children before parents in reverse preorder.
-        let mut retained: Vec<u64> = g.shallow.iter().map(|&x| x as u64).collect();
-        let mut total_bytes = 0u64;
-        for w in (1..m).rev() {
-            let r = retained[vertex[w] as usize];
-            match idom_pre[w] {
-                0 => total_bytes += r,
-                d => retained[vertex[d as usize] as usize] += r,
+        // Retained sizes in preorder space: children before parents in reverse preorder.
+        let mut ret_pre = vec![0u64; m];
+        let mut reachable_bytes = 0u64;
+        nodes.with_shallow(&mut |shallow| {
+            for w in 1..m {
+                ret_pre[w] = shallow[vertex[w] as usize] as u64;
             }
+            reachable_bytes = ret_pre[1..=reachable].iter().sum();
+        })?;
+        for w in (1..m).rev() {
+            let d = idom_pre[w] as usize;
+            ret_pre[d] += ret_pre[w];
         }
-        let mut idom = vec![Self::UNREACHABLE; n];
-        for w in 1..m {
-            let d = idom_pre[w];
-            idom[vertex[w] as usize] = if d == 0 { Self::ROOT } else { vertex[d as usize] };
-        }
-        drop(idom_pre);
-        let reachable_bytes: u64 = vertex[1..=reachable].iter().map(|&v| g.shallow[v as usize] as u64).sum();
+        let total_bytes = ret_pre[0];
         let mut gc_reachable = vec![0u64; n.div_ceil(64)];
         for &v in &vertex[1..=reachable] {
             gc_reachable[v as usize / 64] |= 1 << (v % 64);
         }
+
+        // The dominator tree as children lists in preorder space (the idoms are read back from it).
+        let (cs, ch) = csr((0..m).skip(1).map(|w| (idom_pre[w] as usize, w as u32)), m, m - 1);
+        drop(idom_pre);
+
+        // Retained size per class: the union of what the class's instances retain, each object once even
+        // when an instance dominates another of its class. Entering a node adds, leaving removes.
+        let mut class_retained = vec![0u64; nodes.class_count()];
+        nodes.with_class_of(&mut |class_of| {
+            let mut active = vec![0u32; class_retained.len()];
+            let mut stack: Vec<(u32, u32)> = vec![(0, cs[0])];
+            while let Some(top) = stack.last_mut() {
+                let (v, pos) = *top;
+                if pos < cs[v as usize + 1] {
+                    top.1 += 1;
+                    let w = ch[pos as usize];
+                    let c = class_of[vertex[w as usize] as usize] as usize;
+                    if active[c] == 0 {
+                        class_retained[c] += ret_pre[w as usize];
+                    }
+                    active[c] += 1;
+                    stack.push((w, cs[w as usize]));
+                } else {
+                    if v != 0 {
+                        active[class_of[vertex[v as usize] as usize] as usize] -= 1;
+                    }
+                    stack.pop();
+                }
+            }
+        })?;
+
+        let mut idom = vec![Self::UNREACHABLE; n];
+        for p in 0..m {
+            for &w in &ch[cs[p] as usize..cs[p + 1] as usize] {
+                idom[vertex[w as usize] as usize] = if p == 0 { Self::ROOT } else { vertex[p] };
+            }
+        }
+        drop(ch);
+        drop(cs);
+        let mut retained = vec![0u64; n];
+        for w in 1..m {
+            retained[vertex[w] as usize] = ret_pre[w];
+        }
+        drop(ret_pre);
         drop(vertex);
 
-        // Children lists; the super-root's at index n.
-        let mut child_start = vec![0u32; n + 2];
-        for &d in &idom {
-            if d != Self::UNREACHABLE {
-                let k = if d == Self::ROOT { n } else { d as usize };
-                child_start[k + 1] += 1;
-            }
-        }
-        for i in 1..n + 2 {
-            child_start[i] += child_start[i - 1];
-        }
-        let mut children = vec![0u32; child_start[n + 1] as usize];
-        for (v, &d) in idom.iter().enumerate().rev() {
-            if d != Self::UNREACHABLE {
-                let k = if d == Self::ROOT { n } else { d as usize };
-                child_start[k + 1] -= 1;
-                children[child_start[k + 1] as usize] = v as u32;
-            }
-        }
-        child_start.rotate_left(1);
-        child_start[n + 1] = children.len() as u32;
+        // Children lists in node space (the super-root's at index n), unless memory is tight: then
+        // children_of scans the idoms.
+        let children = if low_memory {
+            None
+        } else {
+            Some(csr(
+                idom.iter()
+                    .enumerate()
+                    .filter(|(_, d)| **d != Self::UNREACHABLE)
+                    .map(|(v, &d)| (if d == Self::ROOT { n } else { d as usize }, v as u32)),
+                n + 1,
+                n,
+            ))
+        };
         progress.finish();
         crate::mem_trace("tree");
-        DominatorTree {
+        Ok(DominatorTree {
             idom,
             retained,
-            child_start,
             children,
+            class_retained,
             reachable_bytes,
             reachable: reachable as u64,
             total_bytes,
             unreachable_roots: extra_roots,
             gc_reachable,
-        }
+        })
     }
 
     /// Whether a GC root reaches `v` through strong references.
@@ -295,43 +361,116 @@ impl DominatorTree {
     }
 
     /// Children of `v` in the dominator tree; `None` for the super-root.
-    pub fn children_of(&self, v: Option<u32>) -> &[u32] {
-        let k = v.map_or(self.idom.len(), |v| v as usize);
-        &self.children[self.child_start[k] as usize..self.child_start[k + 1] as usize]
-    }
-
-    /// Retained size per class: the union of what the class's instances retain, counting an object once
-    /// even when an instance of the same class dominates another.
-    pub fn retained_by_class(&self, g: &HeapGraph) -> Vec<u64> {
-        let nc = g.classes.classes.len();
-        let mut total = vec![0u64; nc];
-        let mut active = vec![0u32; nc];
-        // Iterative DFS over the dominator tree: (node, child position), entering adds, leaving removes.
-        let mut stack: Vec<(u32, u32)> = Vec::new();
-        for &r in self.children_of(None) {
-            let enter = |v: u32, active: &mut Vec<u32>, total: &mut Vec<u64>| {
-                let c = g.class_of[v as usize] as usize;
-                if active[c] == 0 {
-                    total[c] += self.retained[v as usize];
-                }
-                active[c] += 1;
-            };
-            enter(r, &mut active, &mut total);
-            stack.push((r, self.child_start[r as usize]));
-            while let Some(top) = stack.last_mut() {
-                let (v, pos) = *top;
-                if pos < self.child_start[v as usize + 1] {
-                    top.1 += 1;
-                    let w = self.children[pos as usize];
-                    enter(w, &mut active, &mut total);
-                    stack.push((w, self.child_start[w as usize]));
-                } else {
-                    active[g.class_of[v as usize] as usize] -= 1;
-                    stack.pop();
-                }
+    pub fn children_of(&self, v: Option<u32>) -> Vec<u32> {
+        match &self.children {
+            Some((start, list)) => {
+                let k = v.map_or(self.idom.len(), |v| v as usize);
+                list[start[k] as usize..start[k + 1] as usize].to_vec()
+            }
+            None => {
+                let want = v.unwrap_or(Self::ROOT);
+                (0..self.idom.len() as u32).filter(|&w| self.idom[w as usize] == want).collect()
             }
         }
-        total
+    }
+
+    /// Retained size per class index: the union of what the class's instances retain, counting an object
+    /// once even when an instance of the same class dominates another.
+    pub fn retained_by_class(&self, _g: &HeapGraph) -> Vec<u64> {
+        self.class_retained.clone()
+    }
+}
+
+/// Lists of `(owner, item)` pairs grouped by owner (`0..owners`), as CSR (start offsets, items), filled
+/// from the end so that no second array of positions is needed.
+fn csr(pairs: impl Iterator<Item = (usize, u32)> + Clone, owners: usize, items: usize) -> (Vec<u32>, Vec<u32>) {
+    let mut start = vec![0u32; owners + 1];
+    for (o, _) in pairs.clone() {
+        start[o + 1] += 1;
+    }
+    for i in 1..=owners {
+        start[i] += start[i - 1];
+    }
+    let mut list = vec![0u32; start[owners] as usize];
+    debug_assert!(list.len() <= items);
+    for (o, item) in pairs {
+        start[o + 1] -= 1;
+        list[start[o + 1] as usize] = item;
+    }
+    start.rotate_left(1);
+    start[owners] = list.len() as u32;
+    // Filling from the end reversed each list: restore ascending order.
+    for o in 0..owners {
+        list[start[o] as usize..start[o + 1] as usize].reverse();
+    }
+    (start, list)
+}
+
+/// Per-object arrays the solver reads once it has the tree: in memory, or parked on disk.
+trait NodeArrays {
+    fn class_count(&self) -> usize;
+    fn with_shallow(&self, f: &mut dyn FnMut(&[u32])) -> Result<(), Error>;
+    fn with_class_of(&self, f: &mut dyn FnMut(&[u32])) -> Result<(), Error>;
+}
+
+impl NodeArrays for HeapGraph {
+    fn class_count(&self) -> usize {
+        self.classes.classes.len()
+    }
+    fn with_shallow(&self, f: &mut dyn FnMut(&[u32])) -> Result<(), Error> {
+        f(&self.shallow);
+        Ok(())
+    }
+    fn with_class_of(&self, f: &mut dyn FnMut(&[u32])) -> Result<(), Error> {
+        f(&self.class_of);
+        Ok(())
+    }
+}
+
+/// A graph's ids, classes and sizes parked on disk.
+struct Parked {
+    classes: usize,
+    shallow: Spilled,
+    class_of: Spilled,
+    ids: Option<Spilled>,
+}
+
+impl Parked {
+    fn park(g: &mut HeapGraph) -> Result<Parked, Error> {
+        let io = |e: std::io::Error| Error::Io(format!("temporary file: {e}"));
+        Ok(Parked {
+            classes: g.classes.classes.len(),
+            shallow: Spilled::park(std::mem::take(&mut g.shallow)).map_err(io)?,
+            class_of: Spilled::park(std::mem::take(&mut g.class_of)).map_err(io)?,
+            ids: match g.ids.take_narrow() {
+                Some(v) => Some(Spilled::park(v).map_err(io)?),
+                None => None,
+            },
+        })
+    }
+
+    fn restore(self, g: &mut HeapGraph) -> Result<(), Error> {
+        let io = |e: std::io::Error| Error::Io(format!("temporary file: {e}"));
+        g.shallow = self.shallow.read().map_err(io)?;
+        g.class_of = self.class_of.read().map_err(io)?;
+        if let Some(ids) = self.ids {
+            g.ids.put_narrow(ids.read().map_err(io)?);
+        }
+        Ok(())
+    }
+}
+
+impl NodeArrays for Parked {
+    fn class_count(&self) -> usize {
+        self.classes
+    }
+    fn with_shallow(&self, f: &mut dyn FnMut(&[u32])) -> Result<(), Error> {
+        f(&self.shallow.read().map_err(|e| Error::Io(format!("temporary file: {e}")))?);
+        Ok(())
+    }
+    fn with_class_of(&self, f: &mut dyn FnMut(&[u32])) -> Result<(), Error> {
+        f(&self.class_of.read().map_err(|e| Error::Io(format!("temporary file: {e}")))?);
+        Ok(())
     }
 }
 

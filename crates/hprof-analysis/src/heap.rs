@@ -527,6 +527,15 @@ impl ObjectIds {
         out
     }
 
+    /// Takes the 32-bit storage out (for parking it on disk); `None` when the ids are 64-bit.
+    pub(crate) fn take_narrow(&mut self) -> Option<Vec<u32>> {
+        if self.narrow.is_empty() { None } else { Some(std::mem::take(&mut self.narrow)) }
+    }
+
+    pub(crate) fn put_narrow(&mut self, v: Vec<u32>) {
+        self.narrow = v;
+    }
+
     fn key_at(&self, i: usize) -> u64 {
         if self.wide.is_empty() { self.narrow[i] as u64 } else { self.wide[i] - self.min }
     }

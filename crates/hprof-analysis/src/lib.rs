@@ -19,6 +19,7 @@ pub mod heap;
 pub mod layout;
 pub mod paths;
 pub mod source;
+pub mod spill;
 pub mod stacks;
 
 pub use dump::Dump;
@@ -74,6 +75,8 @@ pub fn mem_trace(at: &str) {
         return;
     }
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let get = |k: &str| status.lines().find(|l| l.starts_with(k)).map(|l| l.split_whitespace().nth(1).unwrap_or("?").to_owned());
+    let get = |k: &str| {
+        status.lines().find(|l| l.starts_with(k)).map(|l| l.split_whitespace().nth(1).unwrap_or("?").to_owned())
+    };
     eprintln!("mem {at}: rss {} kB, peak {} kB", get("VmRSS:").unwrap_or_default(), get("VmHWM:").unwrap_or_default());
 }

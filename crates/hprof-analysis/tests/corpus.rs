@@ -209,6 +209,11 @@ fn releasing_references_gives_the_same_tree() {
         let t2 = DominatorTree::compute_releasing_references(&mut g2, &Quiet).unwrap();
         assert_eq!(t.idom, t2.idom, "{name}");
         assert_eq!(t.retained, t2.retained, "{name}");
+        assert_eq!(t.retained_by_class(&g), t2.retained_by_class(&g2), "{name}");
+        assert_eq!(t.children_of(None), t2.children_of(None), "{name}");
+        assert_eq!(g.shallow, g2.shallow, "{name}: sizes restored");
+        assert_eq!(g.class_of, g2.class_of, "{name}: classes restored");
+        assert!((0..g.len() as u32).all(|v| g.ids.get(v) == g2.ids.get(v)), "{name}: ids restored");
         assert!(g2.refs(0).is_empty());
     }
 }

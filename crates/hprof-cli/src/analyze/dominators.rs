@@ -121,7 +121,7 @@ pub fn run(a: &Args) -> Result<(), String> {
     if let Some(id) = &a.children {
         let id = parse_id(id)?;
         let v = g.node(id).ok_or_else(|| format!("no object 0x{id:x} in this heap dump"))?;
-        let kids = an.biggest(t.children_of(Some(v)), a.top.unwrap_or(usize::MAX));
+        let kids = an.biggest(&t.children_of(Some(v)), a.top.unwrap_or(usize::MAX));
         if a.json {
             print_json(&json!({
                 "object": an.node_json(v),
@@ -179,7 +179,7 @@ pub fn run(a: &Args) -> Result<(), String> {
     }
     let n = a.top.unwrap_or(20);
     let classes = an.class_table();
-    let tops = an.biggest(t.children_of(None), n);
+    let tops = an.biggest(&t.children_of(None), n);
     if a.json {
         print_json(&json!({
             "objects": g.len(),

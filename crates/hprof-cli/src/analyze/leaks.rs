@@ -37,7 +37,7 @@ pub fn suspects(an: &Analysed, threshold: f64) -> (Vec<Suspect>, Vec<ClassRow>) 
     let t = &an.tree;
     let limit = (t.total_bytes as f64 * threshold / 100.0) as u64;
     let mut out = Vec::new();
-    for v in an.biggest(t.children_of(None), 50) {
+    for v in an.biggest(&t.children_of(None), 50) {
         if t.retained[v as usize] < limit.max(1) {
             break;
         }
@@ -53,7 +53,7 @@ pub fn suspects(an: &Analysed, threshold: f64) -> (Vec<Suspect>, Vec<ClassRow>) 
             cur = big;
         }
         let mut per: HashMap<u32, (u64, u64)> = HashMap::new();
-        for &k in t.children_of(Some(cur)) {
+        for &k in &t.children_of(Some(cur)) {
             let e = per.entry(g.class_of[k as usize]).or_default();
             e.0 += 1;
             e.1 += t.retained[k as usize];

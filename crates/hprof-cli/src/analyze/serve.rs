@@ -146,7 +146,7 @@ impl App {
                     },
                     None => None,
                 };
-                let kids = an.biggest(an.tree.children_of(node), 200);
+                let kids = an.biggest(&an.tree.children_of(node), 200);
                 if path.starts_with("/api") {
                     return (200, js, json!({"object": node.map(|v| an.node_json(v)), "children": kids.iter().map(|&k| an.node_json(k)).collect::<Vec<_>>()}).to_string());
                 }
