@@ -217,10 +217,7 @@ impl DominatorTree {
         progress: &dyn Progress,
     ) -> Result<DominatorTree, Error> {
         let io = |e: std::io::Error| Error::Io(format!("temporary file: {e}"));
-        let Search { vertex, mut parent, parked_parent, pred_start, preds, reachable, extra_roots } = s;
-        if let Some(p) = parked_parent {
-            parent = p.read().map_err(io)?;
-        }
+        let Search { vertex, parent, parked_parent, pred_start, preds, reachable, extra_roots } = s;
         let m = vertex.len();
         // The preorder → node map is not used until the idoms are known: park it.
         let (mut vertex, parked_vertex) =
@@ -229,21 +226,29 @@ impl DominatorTree {
         // Semi-dominators, in reverse preorder, with eval/link over a path-compressed forest.
         let mut semi: Vec<u32> = (0..m as u32).collect();
         let mut label: Vec<u32> = (0..m as u32).collect();
-        let mut ancestor = vec![NONE; m];
+        // The forest's links are the DFS parents (read back from disk in low-memory mode, where the parent
+        // array itself stays there until the idoms need it).
+        let mut ancestor = match &parked_parent {
+            Some(p) => p.read().map_err(io)?,
+            None => parent.clone(),
+        };
         let mut path: Vec<u32> = Vec::new();
         for w in (1..m).rev() {
             let mut s = semi[w];
             for &v in &preds[pred_start[w] as usize..pred_start[w + 1] as usize] {
-                let u = eval(v, &mut ancestor, &mut label, &semi, &mut path);
+                let u = eval(v, w as u32, &mut ancestor, &mut label, &semi, &mut path);
                 if semi[u as usize] < s {
                     s = semi[u as usize];
                 }
             }
             semi[w] = s;
-            ancestor[w] = parent[w];
         }
         crate::mem_trace("semi");
         drop(ancestor);
+        let parent = match parked_parent {
+            Some(p) => p.read().map_err(io)?,
+            None => parent,
+        };
         drop(label);
         drop(preds);
         drop(pred_start);
@@ -474,15 +479,19 @@ impl NodeArrays for Parked {
     }
 }
 
-/// The vertex with the smallest semi-dominator on the forest path above `v` (path-compressing).
-fn eval(v: u32, ancestor: &mut [u32], label: &mut [u32], semi: &[u32], path: &mut Vec<u32>) -> u32 {
-    if ancestor[v as usize] == NONE {
+/// The vertex with the smallest semi-dominator on the forest path above `v` (path-compressing), while
+/// vertex `w` is being processed. `ancestor` starts as the DFS parents; a vertex counts as linked once
+/// processed, so no separate parent array is needed while semi-dominators are computed.
+fn eval(v: u32, w: u32, ancestor: &mut [u32], label: &mut [u32], semi: &[u32], path: &mut Vec<u32>) -> u32 {
+    // Vertices above w (in preorder) are processed and linked to their parents; the others are roots
+    // of the forest.
+    if v <= w {
         return v;
     }
     // Collect the path up to the vertex whose ancestor is a forest root, then compress top-down.
     path.clear();
     let mut x = v;
-    while ancestor[ancestor[x as usize] as usize] != NONE {
+    while ancestor[x as usize] > w {
         path.push(x);
         x = ancestor[x as usize];
     }
