@@ -217,3 +217,31 @@ fn releasing_references_gives_the_same_tree() {
         assert!(g2.refs(0).is_empty());
     }
 }
+
+#[test]
+fn multi_member_gzip_reads_like_the_plain_file() {
+    use std::io::Write;
+    let Some(dir) = corpus() else { return };
+    let plain = std::fs::read(dir.join("mat_sun_jdk5_13_x32.hprof")).unwrap();
+    // Two gzip members back to back, as `cat a.gz b.gz` makes (and parallel gzip writers do).
+    let mut gz = Vec::new();
+    for half in [&plain[..plain.len() / 2], &plain[plain.len() / 2..]] {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(half).unwrap();
+        gz.extend(e.finish().unwrap());
+    }
+    let tmp = tempfile::Builder::new().suffix(".hprof.gz").tempfile().unwrap();
+    std::fs::write(tmp.path(), &gz).unwrap();
+    let a = Dump::open(tmp.path(), &Quiet).unwrap();
+    assert!(a.source.was_gzip);
+    assert_eq!(a.data(), &plain[..]);
+    let b = open("mat_sun_jdk5_13_x32.hprof").unwrap();
+    assert_eq!(histogram(&a, &Quiet).unwrap().rows, histogram(&b, &Quiet).unwrap().rows);
+    // A damaged gzip stream is an error, not a panic.
+    std::fs::write(tmp.path(), &gz[..gz.len() / 3]).unwrap();
+    match Dump::open(tmp.path(), &Quiet) {
+        Err(Error::Io(m)) => assert!(m.contains("gzip"), "{m}"),
+        Ok(d) => assert!(d.damage.is_some()),
+        Err(e) => panic!("{e}"),
+    }
+}
