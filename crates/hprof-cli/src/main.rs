@@ -1,5 +1,6 @@
 //! `hprof`: the command-line front end.
 
+mod analyze;
 mod install;
 mod listen;
 
@@ -15,6 +16,26 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Header, record counts, heap totals and threads of a profile or heap dump.
+    Summary(analyze::summary::Args),
+    /// Class histogram: instances and shallow bytes per class.
+    Histo(analyze::histo::Args),
+    /// Render a binary profile as the HPROF text report (format=a).
+    Print(analyze::print::Args),
+    /// Dominator tree with retained sizes: biggest objects and classes, or one class's objects.
+    Dominators(analyze::dominators::Args),
+    /// Shortest path from a GC root to an object.
+    Path(analyze::path::Args),
+    /// Leak suspects: what retains a large share of the heap, its accumulation point, and the path to it.
+    Leaks(analyze::leaks::Args),
+    /// Per-class growth between two heap dumps.
+    Diff(analyze::diff::Args),
+    /// Flame graph (HTML or SVG) of CPU samples or allocation sites.
+    Flame(analyze::flame::FlameArgs),
+    /// Export CPU samples or allocation sites as pprof (gzipped profile.proto) or collapsed stacks.
+    Export(analyze::flame::ExportArgs),
+    /// A local web view of a heap dump or profile on 127.0.0.1.
+    Serve(analyze::serve::Args),
     /// Copy libhprof.so into a JDK's lib directory, where HPROF once lived, so that
     /// `java -agentlib:hprof` and `-Xrunhprof` find it without LD_LIBRARY_PATH.
     InstallAgent(install::InstallArgs),
@@ -25,6 +46,16 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Summary(a) => analyze::summary::run(&a),
+        Command::Histo(a) => analyze::histo::run(&a),
+        Command::Print(a) => analyze::print::run(&a),
+        Command::Dominators(a) => analyze::dominators::run(&a),
+        Command::Path(a) => analyze::path::run(&a),
+        Command::Leaks(a) => analyze::leaks::run(&a),
+        Command::Diff(a) => analyze::diff::run(&a),
+        Command::Flame(a) => analyze::flame::run_flame(&a),
+        Command::Export(a) => analyze::flame::run_export(&a),
+        Command::Serve(a) => analyze::serve::run(&a),
         Command::InstallAgent(args) => install::run(&args),
         Command::Listen(args) => listen::run(&args),
     };

@@ -1,0 +1,108 @@
+//! Getting a file's bytes: memory-mapped as it is, or — for `GC.heap_dump -gz` and other gzip files,
+//! including multi-member ones — decompressed once into an unlinked temporary file that is mapped in turn.
+
+use crate::Error;
+use memmap2::Mmap;
+use std::fs::File;
+use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+/// A whole input file, readable as one byte slice.
+pub struct Source {
+    map: Option<Mmap>,
+    owned: Option<Vec<u8>>,
+    pub path: PathBuf,
+    /// The file was gzip-compressed and this is its decompressed content.
+    pub was_gzip: bool,
+    /// Size of the file on disk (compressed size for gzip).
+    pub file_size: u64,
+}
+
+impl Source {
+    pub fn open(path: &Path) -> Result<Source, Error> {
+        let io_err = |e: io::Error| Error::Io(format!("{}: {e}", path.display()));
+        let mut file = File::open(path).map_err(io_err)?;
+        let file_size = file.metadata().map_err(io_err)?.len();
+        let mut magic = [0u8; 2];
+        let n = read_up_to(&mut file, &mut magic).map_err(io_err)?;
+        file.seek(SeekFrom::Start(0)).map_err(io_err)?;
+        let was_gzip = n == 2 && magic == [0x1f, 0x8b];
+        let file = if was_gzip { gunzip(file, path)? } else { file };
+        let len = file.metadata().map_err(io_err)?.len();
+        let map = if len == 0 {
+            None
+        } else {
+            // SAFETY: the mapping is read-only; a file truncated by someone else while we read it would
+            // fault, which is the usual caveat of every memory-mapped reader.
+            Some(unsafe { Mmap::map(&file) }.map_err(io_err)?)
+        };
+        Ok(Source { map, owned: None, path: path.to_path_buf(), was_gzip, file_size })
+    }
+
+    /// A source with no bytes, as a placeholder.
+    pub fn empty() -> Source {
+        Source { map: None, owned: None, path: PathBuf::new(), was_gzip: false, file_size: 0 }
+    }
+
+    /// Bytes already in memory (tests, fuzzing).
+    pub fn from_vec(bytes: Vec<u8>) -> Source {
+        let file_size = bytes.len() as u64;
+        Source { map: None, owned: Some(bytes), path: PathBuf::from("<memory>"), was_gzip: false, file_size }
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        match (&self.map, &self.owned) {
+            (Some(m), _) => m,
+            (None, Some(v)) => v,
+            _ => &[],
+        }
+    }
+
+    /// Tells the kernel that `range` will not be read again soon, so that its pages leave this process's
+    /// resident set (they stay in the page cache). Keeps peak memory near what the index needs.
+    pub fn release(&self, start: usize, end: usize) {
+        let Some(map) = &self.map else { return };
+        let page = 4096;
+        let start = start.div_ceil(page) * page;
+        let end = (end / page) * page;
+        if end > start && end <= map.len() {
+            // SAFETY: the range lies inside our own read-only private mapping; MADV_DONTNEED on it only
+            // drops pages, which are read back from the file if touched again.
+            unsafe {
+                libc::madvise(map.as_ptr().add(start) as *mut libc::c_void, end - start, libc::MADV_DONTNEED);
+            }
+        }
+    }
+}
+
+fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+fn gunzip(file: File, path: &Path) -> Result<File, Error> {
+    let mut out = tempfile::tempfile().map_err(|e| Error::Io(format!("temporary file for decompression: {e}")))?;
+    let mut dec = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 20, file));
+    let mut buf = vec![0u8; 1 << 20];
+    let mut w = io::BufWriter::with_capacity(1 << 20, &mut out);
+    loop {
+        let n = match dec.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                return Err(Error::Io(format!("{}: gzip data is damaged: {e}", path.display())));
+            }
+        };
+        w.write_all(&buf[..n]).map_err(|e| Error::Io(format!("writing decompressed data: {e}")))?;
+    }
+    w.flush().map_err(|e| Error::Io(format!("writing decompressed data: {e}")))?;
+    drop(w);
+    Ok(out)
+}

@@ -1,0 +1,99 @@
+//! CPU samples and allocation sites as weighted stacks (root frame first), the input of flame graphs,
+//! collapsed stacks and pprof.
+
+use crate::Dump;
+use hprof_format::binary::{Record, Records};
+use hprof_format::flame::WeightedStack;
+use hprof_format::model::Frame;
+use hprof_format::names::java_name_from_internal;
+use rustc_hash::FxHashMap;
+
+/// What a stack's weight counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StackKind {
+    CpuSamples,
+    /// Live bytes at allocation sites (ALLOC SITES), the allocated class as the leaf frame.
+    AllocSites,
+}
+
+impl StackKind {
+    pub fn unit(self) -> &'static str {
+        match self {
+            StackKind::CpuSamples => "samples",
+            StackKind::AllocSites => "bytes",
+        }
+    }
+}
+
+/// `Class.method` for a flame graph frame.
+pub fn frame_label(f: &Frame) -> String {
+    f.qualified_method()
+}
+
+/// One stack per trace: frames root first, with the trace's frames resolved.
+pub struct ResolvedStack {
+    pub frames: Vec<Frame>,
+    pub weight: u64,
+    pub trace_serial: u32,
+}
+
+/// The stacks of the file's CPU SAMPLES (all records summed) or of its last ALLOC SITES record.
+pub fn stacks(dump: &Dump, kind: StackKind) -> Vec<ResolvedStack> {
+    let mut by_trace: FxHashMap<(u32, Option<String>), u64> = FxHashMap::default();
+    match kind {
+        StackKind::CpuSamples => {
+            for (_, samples) in &dump.cpu_samples {
+                for &(count, trace) in samples {
+                    *by_trace.entry((trace, None)).or_default() += count as u64;
+                }
+            }
+        }
+        StackKind::AllocSites => {
+            let data = dump.data();
+            let mut last = None;
+            for raw in Records::new(data, &dump.header).flatten() {
+                if let Ok(Record::AllocSites { sites, .. }) = Record::decode(&raw, dump.id_size()) {
+                    last = Some(sites);
+                }
+            }
+            for s in last.unwrap_or_default() {
+                let class = dump
+                    .class_serials
+                    .get(&s.class_serial)
+                    .and_then(|c| dump.class_name(*c))
+                    .unwrap_or_else(|| array_name(s.array_type));
+                *by_trace.entry((s.trace_serial, Some(class))).or_default() += s.live_bytes as u64;
+            }
+        }
+    }
+    let mut out: Vec<ResolvedStack> = by_trace
+        .into_iter()
+        .map(|((trace, leaf), weight)| {
+            let mut frames = dump.trace_frames(trace);
+            frames.reverse();
+            if let Some(leaf) = leaf {
+                frames.push(Frame::pseudo(&leaf));
+            }
+            if frames.is_empty() {
+                frames.push(Frame::pseudo("<empty trace>"));
+            }
+            ResolvedStack { frames, weight, trace_serial: trace }
+        })
+        .collect();
+    out.sort_by(|a, b| b.weight.cmp(&a.weight).then(a.trace_serial.cmp(&b.trace_serial)));
+    out
+}
+
+fn array_name(t: u8) -> String {
+    match hprof_format::tags::BasicType::from_u8(t) {
+        Some(b) if t != 0 => format!("{}[]", b.java_name()),
+        _ => java_name_from_internal("<unknown class>"),
+    }
+}
+
+pub fn weighted(stacks: &[ResolvedStack]) -> Vec<WeightedStack> {
+    stacks
+        .iter()
+        .map(|s| WeightedStack { frames: s.frames.iter().map(frame_label).collect(), weight: s.weight })
+        .collect()
+}

@@ -1,0 +1,89 @@
+//! Corrupted dumps: real files with bytes flipped, lengths rewritten and tails cut, through the whole
+//! pipeline. Every one must give results or errors, never a panic (the stable-toolchain cousin of the
+//! cargo-fuzz targets in fuzz/).
+
+use hprof_analysis::dominators::DominatorTree;
+use hprof_analysis::heap::{HeapGraph, histogram};
+use hprof_analysis::source::Source;
+use hprof_analysis::{Dump, Quiet};
+use std::path::PathBuf;
+
+fn corpus_file(name: &str) -> Option<Vec<u8>> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    ["../../../shared/corpus/hprof", "../../../../shared/corpus/hprof"]
+        .iter()
+        .map(|p| root.join(p).join(name))
+        .find(|p| p.is_file())
+        .map(|p| std::fs::read(p).unwrap())
+        .or_else(|| {
+            eprintln!("skipping: no corpus");
+            None
+        })
+}
+
+/// xorshift: deterministic, so a failure can be replayed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+fn analyse(bytes: Vec<u8>) {
+    let Ok(d) = Dump::from_source(Source::from_vec(bytes), &Quiet) else { return };
+    let _ = histogram(&d, &Quiet);
+    if let Ok(g) = HeapGraph::build(&d, true, &Quiet) {
+        let t = DominatorTree::compute(&g, &Quiet).unwrap();
+        let _ = t.retained_by_class(&g);
+        if !g.is_empty() {
+            let _ = hprof_analysis::paths::shortest_path(&g, (g.len() / 2) as u32);
+            for v in 0..g.len().min(50) as u32 {
+                for &w in g.refs(v) {
+                    let _ = g.edge_label(&d, v, w);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn corrupted_dumps_never_panic() {
+    for name in ["mat_sun_jdk5_13_x32.hprof", "slurp_jhat_hprof-32.bin", "mat_sun_jdk6_30_x64_compressedOops.hprof"] {
+        let Some(orig) = corpus_file(name) else { return };
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ orig.len() as u64);
+        for round in 0..150 {
+            let mut b = orig.clone();
+            match round % 4 {
+                // Random bytes.
+                0 => {
+                    for _ in 0..1 + rng.below(20) {
+                        let i = rng.below(b.len());
+                        b[i] = rng.next() as u8;
+                    }
+                }
+                // A length or count field turned huge.
+                1 => {
+                    let i = rng.below(b.len() - 4);
+                    b[i..i + 4].copy_from_slice(&[0x7f, 0xff, 0xff, rng.next() as u8]);
+                }
+                // Cut short.
+                2 => b.truncate(rng.below(b.len())),
+                // A sub-record tag replaced.
+                _ => {
+                    for _ in 0..5 {
+                        let i = rng.below(b.len());
+                        b[i] = [0x20, 0x21, 0x22, 0x23, 0x05, 0xFE, 0xC3][rng.below(7)];
+                    }
+                }
+            }
+            analyse(b);
+        }
+    }
+}

@@ -1,0 +1,229 @@
+//! `hprof dominators`: the dominator tree with retained sizes.
+
+use super::{Bar, damage, damage_json, human, matches, open, parse_id, print_json};
+use hprof_analysis::Dump;
+use hprof_analysis::dominators::DominatorTree;
+use hprof_analysis::heap::HeapGraph;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A heap dump (HPROF, gzip is fine).
+    pub file: PathBuf,
+    /// Every object of the classes matching PATTERN, with shallow and retained size and immediate dominator.
+    #[arg(long, value_name = "PATTERN")]
+    pub class: Option<String>,
+    /// How many rows per table (default 20; with --class, all objects).
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
+    /// The objects that OBJECT-ID immediately dominates (drill down), biggest first.
+    #[arg(long, value_name = "OBJECT-ID")]
+    pub children: Option<String>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A heap dump loaded, indexed and with its dominator tree.
+pub struct Analysed {
+    pub dump: Dump,
+    pub graph: HeapGraph,
+    pub tree: DominatorTree,
+}
+
+impl Analysed {
+    pub fn load(path: &Path, keep_offsets: bool) -> Result<Analysed, String> {
+        let bar = Bar::new();
+        let dump = open(path, &bar)?;
+        let mut graph = HeapGraph::build(&dump, keep_offsets, &bar).map_err(|e| e.to_string())?;
+        // Without offsets nobody walks references afterwards (dominators alone): free them early.
+        let tree = if keep_offsets {
+            DominatorTree::compute(&graph, &bar)
+        } else {
+            DominatorTree::compute_releasing_references(&mut graph, &bar)
+        }
+        .map_err(|e| e.to_string())?;
+        Ok(Analysed { dump, graph, tree })
+    }
+
+    pub fn damage(&self, path: &Path) -> Result<(), String> {
+        damage(path, &[self.dump.damage.as_ref(), self.graph.damage.as_ref()])
+    }
+
+    pub fn damage_json(&self) -> Value {
+        damage_json(&[self.dump.damage.as_ref(), self.graph.damage.as_ref()])
+    }
+
+    pub fn node_json(&self, v: u32) -> Value {
+        let g = &self.graph;
+        let t = &self.tree;
+        let d = t.idom[v as usize];
+        json!({
+            "id": format!("0x{:x}", g.ids.get(v)),
+            "class": g.class_name(v),
+            "shallow_bytes": g.shallow[v as usize],
+            "retained_bytes": t.retained[v as usize],
+            "reachable": t.is_reachable(v),
+            "dominator": match d {
+                DominatorTree::ROOT if !t.is_reachable(v) => Value::String("<unreachable>".into()),
+                DominatorTree::ROOT => Value::String("<GC roots>".into()),
+                DominatorTree::UNREACHABLE => Value::Null,
+                d => Value::String(format!("0x{:x}", g.ids.get(d))),
+            },
+        })
+    }
+
+    pub fn dominator_text(&self, v: u32) -> String {
+        match self.tree.idom[v as usize] {
+            DominatorTree::ROOT if !self.tree.is_reachable(v) => "<unreachable>".into(),
+            DominatorTree::ROOT => "<GC roots>".into(),
+            DominatorTree::UNREACHABLE => "<unreachable>".into(),
+            d => self.graph.describe(d),
+        }
+    }
+
+    /// The `n` biggest of `nodes` by retained size.
+    pub fn biggest(&self, nodes: &[u32], n: usize) -> Vec<u32> {
+        let mut v = nodes.to_vec();
+        let key = |x: &u32| std::cmp::Reverse(self.tree.retained[*x as usize]);
+        if v.len() > n && n > 0 {
+            v.select_nth_unstable_by_key(n - 1, key);
+            v.truncate(n);
+        }
+        v.sort_by_key(|x| (key(x), *x));
+        v
+    }
+
+    /// Classes by retained size: (class index, instances, shallow, retained).
+    pub fn class_table(&self) -> Vec<(usize, u64, u64, u64)> {
+        let g = &self.graph;
+        let retained = self.tree.retained_by_class(g);
+        let mut per = vec![(0u64, 0u64); g.classes.classes.len()];
+        for v in 0..g.len() {
+            let e = &mut per[g.class_of[v] as usize];
+            e.0 += 1;
+            e.1 += g.shallow[v] as u64;
+        }
+        let mut rows: Vec<_> =
+            per.iter().enumerate().filter(|(_, e)| e.0 > 0).map(|(i, e)| (i, e.0, e.1, retained[i])).collect();
+        rows.sort_by(|a, b| b.3.cmp(&a.3).then(b.2.cmp(&a.2)));
+        rows
+    }
+}
+
+pub fn run(a: &Args) -> Result<(), String> {
+    let an = Analysed::load(&a.file, false)?;
+    let g = &an.graph;
+    let t = &an.tree;
+    let total = t.total_bytes;
+    let pct = |b: u64| if total > 0 { b as f64 * 100.0 / total as f64 } else { 0.0 };
+    if let Some(id) = &a.children {
+        let id = parse_id(id)?;
+        let v = g.node(id).ok_or_else(|| format!("no object 0x{id:x} in this heap dump"))?;
+        let kids = an.biggest(&t.children_of(Some(v)), a.top.unwrap_or(usize::MAX));
+        if a.json {
+            print_json(&json!({
+                "object": an.node_json(v),
+                "children": kids.iter().map(|&k| an.node_json(k)).collect::<Vec<_>>(),
+                "damage": an.damage_json(),
+            }))?;
+        } else {
+            println!(
+                "{}  shallow {}  retained {} ({:.2}%)",
+                g.describe(v),
+                g.shallow[v as usize],
+                t.retained[v as usize],
+                pct(t.retained[v as usize])
+            );
+            println!("immediately dominates {} objects:", t.children_of(Some(v)).len());
+            println!("{:>14} {:>14} {:>7}  object", "retained", "shallow", "%");
+            for &k in &kids {
+                println!(
+                    "{:>14} {:>14} {:>6.2}%  {}",
+                    t.retained[k as usize],
+                    g.shallow[k as usize],
+                    pct(t.retained[k as usize]),
+                    g.describe(k)
+                );
+            }
+        }
+        return an.damage(&a.file);
+    }
+    if let Some(p) = &a.class {
+        let mut objs: Vec<u32> = (0..g.len() as u32).filter(|&v| matches(p, g.class_name(v))).collect();
+        objs.sort_by_key(|&v| (std::cmp::Reverse(t.retained[v as usize]), v));
+        if let Some(n) = a.top {
+            objs.truncate(n);
+        }
+        if a.json {
+            print_json(&json!({
+                "pattern": p,
+                "objects": objs.iter().map(|&v| an.node_json(v)).collect::<Vec<_>>(),
+                "damage": an.damage_json(),
+            }))?;
+        } else {
+            println!("{:>14} {:>14}  object  (immediate dominator)", "retained", "shallow");
+            for &v in &objs {
+                println!(
+                    "{:>14} {:>14}  {}  ({})",
+                    t.retained[v as usize],
+                    g.shallow[v as usize],
+                    g.describe(v),
+                    an.dominator_text(v)
+                );
+            }
+            println!("{} objects", objs.len());
+        }
+        return an.damage(&a.file);
+    }
+    let n = a.top.unwrap_or(20);
+    let classes = an.class_table();
+    let tops = an.biggest(&t.children_of(None), n);
+    if a.json {
+        print_json(&json!({
+            "objects": g.len(),
+            "reachable_objects": t.reachable,
+            "reachable_bytes": t.reachable_bytes,
+            "total_bytes": total,
+            "unreachable_objects": g.len() as u64 - t.reachable,
+            "dangling_references": g.dangling,
+            "layout": g.layout.describe(),
+            "classes": classes.iter().take(n).map(|&(i, cnt, sh, re)| json!({
+                "class": g.classes.classes[i].name, "instances": cnt, "shallow_bytes": sh, "retained_bytes": re,
+            })).collect::<Vec<_>>(),
+            "dominators": tops.iter().map(|&v| an.node_json(v)).collect::<Vec<_>>(),
+            "damage": an.damage_json(),
+        }))?;
+    } else {
+        println!(
+            "{} objects ({}); {} reachable from GC roots ({}), {} unreachable (listed under <unreachable>); {} dangling references",
+            g.len(),
+            human(total),
+            t.reachable,
+            human(t.reachable_bytes),
+            g.len() as u64 - t.reachable,
+            g.dangling
+        );
+        println!();
+        println!("Classes by retained size:");
+        println!("{:>14} {:>7} {:>12} {:>14}  class", "retained", "%", "instances", "shallow");
+        for &(i, cnt, sh, re) in classes.iter().take(n) {
+            println!("{:>14} {:>6.2}% {:>12} {:>14}  {}", re, pct(re), cnt, sh, g.classes.classes[i].name);
+        }
+        println!();
+        println!("Biggest objects (top of the dominator tree):");
+        println!("{:>14} {:>7} {:>14}  object", "retained", "%", "shallow");
+        for &v in &tops {
+            let note = if t.is_reachable(v) { "" } else { "  <unreachable>" };
+            println!(
+                "{:>14} {:>6.2}% {:>14}  {}{note}",
+                t.retained[v as usize],
+                pct(t.retained[v as usize]),
+                g.shallow[v as usize],
+                g.describe(v)
+            );
+        }
+    }
+    an.damage(&a.file)
+}

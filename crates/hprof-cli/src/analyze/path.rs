@@ -1,0 +1,81 @@
+//! `hprof path`: the shortest path from a GC root to an object.
+
+use super::dominators::Analysed;
+use super::{parse_id, print_json};
+use hprof_analysis::heap::root_kind_name;
+use hprof_analysis::paths::{RootPath, shortest_path};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A heap dump (HPROF, gzip is fine).
+    pub file: PathBuf,
+    /// The object, by id (hexadecimal: 0x7f3a8c10).
+    pub object_id: String,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The path as JSON: the root and each step with the field that leads to it.
+pub fn path_json(an: &Analysed, p: &RootPath) -> Value {
+    let g = &an.graph;
+    let steps: Vec<Value> = p
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            let via = if i == 0 { None } else { g.edge_label(&an.dump, p.nodes[i - 1], v) };
+            json!({"id": format!("0x{:x}", g.ids.get(v)), "class": g.class_name(v), "field": via,
+                   "shallow_bytes": g.shallow[v as usize], "retained_bytes": an.tree.retained[v as usize]})
+        })
+        .collect();
+    json!({"root_kind": root_kind_name(p.root.kind), "thread_serial": p.root.thread_serial, "steps": steps})
+}
+
+pub fn path_text(an: &Analysed, p: &RootPath) -> Vec<String> {
+    let g = &an.graph;
+    let mut out = Vec::new();
+    let thread = if p.root.thread_serial != 0 {
+        let name =
+            an.dump.threads.iter().find(|t| t.serial == p.root.thread_serial).map(|t| format!(" \"{}\"", t.name));
+        format!(" of thread {}{}", p.root.thread_serial, name.unwrap_or_default())
+    } else {
+        String::new()
+    };
+    out.push(format!("GC root ({}{thread})", root_kind_name(p.root.kind)));
+    for (i, &v) in p.nodes.iter().enumerate() {
+        let via = if i == 0 {
+            String::new()
+        } else {
+            g.edge_label(&an.dump, p.nodes[i - 1], v).map(|l| format!(".{l} ")).unwrap_or_default()
+        };
+        out.push(format!(
+            "{}{}{}  (retained {})",
+            "  ".repeat(i + 1),
+            via.replace(".[", "["),
+            g.describe(v),
+            an.tree.retained[v as usize]
+        ));
+    }
+    out
+}
+
+pub fn run(a: &Args) -> Result<(), String> {
+    let id = parse_id(&a.object_id)?;
+    let an = Analysed::load(&a.file, true)?;
+    let v = an.graph.node(id).ok_or_else(|| format!("no object 0x{id:x} in this heap dump"))?;
+    let p = shortest_path(&an.graph, v);
+    if a.json {
+        print_json(
+            &json!({"object": an.node_json(v), "path": p.as_ref().map(|p| path_json(&an, p)), "damage": an.damage_json()}),
+        )?;
+    } else {
+        match &p {
+            Some(p) => path_text(&an, p).iter().for_each(|l| println!("{l}")),
+            None => println!("{} is not reachable from any GC root through strong references", an.graph.describe(v)),
+        }
+    }
+    an.damage(&a.file)
+}

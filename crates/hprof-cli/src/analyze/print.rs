@@ -1,0 +1,329 @@
+//! `hprof print`: a binary profile as the text report `format=a` writes, record for record.
+
+use super::{Bar, damage, open};
+use hprof_analysis::Dump;
+use hprof_analysis::heap::{ClassTable, histogram};
+use hprof_analysis::layout::Layout;
+use hprof_format::binary::{HeapRecord, HeapRecords, Record, Records, Value};
+use hprof_format::model::{CpuReport, CpuReportKind, CpuRow, Site, SiteOrder, SitesReport, ThreadStart};
+use hprof_format::tags::{BasicType, record as tag};
+use hprof_format::text::heap::{self as lines, ClassLine, RootLine};
+use hprof_format::text::{
+    write_cpu_report, write_header, write_sites, write_thread_end, write_thread_start, write_trace,
+};
+use hprof_format::time::ctime;
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
+
+/// HPROF's default cutoff for ranked reports.
+const CUTOFF: f64 = 0.0001;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A binary HPROF profile (format=b) or heap dump.
+    pub file: PathBuf,
+    /// Write to FILE instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+pub fn run(a: &Args) -> Result<(), String> {
+    let bar = Bar::new();
+    let d = open(&a.file, &bar)?;
+    let layout = match d.heap_dump() {
+        Some(_) => histogram(&d, &bar).map_err(|e| e.to_string())?.layout,
+        None => Layout::new(d.id_size(), false),
+    };
+    let out: Box<dyn Write> = match &a.output {
+        Some(p) => Box::new(std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?),
+        None => Box::new(io::stdout().lock()),
+    };
+    let mut w = BufWriter::with_capacity(1 << 16, out);
+    let heap_err = write_report(&mut w, &d, layout).map_err(|e| e.to_string())?;
+    w.flush().map_err(|e| e.to_string())?;
+    damage(&a.file, &[d.damage.as_ref(), heap_err.as_ref()])
+}
+
+fn date(d: &Dump, micros: u32) -> String {
+    ctime(d.header.timestamp_ms + micros as u64 / 1000)
+}
+
+/// Writes the report; returns the first damage inside a heap dump.
+pub fn write_report(w: &mut dyn Write, d: &Dump, layout: Layout) -> io::Result<Option<hprof_analysis::FormatError>> {
+    write_header(w, &ctime(d.header.timestamp_ms))?;
+    let mut heap_err = None;
+    let mut segments: Vec<(usize, usize)> = Vec::new();
+    let mut seg_micros = 0;
+    for raw in Records::new(d.data(), &d.header) {
+        let Ok(raw) = raw else { break };
+        let body = raw.body_offset() as usize;
+        match raw.tag {
+            tag::HEAP_DUMP => {
+                let e = write_heap(w, d, layout, &[(body, body + raw.body.len())], &date(d, raw.micros))?;
+                heap_err = heap_err.or(e);
+                continue;
+            }
+            tag::HEAP_DUMP_SEGMENT => {
+                if segments.is_empty() {
+                    seg_micros = raw.micros;
+                }
+                segments.push((body, body + raw.body.len()));
+                continue;
+            }
+            tag::HEAP_DUMP_END => {
+                let e = write_heap(w, d, layout, &segments, &date(d, seg_micros))?;
+                heap_err = heap_err.or(e);
+                segments.clear();
+                continue;
+            }
+            _ => {}
+        }
+        let Ok(rec) = Record::decode(&raw, d.id_size()) else { break };
+        match rec {
+            Record::StartThread { serial, object_id, trace_serial, .. } => {
+                let t = d.threads.iter().find(|t| t.serial == serial);
+                write_thread_start(
+                    w,
+                    &ThreadStart {
+                        serial,
+                        object_id,
+                        trace_serial,
+                        name: t.map(|t| t.name.clone()).unwrap_or_default(),
+                        group_name: t.map(|t| t.group.clone()).unwrap_or_default(),
+                        parent_group_name: String::new(),
+                    },
+                )?;
+            }
+            Record::EndThread { serial } => write_thread_end(w, serial)?,
+            // The "no trace" serial: a text report never prints it.
+            Record::Trace { serial, frame_ids, .. }
+                if serial == hprof_format::serial_base::TRACE && frame_ids.is_empty() => {}
+            Record::Trace { serial, thread_serial, frame_ids } => {
+                let frames: Vec<_> = frame_ids.iter().map(|&f| d.frame(f)).collect();
+                write_trace(w, serial, (thread_serial != 0).then_some(thread_serial), &frames)?;
+            }
+            Record::AllocSites {
+                flags,
+                cutoff,
+                total_live_bytes,
+                total_live_instances,
+                total_alloc_bytes,
+                total_alloc_instances,
+                sites,
+            } => {
+                let sites = sites
+                    .iter()
+                    .map(|s| Site {
+                        class_name: d.class_serials.get(&s.class_serial).and_then(|c| d.class_name(*c)).unwrap_or_else(
+                            || match BasicType::from_u8(s.array_type) {
+                                Some(t) if s.array_type != 0 => format!("{}[]", t.java_name()),
+                                _ => format!("<class serial {}>", s.class_serial),
+                            },
+                        ),
+                        class_serial: s.class_serial,
+                        array_type: s.array_type,
+                        trace_serial: s.trace_serial,
+                        live_bytes: s.live_bytes as u64,
+                        live_instances: s.live_instances as u64,
+                        alloc_bytes: s.alloc_bytes as u64,
+                        alloc_instances: s.alloc_instances as u64,
+                    })
+                    .collect();
+                let report = SitesReport {
+                    order: if flags & SitesReport::FLAG_SORT_BY_ALLOC != 0 {
+                        SiteOrder::AllocatedBytes
+                    } else {
+                        SiteOrder::LiveBytes
+                    },
+                    incremental: flags & SitesReport::FLAG_INCREMENTAL != 0,
+                    cutoff: cutoff as f64,
+                    total_live_bytes: total_live_bytes as u64,
+                    total_live_instances: total_live_instances as u64,
+                    total_alloc_bytes,
+                    total_alloc_instances,
+                    sites,
+                    note: None,
+                };
+                write_sites(w, &report, &date(d, raw.micros))?;
+            }
+            Record::CpuSamples { total, samples } => {
+                let mut rows: Vec<CpuRow> = samples
+                    .iter()
+                    .map(|&(count, trace)| CpuRow {
+                        weight: count as u64,
+                        count: count as u64,
+                        trace_serial: trace,
+                        top_method: d.trace_frames(trace).first().map(|f| f.qualified_method()),
+                    })
+                    .collect();
+                rows.sort_by(|a, b| b.weight.cmp(&a.weight).then(a.trace_serial.cmp(&b.trace_serial)));
+                let report = CpuReport { kind: CpuReportKind::Samples, total: total as u64, cutoff: CUTOFF, rows };
+                write_cpu_report(w, &report, &date(d, raw.micros))?;
+            }
+            _ => {}
+        }
+    }
+    if !segments.is_empty() {
+        // Segments without a HEAP DUMP END (a file cut short).
+        let e = write_heap(w, d, layout, &segments, &date(d, seg_micros))?;
+        heap_err = heap_err.or(e);
+    }
+    Ok(heap_err)
+}
+
+fn sub_records<'a>(
+    d: &'a Dump,
+    segments: &'a [(usize, usize)],
+) -> impl Iterator<Item = Result<HeapRecord<'a>, hprof_analysis::FormatError>> + 'a {
+    segments
+        .iter()
+        .flat_map(move |&(s, e)| HeapRecords::new(&d.data()[s..e], s as u64, d.id_size()).map(|r| r.map(|(_, r)| r)))
+}
+
+fn write_heap(
+    w: &mut dyn Write,
+    d: &Dump,
+    layout: Layout,
+    segments: &[(usize, usize)],
+    when: &str,
+) -> io::Result<Option<hprof_analysis::FormatError>> {
+    // First pass: classes, and the object count and bytes the BEGIN line announces.
+    let mut class_dumps = Vec::new();
+    let mut instances: Vec<(u64, u64)> = Vec::new();
+    let (mut objects, mut bytes, mut arrays) = (0u64, 0u64, 0u64);
+    let mut err = None;
+    for r in sub_records(d, segments) {
+        match r {
+            Ok(HeapRecord::ClassDump(c)) => class_dumps.push(*c),
+            Ok(HeapRecord::InstanceDump { class_id, .. }) => {
+                objects += 1;
+                instances.push((class_id, 1));
+            }
+            Ok(HeapRecord::ObjectArrayDump { length, .. }) => {
+                objects += 1;
+                arrays += layout.object_array_size(length as u64);
+            }
+            Ok(HeapRecord::PrimitiveArrayDump { length, element_type, .. }) => {
+                objects += 1;
+                arrays += layout.primitive_array_size(element_type, length as u64);
+            }
+            Ok(_) => {}
+            Err(e) => {
+                err = Some(e);
+                break;
+            }
+        }
+    }
+    let table = ClassTable::build(d, class_dumps, layout);
+    bytes += arrays;
+    for (cid, _) in &instances {
+        bytes += table.get(*cid).map_or(0, |c| c.instance_size);
+    }
+    drop(instances);
+    lines::write_heap_dump_begin(w, objects, bytes, when)?;
+    let name = |id: u64| table.get(id).map(|c| c.name.clone()).unwrap_or_else(|| format!("<class 0x{id:x}>"));
+    let idn = d.id_size() as usize;
+    for r in sub_records(d, segments) {
+        let Ok(r) = r else { break };
+        use HeapRecord::*;
+        match r {
+            RootUnknown { id } => lines::write_root(w, &RootLine::Unknown { id })?,
+            RootJniGlobal { id, jni_ref } => {
+                lines::write_root(w, &RootLine::JniGlobal { id, ref_serial: jni_ref, trace: 300000 })?
+            }
+            RootJniLocal { id, thread_serial, frame } => {
+                lines::write_root(w, &RootLine::JniLocal { id, thread: thread_serial, frame: frame as i32 })?
+            }
+            RootJavaFrame { id, thread_serial, frame } => {
+                lines::write_root(w, &RootLine::JavaFrame { id, thread: thread_serial, frame: frame as i32 })?
+            }
+            RootNativeStack { id, thread_serial } => {
+                lines::write_root(w, &RootLine::NativeStack { id, thread: thread_serial })?
+            }
+            RootStickyClass { id } => lines::write_root(w, &RootLine::StickyClass { id, name: &name(id) })?,
+            RootThreadBlock { id, thread_serial } => {
+                lines::write_root(w, &RootLine::ThreadBlock { id, thread: thread_serial })?
+            }
+            RootMonitorUsed { id } => lines::write_root(w, &RootLine::MonitorUsed { id })?,
+            RootThreadObject { id, thread_serial, trace_serial } => {
+                lines::write_root(w, &RootLine::ThreadObject { id, thread: thread_serial, trace: trace_serial })?
+            }
+            ClassDump(c) => {
+                let cname = name(c.class_id);
+                lines::write_class(
+                    w,
+                    &ClassLine {
+                        id: c.class_id,
+                        name: &cname,
+                        trace: c.trace_serial,
+                        super_id: c.super_id,
+                        loader_id: c.loader_id,
+                        signers_id: c.signers_id,
+                        domain_id: c.protection_domain_id,
+                    },
+                )?;
+                for s in &c.statics {
+                    if let Value::Object(id) = s.value
+                        && id != 0
+                    {
+                        let f = d.string(s.name_id).unwrap_or_default();
+                        lines::write_class_static(w, &f, id)?;
+                    }
+                }
+                for (index, v) in &c.constant_pool {
+                    if let Value::Object(id) = v
+                        && *id != 0
+                    {
+                        lines::write_class_constant(w, *index, *id)?;
+                    }
+                }
+            }
+            InstanceDump { id, trace_serial, class_id, values } => {
+                let c = table.get(class_id);
+                let size = c.map_or(0, |c| c.instance_size);
+                lines::write_instance(w, id, size, trace_serial, &name(class_id), class_id)?;
+                if let Some(c) = c {
+                    for (f, t, off) in &c.fields {
+                        if *t != BasicType::Object {
+                            continue;
+                        }
+                        let off = *off as usize;
+                        let Some(b) = values.get(off..off + idn) else { continue };
+                        let target = if idn == 4 {
+                            u32::from_be_bytes(b.try_into().unwrap_or_default()) as u64
+                        } else {
+                            u64::from_be_bytes(b.try_into().unwrap_or_default())
+                        };
+                        if target != 0 {
+                            lines::write_instance_field(w, f, target)?;
+                        }
+                    }
+                }
+            }
+            ObjectArrayDump { id, trace_serial, length, class_id, elements } => {
+                let size = layout.object_array_size(length as u64);
+                lines::write_object_array(w, id, size, trace_serial, length, &name(class_id), class_id)?;
+                for (i, e) in hprof_format::binary::heap::ids(elements, idn as u32).enumerate() {
+                    if e != 0 {
+                        lines::write_array_element(w, i as u32, e)?;
+                    }
+                }
+            }
+            PrimitiveArrayDump { id, trace_serial, length, element_type, .. }
+            | PrimitiveArrayNoData { id, trace_serial, length, element_type } => {
+                let size = layout.primitive_array_size(element_type, length as u64);
+                lines::write_primitive_array(
+                    w,
+                    id,
+                    size,
+                    trace_serial,
+                    length,
+                    &format!("{}[]", element_type.java_name()),
+                )?;
+            }
+            _ => {}
+        }
+    }
+    lines::write_heap_dump_end(w)?;
+    Ok(err)
+}

@@ -1,0 +1,187 @@
+//! Real dumps from JDK 17, 21 and 25 (`jcmd <pid> GC.heap_dump`, plain and `-gz`) of java/programs/HeapShape,
+//! whose heap has a known shape, and real profiles from the agent (cpu=samples,format=b).
+
+use jvm_harness::{Java, JvmSlot, all_jdks, hprof_binary, scratch};
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+fn hprof_json(args: &[&str]) -> Value {
+    let o = Command::new(hprof_binary()).args(args).output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "hprof {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("hprof {args:?}: {e}: {out}"))
+}
+
+/// Starts HeapShape, dumps its heap with jcmd (`-gz=1` when `gz`), and stops it.
+fn dump_heap_shape(jdk: &jvm_harness::Jdk, dir: &Path, gz: bool) -> std::path::PathBuf {
+    let slot = JvmSlot::acquire();
+    let mut jvm = Java::new(jdk, dir).vm_arg("-Xmx256m").class("HeapShape").spawn_holding(Some(slot));
+    jvm.wait_for_stdout("ready", Duration::from_secs(60));
+    let file = dir.join(if gz { "shape.hprof.gz" } else { "shape.hprof" });
+    let mut cmd = Command::new(jdk.bin("jcmd"));
+    cmd.arg(jvm.pid().to_string()).arg("GC.heap_dump");
+    if gz {
+        cmd.arg("-gz=1");
+    }
+    let o = cmd.arg(&file).output().expect("jcmd");
+    jvm.signal(libc_sigkill());
+    let _ = jvm.wait();
+    assert!(
+        o.status.success() && file.is_file(),
+        "jcmd on JDK {}: {}",
+        jdk.version,
+        String::from_utf8_lossy(&o.stdout)
+    );
+    file
+}
+
+fn libc_sigkill() -> i32 {
+    9
+}
+
+fn class_row<'a>(histo: &'a Value, name: &str) -> &'a Value {
+    histo["classes"].as_array().unwrap().iter().find(|c| c["class"] == name).unwrap_or_else(|| panic!("{name} missing"))
+}
+
+fn only_object(v: &Value) -> &Value {
+    let objs = v["objects"].as_array().unwrap();
+    assert_eq!(objs.len(), 1, "{v}");
+    &objs[0]
+}
+
+#[test]
+fn jcmd_dumps_have_the_known_counts_and_retained_sizes() {
+    for jdk in all_jdks() {
+        if !jdk.bin("jcmd").is_file() {
+            eprintln!("JDK {}: no jcmd, skipped", jdk.version);
+            continue;
+        }
+        let dir = scratch(&format!("shape-{}", jdk.version));
+        for gz in [false, true] {
+            let file = dump_heap_shape(&jdk, dir.path(), gz);
+            let f = file.to_str().unwrap();
+            let what = format!("JDK {} ({})", jdk.version, file.display());
+            let h = hprof_json(&["histo", "--json", f, "--filter", "HeapShape$"]);
+            assert!(h["layout"].as_str().unwrap().contains("compressed oops"), "{what}: {}", h["layout"]);
+            let row = |n: &str| class_row(&h, n).clone();
+            assert_eq!(row("HeapShape$Node")["instances"], 1000, "{what}");
+            assert_eq!(row("HeapShape$Node")["shallow_bytes"], 24_000, "{what}");
+            assert_eq!(row("HeapShape$Link")["instances"], 500, "{what}");
+            assert_eq!(row("HeapShape$Link")["shallow_bytes"], 12_000, "{what}");
+            assert_eq!(row("HeapShape$Node[]")["shallow_bytes"], 4016, "{what}");
+            assert_eq!(row("HeapShape$Holder")["instances"], 1, "{what}");
+
+            // Holder retains its array, the 1000 Nodes with their long[4], and the Shared two Nodes hold.
+            let d = hprof_json(&["dominators", "--json", f, "--class", "HeapShape$Holder"]);
+            let holder = only_object(&d);
+            assert_eq!(holder["retained_bytes"], 16 + 4016 + 1000 * (24 + 48) + 24, "{what}: {holder}");
+            let d = hprof_json(&["dominators", "--json", f, "--class", "HeapShape$Shared"]);
+            let shared = only_object(&d);
+            assert_eq!(shared["retained_bytes"], 24, "{what}");
+            let arr = only_object(&hprof_json(&["dominators", "--json", f, "--class", "HeapShape$Node[]"])).clone();
+            assert_eq!(shared["dominator"], arr["id"], "{what}: Shared is dominated by the array, not a Node");
+            // The chain: the head retains all 500 links.
+            let links = hprof_json(&["dominators", "--json", f, "--class", "HeapShape$Link", "--top", "1"]);
+            assert_eq!(links["objects"][0]["retained_bytes"], 500 * 24, "{what}");
+            // The WeakReference does not retain its referent.
+            let weak = hprof_json(&["dominators", "--json", f, "--class", "java.lang.ref.WeakReference"]);
+            for w in weak["objects"].as_array().unwrap().iter().filter(|w| w["class"] == "java.lang.ref.WeakReference")
+            {
+                assert_eq!(w["retained_bytes"], w["shallow_bytes"], "{what}: {w}");
+            }
+            // The path to the array goes through the Holder from the HeapShape class's static.
+            let p = hprof_json(&["path", "--json", f, arr["id"].as_str().unwrap()]);
+            let steps = p["path"]["steps"].as_array().unwrap();
+            let fields: Vec<&str> = steps.iter().filter_map(|s| s["field"].as_str()).collect();
+            assert!(fields.ends_with(&["static HOLDER", "nodes"]), "{what}: {p}");
+            // Leaks with a low threshold name the Holder's array as an accumulation point.
+            let l = hprof_json(&["leaks", "--json", f, "--threshold", "3"]);
+            let text = l.to_string();
+            assert!(text.contains("HeapShape$"), "{what}: {text}");
+        }
+    }
+}
+
+#[test]
+fn agent_cpu_samples_print_and_flame_show_the_hot_method() {
+    let dir = scratch("frontend-cpu");
+    let _both = JvmSlot::acquire_n(2);
+    let jdk = jvm_harness::jdk17();
+    let run = Java::new(&jdk, dir.path())
+        .agentpath("cpu=samples,interval=10,depth=8,format=b,file=cpu.hprof")
+        .class("CpuAccuracy")
+        .arg("2")
+        .spawn_holding(None)
+        .wait();
+    run.assert_success();
+    let file = dir.path().join("cpu.hprof");
+    let f = file.to_str().unwrap();
+    let o = Command::new(hprof_binary()).args(["print", f]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let section = text.split("CPU SAMPLES BEGIN").nth(1).expect("CPU SAMPLES section");
+    let first_row = section.lines().nth(2).expect("a first row");
+    assert!(first_row.ends_with("CpuAccuracy.hotAlpha"), "top row: {first_row}\n{section}");
+    assert!(text.contains("TRACE ") && text.contains("CpuAccuracy.hotAlpha(CpuAccuracy.java:"), "no traces");
+    let html = dir.path().join("cpu.html");
+    let o = Command::new(hprof_binary()).args(["flame", f, "-o", html.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("CpuAccuracy.hotAlpha") && page.contains("<svg"));
+    let o = Command::new(hprof_binary()).args(["export", "--format", "collapsed", f]).output().unwrap();
+    let folded = String::from_utf8_lossy(&o.stdout);
+    let top = folded.lines().next().unwrap();
+    assert!(top.contains("CpuAccuracy.main;CpuAccuracy.hotAlpha"), "{top}");
+
+    // The web view of a profile: its flame graph page.
+    let mut child = Command::new(hprof_binary())
+        .args(["serve", f, "--port", "0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut line).unwrap();
+    let addr =
+        line.split("http://").nth(1).unwrap().split_whitespace().next().unwrap().trim_end_matches('/').to_owned();
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    std::io::Write::write_all(&mut s, b"GET /flame HTTP/1.1\r\nConnection: close\r\n\r\n").unwrap();
+    let mut resp = String::new();
+    std::io::Read::read_to_string(&mut s, &mut resp).unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(resp.starts_with("HTTP/1.1 200") && resp.contains("<svg") && resp.contains("CpuAccuracy.hotAlpha"));
+}
+
+/// `hprof print` of a binary run tells the same story as a text run of the same program: the same
+/// sections in the same order, the same objects of the program's classes, the same class count.
+#[test]
+fn print_of_a_binary_run_matches_a_text_run() {
+    let dir = scratch("frontend-print");
+    let jdk = jvm_harness::jdk17();
+    let run = |options: &str| {
+        Java::new(&jdk, dir.path()).agentpath(options).class("HeapDumpGraph").run().assert_success();
+    };
+    run("heap=all,format=a,file=a.txt");
+    run("heap=all,format=b,file=b.hprof");
+    let text = std::fs::read_to_string(dir.path().join("a.txt")).unwrap();
+    let o =
+        Command::new(hprof_binary()).args(["print", dir.path().join("b.hprof").to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let printed = String::from_utf8_lossy(&o.stdout).into_owned();
+    let sections = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| l.contains(" BEGIN ") || l.ends_with(" END"))
+            .map(|l| l.split(" (").next().unwrap().split(" BEGIN").next().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(sections(&text), sections(&printed));
+    let count = |t: &str, pat: &str| t.lines().filter(|l| l.contains(pat)).count();
+    for pat in ["class=HeapDumpGraph$Node@", "CLS ", "elem type=HeapDumpGraph$Node[]", "\tnext\t"] {
+        assert_eq!(count(&text, pat), count(&printed, pat), "{pat}");
+    }
+    assert_eq!(count(&printed, "class=HeapDumpGraph$Node@"), 123_457);
+    assert!(printed.starts_with("JAVA PROFILE 1.0.1, created "));
+}
