@@ -168,6 +168,7 @@ fn each_socket_command_answers_with_its_records() {
     let script = [
         "wait 5", // AllocSites allocates in well under a second, then sleeps
         "alloc-sites --force-gc --by-alloc 0",
+        "alloc-sites --incremental 0",
         "heap-summary",
         "cpu-samples 0",
         "dump-heap",
@@ -214,6 +215,15 @@ fn each_socket_command_answers_with_its_records() {
         .filter(|s| s.class_serial == widget_serial)
         .fold((0, 0), |(l, a), s| (l + s.live_instances, a + s.alloc_instances));
     assert_eq!(widgets, (25_000, 100_000), "Widgets (live, allocated) when the command arrived");
+    // The incremental report lists only sites that allocated since: not the Widgets, all made before.
+    let incremental = records
+        .iter()
+        .find_map(|r| match r {
+            Record::AllocSites { flags: 0x1, sites, .. } => Some(sites),
+            _ => None,
+        })
+        .expect("an ALLOC SITES record answering alloc-sites --incremental");
+    assert!(incremental.iter().all(|s| s.class_serial != widget_serial), "no Widget site is new");
     let count = |f: fn(&Record) -> bool| records.iter().filter(|r| f(r)).count();
     assert!(count(|r| matches!(r, Record::HeapSummary { .. })) >= 3, "heap-summary, after each ALLOC SITES");
     assert!(count(|r| matches!(r, Record::CpuSamples { .. })) >= 2, "cpu-samples and the exit dump");
