@@ -4,9 +4,9 @@
 
 mod report_support;
 
-use hprof_format::binary::{Record, Records, parse_header};
+use hprof_format::binary::Record;
 use jvm_harness::{Java, all_jdks, jdk17, scratch};
-use report_support::traces;
+use report_support::{binary_records, strings_by_id, traces};
 use std::collections::HashMap;
 
 /// One SITES row.
@@ -111,16 +111,8 @@ fn binary_alloc_sites_and_heap_summary_match_the_program() {
         let run = Java::new(&jdk, dir.path()).agentpath("heap=sites,format=b,cutoff=0").class("AllocSites").run();
         run.assert_success();
         let bytes = run.read_bytes("java.hprof");
-        let h = parse_header(&bytes).expect("header");
-        let recs: Vec<Record> =
-            Records::new(&bytes, &h).map(|r| Record::decode(&r.expect("record"), h.id_size).expect("decode")).collect();
-        let strings: HashMap<u64, String> = recs
-            .iter()
-            .filter_map(|r| match r {
-                Record::Utf8 { id, text } => Some((*id, String::from_utf8_lossy(text).into_owned())),
-                _ => None,
-            })
-            .collect();
+        let recs = binary_records(&bytes);
+        let strings = strings_by_id(&recs);
         let class_names: HashMap<u32, &str> = recs
             .iter()
             .filter_map(|r| match r {

@@ -18,17 +18,15 @@ impl Jvmti {
         start_depth: i32,
         frames: &mut [sys::jvmtiFrameInfo],
     ) -> Result<usize> {
-        let mut count: sys::jint = 0;
-        jvmti_call!(
-            self,
-            GetStackTrace,
-            thread,
-            start_depth,
-            frames.len() as sys::jint,
-            frames.as_mut_ptr(),
-            &mut count
-        )?;
-        Ok(count.max(0) as usize)
+        // SAFETY: an initialised slice may be viewed as possibly-uninitialised; only initialised values are
+        // written back.
+        let buf = unsafe {
+            std::slice::from_raw_parts_mut(
+                frames.as_mut_ptr().cast::<std::mem::MaybeUninit<sys::jvmtiFrameInfo>>(),
+                frames.len(),
+            )
+        };
+        Ok(self.stack_trace_into(thread, start_depth, buf)?.len())
     }
 
     /// Like [`Jvmti::stack_trace`] into a buffer that need not be initialised (a hot path's stack buffer);

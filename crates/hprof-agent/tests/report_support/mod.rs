@@ -84,3 +84,21 @@ pub fn program_figures(stdout: &str, prefix: &str) -> HashMap<String, f64> {
         .map(|(k, v)| (k.to_owned(), v.parse().unwrap_or_else(|_| panic!("number in {k}={v}"))))
         .collect()
 }
+
+/// Every record of a binary profile, decoded; panics on a malformed one.
+pub fn binary_records(bytes: &[u8]) -> Vec<hprof_format::binary::Record<'_>> {
+    use hprof_format::binary::{Record, Records, parse_header};
+    let h = parse_header(bytes).expect("header");
+    Records::new(bytes, &h).map(|r| Record::decode(&r.expect("record"), h.id_size).expect("decode")).collect()
+}
+
+/// The STRING records by identifier.
+pub fn strings_by_id(records: &[hprof_format::binary::Record<'_>]) -> HashMap<u64, String> {
+    records
+        .iter()
+        .filter_map(|r| match r {
+            hprof_format::binary::Record::Utf8 { id, text } => Some((*id, String::from_utf8_lossy(text).into_owned())),
+            _ => None,
+        })
+        .collect()
+}
