@@ -560,10 +560,11 @@ impl ObjectIds {
             return None;
         }
         let key = (id - self.min) >> self.align;
-        let b = (key >> self.shift) as usize;
-        if b + 1 >= self.buckets.len() {
+        let b = key >> self.shift;
+        if b >= self.buckets.len().saturating_sub(1) as u64 {
             return None;
         }
+        let b = b as usize;
         let (lo, hi) = (self.buckets[b] as usize, self.buckets[b + 1] as usize);
         let found = if self.wide.is_empty() {
             self.narrow[lo..hi].binary_search(&(key as u32)).ok()
