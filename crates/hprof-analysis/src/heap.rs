@@ -510,7 +510,7 @@ impl ObjectIds {
         let n = narrow.len().max(wide.len());
         let want = (n.next_power_of_two() / 8).clamp(1, 1 << 22) as u64;
         let mut shift = 0;
-        while (span >> shift) >= want {
+        while shift < 63 && (span >> shift) >= want {
             shift += 1;
         }
         let mut out = ObjectIds { min, align, narrow, wide, shift, buckets: Vec::new() };
