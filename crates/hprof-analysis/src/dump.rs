@@ -85,7 +85,7 @@ pub struct Dump {
 
 impl Dump {
     pub fn open(path: &Path, progress: &dyn Progress) -> Result<Dump, Error> {
-        let source = Source::open(path)?;
+        let source = Source::open_with(path, progress)?;
         Dump::from_source(source, progress)
     }
 
