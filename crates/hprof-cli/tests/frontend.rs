@@ -289,3 +289,23 @@ fn serve_renders_in_headless_chromium() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+/// A progress bar on a terminal (through `script`, which gives the command a pseudo-terminal), none
+/// when stderr is piped.
+#[test]
+fn progress_bar_only_on_a_terminal() {
+    let Some(dir) = corpus() else { return };
+    let f = dir.join("mat_openjdk_jdk11_04_x64.hprof.gz");
+    let o = run(&["histo", f.to_str().unwrap(), "--top", "1"]);
+    assert!(o.status.success());
+    assert!(o.stderr.is_empty(), "piped stderr got: {}", String::from_utf8_lossy(&o.stderr));
+    let has_script = Command::new("script").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !has_script {
+        eprintln!("skipping the terminal half: no `script`");
+        return;
+    }
+    let cmd = format!("{} histo {} --top 1", hprof().display(), f.display());
+    let o = Command::new("script").args(["-qec", &cmd, "/dev/null"]).output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("decompressing") || out.contains("histogram"), "no progress bar on a terminal: {out}");
+}
