@@ -91,6 +91,13 @@ impl Dump {
 
     pub fn from_source(source: Source, progress: &dyn Progress) -> Result<Dump, Error> {
         let data = source.bytes();
+        let head = &data[..data.len().min(80)];
+        if head.starts_with(b"JAVA PROFILE") && !head.contains(&0) && head.windows(9).any(|w| w == b", created") {
+            return Err(Error::NotHprof(format!(
+                "{}: this is an HPROF text report (format=a); hprof reads binary files (format=b) and heap dumps",
+                source.path.display()
+            )));
+        }
         let header = parse_header(data).map_err(|e| Error::NotHprof(format!("{}: {e}", source.path.display())))?;
         let mut d = Dump {
             header: header.clone(),
