@@ -8,7 +8,6 @@ use crate::layout::{Layout, OopVotes};
 use crate::{Error, Progress};
 use hprof_format::binary::heap::ids as array_ids;
 use hprof_format::binary::{ClassDump, FormatError, HeapRecord, HeapRecords, Value};
-use hprof_format::names::java_name_from_internal;
 use hprof_format::tags::BasicType;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -1077,9 +1076,5 @@ impl HeapGraph {
             .collect();
         rows.sort_by(|a, b| b.shallow_bytes.cmp(&a.shallow_bytes).then_with(|| a.class_name.cmp(&b.class_name)));
         rows
-    }
-
-    pub fn java_name(internal: &str) -> String {
-        java_name_from_internal(internal)
     }
 }
