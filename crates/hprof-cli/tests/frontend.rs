@@ -275,6 +275,9 @@ fn serve_answers_pages_and_json() {
     let (code, body) = get(&url, &format!("/path?id={id}"));
     assert_eq!(code, 200);
     assert!(body.contains("GC root"), "{body}");
+    let (code, body) = get(&url, "/leaks?threshold=5");
+    assert_eq!(code, 200);
+    assert!(body.contains("<ol id=\"suspects\">") && body.contains(" retain"), "{body}");
     assert_eq!(get(&url, "/nope").0, 404);
     assert_eq!(get(&url, "/dominators?id=0x1").0, 404);
     child.kill().unwrap();
