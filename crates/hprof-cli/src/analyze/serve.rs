@@ -120,7 +120,9 @@ impl App {
                 let Some(an) = &self.an else { return no_heap() };
                 let class = query(q, "class").unwrap_or_default();
                 let g = &an.graph;
-                let mut objs: Vec<u32> = (0..g.len() as u32).filter(|&v| g.class_name(v) == class).collect();
+                let wanted: Vec<bool> = g.classes.classes.iter().map(|c| c.name == class).collect();
+                let mut objs: Vec<u32> =
+                    (0..g.len() as u32).filter(|&v| wanted[g.class_of[v as usize] as usize]).collect();
                 objs.sort_by_key(|&v| std::cmp::Reverse(an.tree.retained[v as usize]));
                 let mut b = format!(
                     "<p>{} instances</p><table><tr><th>Object</th><th>Shallow</th><th>Retained</th></tr>",
