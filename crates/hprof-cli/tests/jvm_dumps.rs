@@ -16,8 +16,9 @@ fn hprof_json(args: &[&str]) -> Value {
 
 /// Starts HeapShape, dumps its heap with jcmd (`-gz=1` when `gz`), and stops it.
 fn dump_heap_shape(jdk: &jvm_harness::Jdk, dir: &Path, gz: bool) -> std::path::PathBuf {
-    let slot = JvmSlot::acquire();
-    let mut jvm = Java::new(jdk, dir).vm_arg("-Xmx256m").class("HeapShape").spawn_holding(Some(slot));
+    // The program and jcmd (a JVM too) run together: two slots.
+    let _slots = JvmSlot::acquire_n(2);
+    let mut jvm = Java::new(jdk, dir).vm_arg("-Xmx256m").class("HeapShape").spawn_holding(None);
     jvm.wait_for_stdout("ready", Duration::from_secs(60));
     let file = dir.join(if gz { "shape.hprof.gz" } else { "shape.hprof" });
     let mut cmd = Command::new(jdk.bin("jcmd"));
@@ -192,8 +193,9 @@ fn print_of_a_binary_run_matches_a_text_run() {
 fn diff_of_two_jcmd_dumps_shows_the_growth() {
     let jdk = jvm_harness::jdk17();
     let dir = scratch("frontend-diff");
-    let slot = JvmSlot::acquire();
-    let mut jvm = Java::new(&jdk, dir.path()).vm_arg("-Xmx256m").class("Growth").spawn_holding(Some(slot));
+    // The program and jcmd (a JVM too) run together: two slots.
+    let _slots = JvmSlot::acquire_n(2);
+    let mut jvm = Java::new(&jdk, dir.path()).vm_arg("-Xmx256m").class("Growth").spawn_holding(None);
     let dump = |name: &str, pid: u32| {
         let file = dir.path().join(name);
         let o = Command::new(jdk.bin("jcmd")).arg(pid.to_string()).arg("GC.heap_dump").arg(&file).output().unwrap();
