@@ -37,7 +37,7 @@ chromium:
 	   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium >/dev/null 2>&1) || \
 	  echo "warning: could not install chromium; the hprof serve browser test will skip"
 
-test: build jdk21 visualvm
+test: build jdk21 visualvm chromium
 	$(CARGO) test --release --workspace
 
 fmt:

@@ -113,6 +113,17 @@ pub trait Capability: Send + Sync {
     ) {
     }
 
+    /// A native method is being bound to `address`; a capability may redirect it by storing another
+    /// function in `*new_address` (with the same signature), and call `address` itself.
+    fn on_native_method_bind(
+        &self,
+        agent: &Agent,
+        method: sys::jmethodID,
+        address: *mut c_void,
+        new_address: *mut *mut c_void,
+    ) {
+    }
+
     /// Its position in a dump (HPROF's order: monitors 10, heap 20, sites 30, CPU 40), and the words the
     /// verbose "Dumping …" line uses for it. `None` if it writes nothing at dump time.
     fn dump_section(&self) -> Option<(u32, &'static str)> {
@@ -180,6 +191,7 @@ impl EventHub {
         cb.ObjectFree = Some(object_free);
         cb.VMObjectAlloc = Some(vm_object_alloc);
         cb.SampledObjectAlloc = Some(sampled_object_alloc);
+        cb.NativeMethodBind = Some(native_method_bind);
         cb
     }
 }
@@ -471,6 +483,26 @@ unsafe extern "C" fn sampled_object_alloc(
                 let jni = unsafe { Jni::from_raw(jni) };
                 for c in a.hub().subscribers(a, Event::SampledObjectAlloc) {
                     c.on_sampled_object_alloc(a, jni, thread, object, class, size);
+                }
+            })
+        },
+        (),
+    )
+}
+
+unsafe extern "C" fn native_method_bind(
+    _: *mut sys::jvmtiEnv,
+    _jni: *mut sys::JNIEnv,
+    _thread: sys::jthread,
+    method: sys::jmethodID,
+    address: *mut c_void,
+    new_address: *mut *mut c_void,
+) {
+    guard(
+        || {
+            with_agent(|a| {
+                for c in a.hub().subscribers(a, Event::NativeMethodBind) {
+                    c.on_native_method_bind(a, method, address, new_address);
                 }
             })
         },

@@ -196,8 +196,12 @@ fn object_wait_prints_wait_and_waited_lines() {
         let measured = printed(&run.stdout, "bell_wait_ms");
         assert!((150..=measured + 5).contains(&waited_ms), "{what}: notified wait {waited_ms} ms, measured {measured}");
 
-        // The program sleeps too, but no JVM tells an agent about Thread.sleep: no invented SLEEP lines.
-        assert!(!text.contains("SLEEP:"), "{what}: SLEEP lines cannot be observed, so must not be printed");
+        // The program's main thread also sleeps 200 ms; the bell-waiter only waits, so it has no SLEEP line.
+        let want = format!("SLEEP: timeout=200, thread {main}");
+        assert!(text.lines().any(|l| l == want), "{what}: no {want:?}");
+        let bell_tail = format!(", thread {bell}");
+        let bell_sleeps = text.lines().filter(|l| l.starts_with("SLEEP:") && l.ends_with(&bell_tail)).count();
+        assert_eq!(bell_sleeps, 0, "{what}: a wait is not a sleep");
     }
 }
 
@@ -328,4 +332,20 @@ fn lock_flame_graph_takes_the_given_names_and_whole_deep_stacks() {
     let svg = run.read("locks.svg");
     assert!(svg.contains("<svg") && svg.contains("LockContention.transfer"));
     assert!(!run.file("locks.locks.svg").exists(), "without cpu=samples the names are kept");
+}
+
+#[test]
+fn thread_sleep_prints_sleep_lines_with_the_timeout_and_thread() {
+    for jdk in all_jdks() {
+        let what = format!("JDK {}", jdk.version);
+        let dir = scratch("sleep-lines");
+        // Sleeper's "napper" thread sleeps 1 s.
+        let (_, text) = run_monitored(&jdk, dir.path(), "monitor=y", "Sleeper", &["1"]);
+        let napper = thread_serial(&text, "napper");
+        let sleeps: Vec<&str> = text.lines().filter(|l| l.starts_with("SLEEP: ")).collect();
+        let want = format!("SLEEP: timeout=1000, thread {napper}");
+        assert!(sleeps.contains(&want.as_str()), "{what}: no {want:?} among {sleeps:?}");
+        // Only sleeps print SLEEP: the program's join is a WAIT on the Thread object.
+        assert!(sleeps.iter().all(|l| l.starts_with("SLEEP: timeout=")), "{what}: {sleeps:?}");
+    }
 }

@@ -160,3 +160,73 @@ fn a_vanishing_front_end_is_reported_once_and_the_program_runs_on() {
     let gone = run.stderr.matches("front end").count();
     assert_eq!(gone, 1, "say it once:\n{}", run.stderr);
 }
+
+#[test]
+fn each_socket_command_answers_with_its_records() {
+    let jdk = jdk17();
+    let dir = scratch("net-commands");
+    let script = [
+        "wait 5", // AllocSites allocates in well under a second, then sleeps
+        "alloc-sites --force-gc --by-alloc 0",
+        "alloc-sites --incremental 0",
+        "heap-summary",
+        "cpu-samples 0",
+        "dump-heap",
+        "exit-vm",
+    ];
+    let (listener, port) = start_listener(dir.path(), &script);
+    let run = Java::new(&jdk, dir.path())
+        .agentpath(&format!("net=127.0.0.1:{port},heap=all,cpu=samples"))
+        .class("AllocSites")
+        .args(&["1", "60"])
+        .run();
+    assert_eq!(run.code(), Some(0), "exit-vm ends the program normally:\n{}", run.stderr);
+    assert!(run.stdout.contains("allocated"), "the program must have allocated:\n{}", run.stdout);
+    assert!(!run.stderr.contains("net:"), "no command may fail:\n{}", run.stderr);
+    wait_child(listener, "hprof listen");
+
+    let bytes = std::fs::read(dir.path().join("run.hprof")).unwrap();
+    let records = decode_all(&bytes);
+    let strings: std::collections::HashMap<u64, String> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Utf8 { id, text } => Some((*id, String::from_utf8_lossy(text).into_owned())),
+            _ => None,
+        })
+        .collect();
+    let widget_serial = records
+        .iter()
+        .find_map(|r| match r {
+            Record::LoadClass { serial, name_id, .. } if strings[name_id] == "AllocSites$Widget" => Some(*serial),
+            _ => None,
+        })
+        .expect("LOAD CLASS AllocSites$Widget");
+    // The command's ALLOC SITES carries its flags (by allocated bytes, GC first) and cutoff 0.
+    let (sites, cutoff) = records
+        .iter()
+        .find_map(|r| match r {
+            Record::AllocSites { flags: 0x6, sites, cutoff, .. } => Some((sites, *cutoff)),
+            _ => None,
+        })
+        .expect("an ALLOC SITES record answering alloc-sites --force-gc --by-alloc 0");
+    assert_eq!(cutoff, 0.0);
+    let widgets = sites
+        .iter()
+        .filter(|s| s.class_serial == widget_serial)
+        .fold((0, 0), |(l, a), s| (l + s.live_instances, a + s.alloc_instances));
+    assert_eq!(widgets, (25_000, 100_000), "Widgets (live, allocated) when the command arrived");
+    // The incremental report lists only sites that allocated since: not the Widgets, all made before.
+    let incremental = records
+        .iter()
+        .find_map(|r| match r {
+            Record::AllocSites { flags: 0x1, sites, .. } => Some(sites),
+            _ => None,
+        })
+        .expect("an ALLOC SITES record answering alloc-sites --incremental");
+    assert!(incremental.iter().all(|s| s.class_serial != widget_serial), "no Widget site is new");
+    let count = |f: fn(&Record) -> bool| records.iter().filter(|r| f(r)).count();
+    assert!(count(|r| matches!(r, Record::HeapSummary { .. })) >= 3, "heap-summary, after each ALLOC SITES");
+    assert!(count(|r| matches!(r, Record::CpuSamples { .. })) >= 2, "cpu-samples and the exit dump");
+    assert!(count(|r| matches!(r, Record::HeapDumpEnd)) >= 2, "dump-heap and the exit dump");
+    assert!(count(|r| matches!(r, Record::HeapDump { segment: true, .. })) >= 2, "heap dump segments");
+}

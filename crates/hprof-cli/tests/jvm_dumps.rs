@@ -217,3 +217,37 @@ fn diff_of_two_jcmd_dumps_shows_the_growth() {
     assert_eq!(row["instances_delta"], 5000);
     assert_eq!(row["bytes_delta"], 5000 * 16);
 }
+
+/// heap=sites end to end through the front end: the binary profile's ALLOC SITES printed as HPROF's SITES
+/// with AllocSites' exact counts, and drawn (flame, collapsed) by live bytes without needing --alloc.
+#[test]
+fn agent_alloc_sites_print_flame_and_export_show_the_exact_counts() {
+    let dir = scratch("frontend-sites");
+    let jdk = jvm_harness::jdk17();
+    Java::new(&jdk, dir.path())
+        .agentpath("heap=sites,format=b,cutoff=0,file=sites.hprof")
+        .class("AllocSites")
+        .run()
+        .assert_success();
+    let f = dir.path().join("sites.hprof");
+    let f = f.to_str().unwrap();
+    let o = Command::new(hprof_binary()).args(["print", f]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let section = text.split("SITES BEGIN (ordered by live bytes)").nth(1).expect("SITES section");
+    let widget = section.lines().find(|l| l.ends_with(" AllocSites$Widget")).expect("a Widget row");
+    let fields: Vec<&str> = widget.split_whitespace().collect();
+    assert_eq!((fields[4], fields[6]), ("25000", "100000"), "live and allocated Widgets: {widget}");
+    let gadget = section.lines().find(|l| l.ends_with(" AllocSites$Gadget")).expect("a Gadget row (cutoff=0)");
+    assert_eq!(gadget.split_whitespace().nth(6), Some("70000"), "{gadget}");
+
+    let o = Command::new(hprof_binary()).args(["export", "--format", "collapsed", f]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let folded = String::from_utf8_lossy(&o.stdout);
+    let widgets = folded.lines().find(|l| l.contains("AllocSites.makeWidget;AllocSites$Widget ")).expect("{folded}");
+    assert!(widgets.ends_with(" 800000"), "25,000 live Widgets of 32 bytes: {widgets}");
+    let html = dir.path().join("sites.html");
+    let o = Command::new(hprof_binary()).args(["flame", f, "-o", html.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::read_to_string(&html).unwrap().contains("AllocSites$Widget"));
+}

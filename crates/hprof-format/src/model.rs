@@ -109,6 +109,8 @@ pub struct SitesReport {
     pub order: SiteOrder,
     /// Only the sites that changed since the last report (the listener's flag 0x1).
     pub incremental: bool,
+    /// A GC was forced before the figures were taken (flag 0x4), so live figures are exact.
+    pub forced_gc: bool,
     pub cutoff: f64,
     pub total_live_bytes: u64,
     pub total_live_instances: u64,
@@ -159,6 +161,9 @@ impl SitesReport {
         }
         if self.order == SiteOrder::AllocatedBytes {
             f |= Self::FLAG_SORT_BY_ALLOC;
+        }
+        if self.forced_gc {
+            f |= Self::FLAG_FORCE_GC;
         }
         f
     }

@@ -82,6 +82,11 @@ impl Java {
         self
     }
 
+    pub fn args(mut self, args: &[&str]) -> Java {
+        self.main.extend(args.iter().map(|a| a.to_string()));
+        self
+    }
+
     pub fn env(mut self, key: &str, value: &str) -> Java {
         self.env.push((key.to_owned(), value.to_owned()));
         self

@@ -27,10 +27,11 @@ pub enum Event {
     ObjectFree,
     VmObjectAlloc,
     SampledObjectAlloc,
+    NativeMethodBind,
 }
 
 impl Event {
-    pub const ALL: [Event; 21] = [
+    pub const ALL: [Event; 22] = [
         Event::VmInit,
         Event::VmDeath,
         Event::ThreadStart,
@@ -52,6 +53,7 @@ impl Event {
         Event::ObjectFree,
         Event::VmObjectAlloc,
         Event::SampledObjectAlloc,
+        Event::NativeMethodBind,
     ];
     pub const COUNT: usize = Event::ALL.len();
 
@@ -82,6 +84,7 @@ impl Event {
             Event::ObjectFree => sys::JVMTI_EVENT_OBJECT_FREE,
             Event::VmObjectAlloc => sys::JVMTI_EVENT_VM_OBJECT_ALLOC,
             Event::SampledObjectAlloc => sys::JVMTI_EVENT_SAMPLED_OBJECT_ALLOC,
+            Event::NativeMethodBind => sys::JVMTI_EVENT_NATIVE_METHOD_BIND,
         }
     }
 
@@ -103,6 +106,7 @@ impl Event {
             Event::ObjectFree => caps.set_can_generate_object_free_events(1),
             Event::VmObjectAlloc => caps.set_can_generate_vm_object_alloc_events(1),
             Event::SampledObjectAlloc => caps.set_can_generate_sampled_object_alloc_events(1),
+            Event::NativeMethodBind => caps.set_can_generate_native_method_bind_events(1),
             _ => {}
         }
     }

@@ -210,6 +210,13 @@ impl Jni {
         out
     }
 
+    /// A new `byte[len]` (a local reference), or the error that stopped it (e.g. OutOfMemoryError).
+    pub fn new_byte_array(self, len: i32) -> JniResult<sys::jbyteArray> {
+        let array = unsafe { jni_fn!(self, NewByteArray)(self.0, len) };
+        self.check("NewByteArray")?;
+        Ok(array)
+    }
+
     pub fn array_length(self, array: sys::jarray) -> i32 {
         unsafe { jni_fn!(self, GetArrayLength)(self.0, array) }
     }

@@ -31,6 +31,29 @@ impl Jvmti {
         Ok(count.max(0) as usize)
     }
 
+    /// Like [`Jvmti::stack_trace`] into a buffer that need not be initialised (a hot path's stack buffer);
+    /// returns the frames GetStackTrace wrote.
+    pub fn stack_trace_into(
+        self,
+        thread: sys::jthread,
+        start_depth: i32,
+        buf: &mut [std::mem::MaybeUninit<sys::jvmtiFrameInfo>],
+    ) -> Result<&[sys::jvmtiFrameInfo]> {
+        let mut count: sys::jint = 0;
+        jvmti_call!(
+            self,
+            GetStackTrace,
+            thread,
+            start_depth,
+            buf.len() as sys::jint,
+            buf.as_mut_ptr().cast::<sys::jvmtiFrameInfo>(),
+            &mut count
+        )?;
+        let n = (count.max(0) as usize).min(buf.len());
+        // SAFETY: GetStackTrace initialised the first `count` entries.
+        Ok(unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<sys::jvmtiFrameInfo>(), n) })
+    }
+
     pub fn frame_count(self, thread: sys::jthread) -> Result<i32> {
         let mut count: sys::jint = 0;
         jvmti_call!(self, GetFrameCount, thread, &mut count)?;

@@ -1,6 +1,7 @@
 //! The profiling capabilities. Each is a [`Capability`] that subscribes to the JVMTI events it needs and
 //! writes its own section of a dump; `build` picks them from the options.
 
+pub mod alloc_sites;
 pub mod cpu_samples;
 pub mod heap_dump;
 pub mod monitors;
@@ -16,6 +17,9 @@ pub fn build(options: &Options) -> Result<Vec<Box<dyn Capability>>, String> {
     }
     if options.heap_dump {
         capabilities.push(Box::new(heap_dump::HeapDump::new()));
+    }
+    if options.alloc_sites {
+        capabilities.push(Box::new(alloc_sites::AllocSites::new(options)));
     }
     if options.cpu == Some(CpuMode::Samples) {
         capabilities.push(Box::new(Arc::new(cpu_samples::CpuSamples::new(options)?)));

@@ -54,8 +54,17 @@ pub struct ExportArgs {
 fn load(file: &Path, alloc: bool) -> Result<(Dump, StackKind, Vec<ResolvedStack>), String> {
     let bar = Bar::new();
     let d = open(file, &bar)?;
-    let kind = if alloc { StackKind::AllocSites } else { StackKind::CpuSamples };
-    let s = stacks(&d, kind);
+    let mut kind = if alloc { StackKind::AllocSites } else { StackKind::CpuSamples };
+    let mut s = stacks(&d, kind);
+    if s.is_empty() && !alloc {
+        // A heap=sites profile has no CPU samples: draw what it has rather than refuse.
+        let sites = stacks(&d, StackKind::AllocSites);
+        if !sites.is_empty() {
+            eprintln!("hprof: {} has no CPU SAMPLES; using its ALLOC SITES (as with --alloc)", file.display());
+            kind = StackKind::AllocSites;
+            s = sites;
+        }
+    }
     if s.is_empty() {
         let what = if alloc { "ALLOC SITES (heap=sites)" } else { "CPU SAMPLES (cpu=samples)" };
         return Err(format!("{} has no {what} records", file.display()));
@@ -65,7 +74,7 @@ fn load(file: &Path, alloc: bool) -> Result<(Dump, StackKind, Vec<ResolvedStack>
 
 pub fn run_flame(a: &FlameArgs) -> Result<(), String> {
     let (d, kind, s) = load(&a.file, a.alloc)?;
-    let title = if a.alloc { "Allocation sites (live bytes)" } else { "CPU samples" };
+    let title = if matches!(kind, StackKind::AllocSites) { "Allocation sites (live bytes)" } else { "CPU samples" };
     write_flamegraph(&a.output, &weighted(&s), title, kind.unit())
         .map_err(|e| format!("{}: {e}", a.output.display()))?;
     if a.json {

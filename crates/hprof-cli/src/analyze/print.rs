@@ -136,6 +136,7 @@ pub fn write_report(w: &mut dyn Write, d: &Dump, layout: Layout) -> io::Result<O
                         SiteOrder::LiveBytes
                     },
                     incremental: flags & SitesReport::FLAG_INCREMENTAL != 0,
+                    forced_gc: flags & SitesReport::FLAG_FORCE_GC != 0,
                     cutoff: cutoff as f64,
                     total_live_bytes: total_live_bytes as u64,
                     total_live_instances: total_live_instances as u64,

@@ -8,7 +8,7 @@ mod threads;
 
 pub use monitor::{
     DumpedMonitor, DumpedThread, MonitorDump, RunState, ThreadStatus, write_monitor_dump, write_monitor_wait,
-    write_monitor_waited,
+    write_monitor_waited, write_sleep,
 };
 pub use reports::{write_cpu_report, write_monitor_time, write_sites};
 pub use threads::{write_thread_end, write_thread_start, write_trace};

@@ -142,9 +142,25 @@ pub fn write_monitor_waited(w: &mut dyn Write, signature: &str, waited_ms: u64, 
     writeln!(w, "WAITED: MONITOR {signature}, time_waited={waited_ms}, {}", thread_label(thread_serial))
 }
 
+/// `SLEEP: timeout=1000, thread 200005`: a thread called Thread.sleep for that many ms.
+pub fn write_sleep(w: &mut dyn Write, timeout_ms: i64, thread_serial: u32) -> io::Result<()> {
+    writeln!(w, "SLEEP: timeout={timeout_ms}, {}", thread_label(thread_serial))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sleep_line_as_hprof_printed_it() {
+        let mut out = Vec::new();
+        write_sleep(&mut out, 250, 200007).unwrap();
+        write_sleep(&mut out, 0, 0).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "SLEEP: timeout=250, thread 200007\nSLEEP: timeout=0, <unknown thread>\n"
+        );
+    }
 
     fn status(state: RunState) -> ThreadStatus {
         ThreadStatus { suspended: false, interrupted: false, in_native: false, state }

@@ -104,6 +104,7 @@ mod tests {
             alloc_instances: live / 8,
         };
         let report = SitesReport {
+            forced_gc: false,
             order: SiteOrder::LiveBytes,
             incremental: false,
             cutoff: 0.05,

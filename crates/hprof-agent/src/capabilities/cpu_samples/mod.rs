@@ -5,6 +5,7 @@
 //! at exit, on Ctrl-\, or on the front end's request — covers the run so far (the front end can clear the
 //! counts with its CONTROL command).
 
+pub mod agent_work;
 mod asgct;
 mod async_sampler;
 mod perf_clock;

@@ -28,6 +28,9 @@ pub struct ThreadSlot {
     timer: AtomicPtr<c_void>,
     /// The perf task-clock descriptor, or -1 when a POSIX timer is used.
     perf_fd: AtomicI32,
+    /// Non-zero while the thread runs the agent's own work inside a JVM callback (see `agent_work`), where
+    /// the walker cannot see Java frames: such samples are labelled as the agent's cost.
+    pub agent_work: AtomicI32,
 }
 
 /// Descriptors up to this number can be perf clocks (the handler's fd → slot table).
@@ -56,6 +59,11 @@ pub enum ClockKind {
 static SHARED: AtomicPtr<Shared> = AtomicPtr::new(std::ptr::null_mut());
 static PREVIOUS: AtomicPtr<libc::sigaction> = AtomicPtr::new(std::ptr::null_mut());
 
+/// The handler's shared state, once installed.
+pub fn installed() -> Option<&'static Shared> {
+    unsafe { SHARED.load(Ordering::Acquire).as_ref() }
+}
+
 impl Shared {
     /// Creates the arena and ring and installs the handler. Called once; the memory is never freed.
     pub fn install(
@@ -75,6 +83,7 @@ impl Shared {
                 enabled: AtomicBool::new(false),
                 timer: AtomicPtr::new(std::ptr::null_mut()),
                 perf_fd: AtomicI32::new(-1),
+                agent_work: AtomicI32::new(0),
             })
             .collect();
         let shared: &'static Shared = Box::leak(Box::new(Shared {
@@ -211,7 +220,14 @@ impl Shared {
         slot.env.store(std::ptr::null_mut(), Ordering::Release);
         // A signal already queued for the old thread finds a different tid and is ignored.
         slot.tid.store(0, Ordering::Release);
+        slot.agent_work.store(0, Ordering::Release);
         slot.in_use.store(false, Ordering::Release);
+    }
+
+    /// The calling thread's slot, if it has a clock.
+    pub fn current_thread_slot(&self) -> Option<&ThreadSlot> {
+        let tid = unsafe { libc::gettid() };
+        self.slots.iter().find(|s| s.in_use.load(Ordering::Acquire) && s.tid.load(Ordering::Acquire) == tid)
     }
 
     pub fn set_enabled(&self, index: usize, on: bool) {
@@ -285,6 +301,12 @@ unsafe fn sample_into_ring(shared: &Shared, index: usize, ucontext: *mut c_void)
     let mut trace = ASGCT_CallTrace { env_id: env, num_frames: 0, frames: data.frames.as_mut_ptr() };
     unsafe { (shared.asgct)(&mut trace, MAX_FRAMES as i32, ucontext) };
     data.num_frames = trace.num_frames;
+    if trace.num_frames <= 0 {
+        let work = slot.agent_work.load(Ordering::Relaxed);
+        if work != 0 {
+            data.num_frames = work;
+        }
+    }
     claim.commit();
 }
 

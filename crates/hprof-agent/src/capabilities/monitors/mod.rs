@@ -5,12 +5,11 @@
 //! - [`waits`]: the live WAIT / WAITED lines for Object.wait (MonitorWait / MonitorWaited).
 //! - [`snapshot`]: MONITOR DUMP, every thread's state and every owned or contended monitor, at each dump.
 //! - [`lock_stacks`]: with `flamegraph=` / `collapsed=`, full stacks weighted by blocked time.
-//!
-//! HPROF's `SLEEP:` lines came from JVMPI; HotSpot's JVMTI raises no event for Thread.sleep, so we print none
-//! rather than invent them (docs/monitors.md has what we checked).
+//! - [`sleeps`]: the live SLEEP lines, from a wrapper bound in place of the JVM's sleeping native.
 
 mod contention;
 mod lock_stacks;
+mod sleeps;
 mod snapshot;
 mod status;
 mod thread_key;
@@ -55,6 +54,7 @@ impl Capability for Monitors {
             Event::MonitorWaited,
             Event::MonitorContendedEnter,
             Event::MonitorContendedEntered,
+            Event::NativeMethodBind,
         ]
     }
 
@@ -83,6 +83,16 @@ impl Capability for Monitors {
 
     fn on_monitor_waited(&self, agent: &Agent, jni: Jni, thread: sys::jthread, object: sys::jobject, _timed_out: bool) {
         self.waits.on_waited(agent, jni, thread, self.keys.of(jni, thread), object);
+    }
+
+    fn on_native_method_bind(
+        &self,
+        agent: &Agent,
+        _method: sys::jmethodID,
+        address: *mut std::ffi::c_void,
+        new_address: *mut *mut std::ffi::c_void,
+    ) {
+        sleeps::on_native_method_bind(agent, address, new_address);
     }
 
     fn dump_section(&self) -> Option<(u32, &'static str)> {

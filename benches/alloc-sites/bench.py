@@ -1,0 +1,131 @@
+"""heap=sites benchmark: exact counts on AllocSites, and overhead on javac and an allocation-heavy program
+(no agent vs exact mode vs sampled mode vs JFR's allocation sampling)."""
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
+from common import AGENT, build, compile_java, fresh_dir, java, javac_workload, log, timed  # noqa: E402
+
+RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+EXPECTED = {  # class: (allocated objects, live objects) as AllocSites makes them
+    "AllocSites$Widget": (100_000, 25_000),
+    "AllocSites$Gadget": (70_000, 0),
+    "long[]": (1_000, 0),
+    "AllocSites$Reflected": (500, 500),
+}
+
+
+def site_totals(report):
+    """class → [live objs, alloc objs] summed over the SITES rows."""
+    totals = {}
+    body = report[report.index("SITES BEGIN"):report.index("SITES END")]
+    for line in body.splitlines()[3:]:
+        f = line.split()
+        if len(f) >= 9:
+            # long[] rows also hold the JDK's own long arrays: count only those of length 333 (2,680 bytes).
+            if f[8] == "long[]" and int(f[5]) != 2680 * int(f[6]):
+                continue
+            t = totals.setdefault(f[8], [0, 0])
+            t[0] += int(f[4])
+            t[1] += int(f[6])
+    return totals
+
+
+def exactness(classes):
+    out = fresh_dir("sites-exact")
+    timed([java(), f"-agentpath:{AGENT}=heap=sites,cutoff=0,file={out}/sites.txt", "-cp", str(classes),
+           "AllocSites"])
+    totals = site_totals((out / "sites.txt").read_text())
+    rows = []
+    for cls, (alloc, live) in EXPECTED.items():
+        got_live, got_alloc = totals.get(cls, [0, 0])
+        rows.append((cls, alloc, got_alloc, live, got_live))
+    return rows
+
+
+def wall_and_cpu(cmd):
+    """Runs a command; returns (wall seconds, CPU seconds of the process tree: user + system). CPU time is
+    the steadier figure when other work shares the machine."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall, _ = timed(cmd)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def interleaved(configs, runs):
+    """name → (median wall, median CPU), the configurations run ABCABC… so drift hits all alike."""
+    got = {name: [] for name in configs}
+    for i in range(runs):
+        for name, run in configs.items():
+            wall, cpu = run()
+            got[name].append((wall, cpu))
+            log(f"  run {i + 1}/{runs} {name}: {wall:.2f} s wall, {cpu:.2f} s CPU")
+    return {name: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for name, v in got.items()}
+
+
+def overhead(classes):
+    javac_args, files = javac_workload()
+    jfr_dir = fresh_dir("sites-jfr")
+    agent_dir = fresh_dir("sites-agent")
+    out = fresh_dir("sites-javac-out")
+    javac = str(Path(java()).with_name("javac"))
+
+    def run_javac(extra):
+        return lambda: wall_and_cpu([javac] + [f"-J{e}" for e in extra] + javac_args + [str(out)] + files)
+
+    def run_alloc(extra):
+        return lambda: wall_and_cpu([java()] + extra + ["-cp", str(classes), "AllocSites", "60"])
+
+    configs = {
+        "none": [],
+        "exact depth=4": [f"-agentpath:{AGENT}=heap=sites,depth=4,file={agent_dir}/exact.txt"],
+        "sampled 512k": [f"-agentpath:{AGENT}=heap=sites,depth=4,alloc_interval=512k,file={agent_dir}/sampled.txt"],
+        "JFR profile": [f"-XX:StartFlightRecording=settings=profile,filename={jfr_dir}/rec.jfr"],
+    }
+    results = {}
+    for workload, runner in (("javac java/util", run_javac), ("AllocSites 60", run_alloc)):
+        log(f"overhead: {workload}")
+        results[workload] = interleaved({name: runner(extra) for name, extra in configs.items()}, RUNS)
+    return results, list(configs)
+
+
+def memory_per_object(classes, n=2_000_000):
+    """Peak RSS with and without the agent on a program that keeps `n` objects, per tracked object."""
+    out = fresh_dir("sites-memory")
+
+    def peak_kb(extra):
+        _, proc = timed(["/usr/bin/time", "-f", "%M", java(), "-Xmx2g", "-Xms2g"] + extra
+                        + ["-cp", str(classes), "KeepMany", str(n)])
+        return int(proc.stderr.strip().splitlines()[-1])
+
+    base = peak_kb([])
+    exact = peak_kb([f"-agentpath:{AGENT}=heap=sites,file={out}/m.txt"])
+    return base, exact, (exact - base) * 1024 / n
+
+
+def main():
+    build()
+    classes = compile_java("java/programs/AllocSites.java", "java/bench/KeepMany.java")
+    print("## heap=sites exactness (AllocSites: the program's own counts vs SITES, cutoff=0, JDK 17)")
+    print(f"{'class':<22} {'alloc own':>10} {'SITES':>8} {'live own':>9} {'SITES':>8}")
+    for cls, alloc, got_alloc, live, got_live in exactness(classes):
+        print(f"{cls:<22} {alloc:>10} {got_alloc:>8} {live:>9} {got_live:>8}")
+    print()
+    base, exact, per_object = memory_per_object(classes)
+    print("## heap=sites memory (KeepMany: 2,000,000 live objects, -Xms2g, peak RSS)")
+    print(f"no agent {base / 1024:.0f} MiB, exact mode {exact / 1024:.0f} MiB: {per_object:.0f} bytes per tracked object")
+    print()
+    results, names = overhead(classes)
+    print(f"## heap=sites overhead (medians of {RUNS} interleaved runs, JDK 17; ratio = against no agent)")
+    print(f"{'workload':<16} {'':<5} " + " ".join(f"{n:>14} {'ratio':>6}" for n in names))
+    for workload, r in results.items():
+        for i, what in ((0, "wall"), (1, "CPU")):
+            base = r["none"][i]
+            print(f"{workload:<16} {what:<5} " + " ".join(f"{r[n][i]:>13.2f}s {r[n][i] / base:>6.2f}" for n in names))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+//! `SLEEP:` lines. HotSpot raises no JVMTI event for `Thread.sleep`, so when the JVM binds the native method
+//! that sleeps, NativeMethodBind lets us put a wrapper in its place: the wrapper writes HPROF's
+//! `SLEEP: timeout=…, thread …` line and calls the JVM's own function. No bytecode is changed and nothing
+//! else is slowed down.
+//!
+//! The native that sleeps is `Thread.sleep(J)V` on JDK 17, `Thread.sleep0(J)V` on JDK 21 and
+//! `Thread.sleepNanos0(J)V` on JDK 25, bound to HotSpot's exported `JVM_Sleep` (milliseconds up to JDK 20,
+//! nanoseconds in JDK 21) or `JVM_SleepNanos` (nanoseconds, JDK 22+). The binding happens while `java.lang.Thread` is initialised, in
+//! the primordial phase, when JVMTI cannot name methods yet: we recognise it by that address. Virtual threads
+//! park instead of reaching it, so they print no SLEEP lines.
+
+use crate::agent::{Agent, agent};
+use crate::panic_guard::guard;
+use hprof_format::text::write_sleep;
+use jvmti::{Jni, sys};
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+type SleepFn = unsafe extern "system" fn(*mut sys::JNIEnv, sys::jclass, sys::jlong);
+
+static ORIGINAL_MILLIS: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
+static ORIGINAL_NANOS: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
+
+/// NativeMethodBind: redirects the binding to `JVM_Sleep` to our wrapper.
+pub fn on_native_method_bind(agent: &Agent, address: *mut c_void, new_address: *mut *mut c_void) {
+    if address.is_null() || new_address.is_null() {
+        return;
+    }
+    let (sleep, sleep_nanos_fn) = jvm_sleep_functions();
+    if address != sleep && address != sleep_nanos_fn {
+        return;
+    }
+    let (original, wrapper): (&AtomicPtr<c_void>, SleepFn) =
+        if address == sleep_nanos_fn || agent.jvmti_version.major >= 21 {
+            (&ORIGINAL_NANOS, sleep_nanos)
+        } else {
+            (&ORIGINAL_MILLIS, sleep_millis)
+        };
+    original.store(address, Ordering::Release);
+    unsafe { *new_address = wrapper as *mut c_void };
+}
+
+/// HotSpot's `JVM_Sleep` and `JVM_SleepNanos`, looked up once in the loaded libjvm (null where absent).
+fn jvm_sleep_functions() -> (*mut c_void, *mut c_void) {
+    static ADDRESSES: std::sync::OnceLock<(usize, usize)> = std::sync::OnceLock::new();
+    let &(sleep, nanos) = ADDRESSES.get_or_init(|| unsafe {
+        (
+            libc::dlsym(libc::RTLD_DEFAULT, c"JVM_Sleep".as_ptr()) as usize,
+            libc::dlsym(libc::RTLD_DEFAULT, c"JVM_SleepNanos".as_ptr()) as usize,
+        )
+    });
+    let never_matches_if_absent = |a: usize| if a == 0 { usize::MAX } else { a } as *mut c_void;
+    (never_matches_if_absent(sleep), never_matches_if_absent(nanos))
+}
+
+unsafe extern "system" fn sleep_millis(env: *mut sys::JNIEnv, class: sys::jclass, millis: sys::jlong) {
+    report(env, millis);
+    unsafe { call(&ORIGINAL_MILLIS, env, class, millis) }
+}
+
+unsafe extern "system" fn sleep_nanos(env: *mut sys::JNIEnv, class: sys::jclass, nanos: sys::jlong) {
+    report(env, nanos / 1_000_000);
+    unsafe { call(&ORIGINAL_NANOS, env, class, nanos) }
+}
+
+unsafe fn call(original: &AtomicPtr<c_void>, env: *mut sys::JNIEnv, class: sys::jclass, arg: sys::jlong) {
+    let f = original.load(Ordering::Acquire);
+    // Set before the wrapper was handed to the JVM, so never null here.
+    if !f.is_null() {
+        let f: SleepFn = unsafe { std::mem::transmute::<*mut c_void, SleepFn>(f) };
+        unsafe { f(env, class, arg) }
+    }
+}
+
+/// Writes the SLEEP line; never lets a panic or an error reach the sleeping thread.
+fn report(env: *mut sys::JNIEnv, timeout_ms: i64) {
+    guard(
+        || {
+            let Some(agent) = agent() else { return };
+            if !agent.is_live() || env.is_null() {
+                return;
+            }
+            let jni = unsafe { Jni::from_raw(env) };
+            let serial = match agent.jvmti.current_thread() {
+                Ok(thread) => {
+                    let serial = agent.threads.serial_of(agent, thread);
+                    jni.delete_local_ref(thread);
+                    serial
+                }
+                Err(_) => 0,
+            };
+            agent.output.text(|w| write_sleep(w, timeout_ms, serial));
+        },
+        (),
+    )
+}

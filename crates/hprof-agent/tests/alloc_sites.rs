@@ -1,0 +1,214 @@
+//! heap=sites on real JVMs: every allocation of AllocSites counted exactly (bytecode `new`, `newarray` and
+//! reflection, which the VM also reports through VMObjectAlloc), live figures after the objects died, the
+//! binary ALLOC SITES / HEAP SUMMARY records, and sampled mode's estimates.
+
+mod report_support;
+
+use hprof_format::binary::{Record, Records, parse_header};
+use jvm_harness::{Java, all_jdks, jdk17, scratch};
+use report_support::traces;
+use std::collections::HashMap;
+
+/// One SITES row.
+#[derive(Debug, Clone)]
+struct SiteRow {
+    live_bytes: u64,
+    live_objs: u64,
+    alloc_bytes: u64,
+    alloc_objs: u64,
+    trace: u32,
+    class: String,
+}
+
+/// The rows of the last SITES section, and its header line.
+fn last_sites(text: &str) -> (String, Vec<SiteRow>) {
+    let start = text.rfind("SITES BEGIN").expect("no SITES section");
+    let end = start + text[start..].find("SITES END").expect("no SITES END");
+    let mut lines = text[start..end].lines();
+    let header = lines.next().unwrap().to_owned();
+    let rows = lines
+        .filter(|l| l.trim_start().chars().next().is_some_and(|c| c.is_ascii_digit()))
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            assert_eq!(f.len(), 9, "malformed SITES row {l:?}");
+            SiteRow {
+                live_bytes: f[3].parse().unwrap(),
+                live_objs: f[4].parse().unwrap(),
+                alloc_bytes: f[5].parse().unwrap(),
+                alloc_objs: f[6].parse().unwrap(),
+                trace: f[7].parse().unwrap(),
+                class: f[8].to_owned(),
+            }
+        })
+        .collect();
+    (header, rows)
+}
+
+/// (live objects, allocated objects) per class, summed over its sites.
+fn per_class(rows: &[SiteRow]) -> HashMap<String, (u64, u64)> {
+    let mut out: HashMap<String, (u64, u64)> = HashMap::new();
+    for r in rows {
+        let e = out.entry(r.class.clone()).or_default();
+        e.0 += r.live_objs;
+        e.1 += r.alloc_objs;
+    }
+    out
+}
+
+#[test]
+fn every_allocation_is_counted_exactly_on_every_jdk() {
+    for jdk in all_jdks() {
+        let what = format!("JDK {}", jdk.version);
+        let dir = scratch("sites-exact");
+        let run = Java::new(&jdk, dir.path()).agentpath("heap=sites,cutoff=0").class("AllocSites").run();
+        run.assert_success().assert_no_crash_log();
+        assert!(run.stdout.contains("kept=25500"), "{what}: the program must run:\n{}", run.stdout);
+        let text = run.read("java.hprof.txt");
+        let (header, rows) = last_sites(&text);
+        assert!(header.starts_with("SITES BEGIN (ordered by live bytes) "), "{what}: {header}");
+        let classes = per_class(&rows);
+        assert_eq!(classes["AllocSites$Widget"], (25_000, 100_000), "{what}: Widgets (live, allocated)");
+        assert_eq!(classes["AllocSites$Gadget"], (0, 70_000), "{what}: Gadgets (live, allocated)");
+        // Reflection: the VM allocates these itself and reports them twice; each must count once.
+        assert_eq!(classes["AllocSites$Reflected"], (500, 500), "{what}: Reflected (live, allocated)");
+        let longs: Vec<&SiteRow> = rows.iter().filter(|r| r.class == "long[]" && r.alloc_objs == 1_000).collect();
+        assert_eq!(longs.len(), 1, "{what}: one site made the 1,000 long[333]");
+        assert_eq!((longs[0].alloc_bytes, longs[0].live_objs), (1_000 * 2_680, 0), "{what}: long[333] bytes");
+
+        // Every Widget came from makeWidget: one site, its trace's top frame says so.
+        let widget_rows: Vec<&SiteRow> = rows.iter().filter(|r| r.class == "AllocSites$Widget").collect();
+        assert_eq!(widget_rows.len(), 1, "{what}: Widgets have one site");
+        assert_eq!(widget_rows[0].live_bytes % 25_000, 0, "{what}: every Widget has the same size");
+        let all_traces = traces(&text);
+        let top = &all_traces[&widget_rows[0].trace].frames;
+        assert!(top[0].starts_with("AllocSites.makeWidget(AllocSites.java:"), "{what}: trace {top:?}");
+        assert!(top[1].starts_with("AllocSites.main(AllocSites.java:"), "{what}: trace {top:?}");
+        // Ranked by live bytes: the kept Widgets lead.
+        assert_eq!(rows[0].class, "AllocSites$Widget", "{what}: rank 1");
+    }
+}
+
+#[test]
+fn default_heap_all_gives_sites_with_cutoff_and_a_heap_dump() {
+    let jdk = jdk17();
+    let dir = scratch("sites-all");
+    let run = Java::new(&jdk, dir.path()).agentpath("file=all.txt").class("AllocSites").run();
+    run.assert_success();
+    let text = run.read("all.txt");
+    assert!(text.contains("HEAP DUMP BEGIN"), "heap=all (the default) includes the heap dump");
+    let (_, rows) = last_sites(&text);
+    assert_eq!(rows[0].class, "AllocSites$Widget");
+    // The default cutoff (0.0001) drops sites with no live bytes: all Gadgets are garbage.
+    assert!(rows.iter().all(|r| r.class != "AllocSites$Gadget"), "dead sites are below the cutoff");
+    assert!(rows.iter().all(|r| r.live_bytes > 0));
+}
+
+#[test]
+fn binary_alloc_sites_and_heap_summary_match_the_program() {
+    for jdk in all_jdks() {
+        let what = format!("JDK {}", jdk.version);
+        let dir = scratch("sites-binary");
+        let run = Java::new(&jdk, dir.path()).agentpath("heap=sites,format=b,cutoff=0").class("AllocSites").run();
+        run.assert_success();
+        let bytes = run.read_bytes("java.hprof");
+        let h = parse_header(&bytes).expect("header");
+        let recs: Vec<Record> =
+            Records::new(&bytes, &h).map(|r| Record::decode(&r.expect("record"), h.id_size).expect("decode")).collect();
+        let strings: HashMap<u64, String> = recs
+            .iter()
+            .filter_map(|r| match r {
+                Record::Utf8 { id, text } => Some((*id, String::from_utf8_lossy(text).into_owned())),
+                _ => None,
+            })
+            .collect();
+        let class_names: HashMap<u32, &str> = recs
+            .iter()
+            .filter_map(|r| match r {
+                Record::LoadClass { serial, name_id, .. } => Some((*serial, strings[name_id].as_str())),
+                _ => None,
+            })
+            .collect();
+        let (sites, total_alloc) = recs
+            .iter()
+            .rev()
+            .find_map(|r| match r {
+                Record::AllocSites { sites, total_alloc_instances, .. } => Some((sites, *total_alloc_instances)),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("{what}: no ALLOC SITES record"));
+        let mut widgets = (0u64, 0u64);
+        for s in sites.iter().filter(|s| class_names.get(&s.class_serial) == Some(&"AllocSites$Widget")) {
+            widgets.0 += s.live_instances as u64;
+            widgets.1 += s.alloc_instances as u64;
+        }
+        assert_eq!(widgets, (25_000, 100_000), "{what}: Widgets in ALLOC SITES");
+        let summary = recs.iter().rev().find_map(|r| match r {
+            Record::HeapSummary { alloc_instances, live_instances, .. } => Some((*alloc_instances, *live_instances)),
+            _ => None,
+        });
+        let (summary_alloc, summary_live) = summary.unwrap_or_else(|| panic!("{what}: no HEAP SUMMARY"));
+        assert_eq!(summary_alloc, total_alloc, "{what}: HEAP SUMMARY agrees with ALLOC SITES");
+        assert!(summary_alloc >= 171_500 && summary_live >= 25_500, "{what}: totals {summary_alloc}/{summary_live}");
+        // Every site's trace was written before the record that names it.
+        let trace_serials: Vec<u32> = recs
+            .iter()
+            .filter_map(|r| match r {
+                Record::Trace { serial, .. } => Some(*serial),
+                _ => None,
+            })
+            .collect();
+        // (300000 is HPROF's "no trace": a thread whose stack could not be taken.)
+        let missing: Vec<u32> =
+            sites.iter().map(|s| s.trace_serial).filter(|t| *t != 300_000 && !trace_serials.contains(t)).collect();
+        assert!(missing.is_empty(), "{what}: traces {missing:?} not written before the sites naming them");
+    }
+}
+
+#[test]
+fn sampled_mode_estimates_within_a_few_percent_and_says_so() {
+    let jdk = jdk17();
+    let dir = scratch("sites-sampled");
+    // 20 rounds: 2,000,000 Widgets (64 MB) and 1,400,000 Gadgets (22 MB), sampled every 16 KiB on average.
+    let run = Java::new(&jdk, dir.path())
+        .agentpath("heap=sites,alloc_interval=16k,cutoff=0")
+        .class("AllocSites")
+        .arg("20")
+        .run();
+    run.assert_success();
+    let text = run.read("java.hprof.txt");
+    assert!(text.contains("(estimates: allocations sampled every 16384 bytes on average"), "the report says so");
+    let (_, rows) = last_sites(&text);
+    let classes = per_class(&rows);
+    for (class, truth) in [("AllocSites$Widget", 2_000_000.0), ("AllocSites$Gadget", 1_400_000.0)] {
+        let estimate = classes.get(class).map_or(0, |c| c.1) as f64;
+        let error = (estimate - truth).abs() / truth;
+        // About 4,000 and 1,400 samples: a 15% error is more than 5 standard deviations.
+        assert!(error < 0.15, "{class}: estimated {estimate} of {truth} allocations ({:.1}% off)", error * 100.0);
+    }
+}
+
+#[test]
+fn thread_churn_with_every_capability_neither_crashes_nor_loses_counts() {
+    for jdk in all_jdks() {
+        let what = format!("JDK {}", jdk.version);
+        let dir = scratch("sites-churn");
+        let run = Java::new(&jdk, dir.path())
+            .agentpath("heap=sites,cpu=samples,interval=1,monitor=y,cutoff=0")
+            .class("ThreadChurn")
+            .run();
+        run.assert_success().assert_no_crash_log();
+        assert!(run.stdout.contains("threads=2000"), "{what}: {}", run.stdout);
+        let text = run.read("java.hprof.txt");
+        let (_, rows) = last_sites(&text);
+        assert_eq!(per_class(&rows)["ThreadChurn$Chunk"].1, 200_000, "{what}: every thread's Chunks counted");
+        assert_threads_recorded(&text);
+        assert!(text.contains("CPU SAMPLES BEGIN"), "{what}: CPU SAMPLES written");
+    }
+}
+
+/// Every churn thread has its THREAD START and THREAD END; only main and the JVM's daemons are left open.
+fn assert_threads_recorded(text: &str) {
+    let started = text.matches("THREAD START").count();
+    let ended = text.matches("THREAD END").count();
+    assert!(started >= 2000 && ended >= 2000 && started - ended < 50, "{started} started, {ended} ended");
+}
