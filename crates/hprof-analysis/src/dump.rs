@@ -85,12 +85,19 @@ pub struct Dump {
 
 impl Dump {
     pub fn open(path: &Path, progress: &dyn Progress) -> Result<Dump, Error> {
-        let source = Source::open(path)?;
+        let source = Source::open_with(path, progress)?;
         Dump::from_source(source, progress)
     }
 
     pub fn from_source(source: Source, progress: &dyn Progress) -> Result<Dump, Error> {
         let data = source.bytes();
+        let head = &data[..data.len().min(80)];
+        if head.starts_with(b"JAVA PROFILE") && !head.contains(&0) && head.windows(9).any(|w| w == b", created") {
+            return Err(Error::NotHprof(format!(
+                "{}: this is an HPROF text report (format=a); hprof reads binary files (format=b) and heap dumps",
+                source.path.display()
+            )));
+        }
         let header = parse_header(data).map_err(|e| Error::NotHprof(format!("{}: {e}", source.path.display())))?;
         let mut d = Dump {
             header: header.clone(),

@@ -8,7 +8,6 @@ use crate::layout::{Layout, OopVotes};
 use crate::{Error, Progress};
 use hprof_format::binary::heap::ids as array_ids;
 use hprof_format::binary::{ClassDump, FormatError, HeapRecord, HeapRecords, Value};
-use hprof_format::names::java_name_from_internal;
 use hprof_format::tags::BasicType;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -510,7 +509,7 @@ impl ObjectIds {
         let n = narrow.len().max(wide.len());
         let want = (n.next_power_of_two() / 8).clamp(1, 1 << 22) as u64;
         let mut shift = 0;
-        while (span >> shift) >= want {
+        while shift < 63 && (span >> shift) >= want {
             shift += 1;
         }
         let mut out = ObjectIds { min, align, narrow, wide, shift, buckets: Vec::new() };
@@ -560,10 +559,11 @@ impl ObjectIds {
             return None;
         }
         let key = (id - self.min) >> self.align;
-        let b = (key >> self.shift) as usize;
-        if b + 1 >= self.buckets.len() {
+        let b = key >> self.shift;
+        if b >= self.buckets.len().saturating_sub(1) as u64 {
             return None;
         }
+        let b = b as usize;
         let (lo, hi) = (self.buckets[b] as usize, self.buckets[b + 1] as usize);
         let found = if self.wide.is_empty() {
             self.narrow[lo..hi].binary_search(&(key as u32)).ok()
@@ -1076,9 +1076,5 @@ impl HeapGraph {
             .collect();
         rows.sort_by(|a, b| b.shallow_bytes.cmp(&a.shallow_bytes).then_with(|| a.class_name.cmp(&b.class_name)));
         rows
-    }
-
-    pub fn java_name(internal: &str) -> String {
-        java_name_from_internal(internal)
     }
 }

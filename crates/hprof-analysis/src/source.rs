@@ -1,7 +1,7 @@
 //! Getting a file's bytes: memory-mapped as it is, or — for `GC.heap_dump -gz` and other gzip files,
 //! including multi-member ones — decompressed once into an unlinked temporary file that is mapped in turn.
 
-use crate::Error;
+use crate::{Error, Progress};
 use memmap2::Mmap;
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
@@ -20,6 +20,11 @@ pub struct Source {
 
 impl Source {
     pub fn open(path: &Path) -> Result<Source, Error> {
+        Source::open_with(path, &crate::Quiet)
+    }
+
+    /// Opens `path`; decompressing a gzip file reports its progress.
+    pub fn open_with(path: &Path, progress: &dyn Progress) -> Result<Source, Error> {
         let io_err = |e: io::Error| Error::Io(format!("{}: {e}", path.display()));
         let mut file = File::open(path).map_err(io_err)?;
         let file_size = file.metadata().map_err(io_err)?.len();
@@ -27,7 +32,14 @@ impl Source {
         let n = read_up_to(&mut file, &mut magic).map_err(io_err)?;
         file.seek(SeekFrom::Start(0)).map_err(io_err)?;
         let was_gzip = n == 2 && magic == [0x1f, 0x8b];
-        let file = if was_gzip { gunzip(file, path)? } else { file };
+        let file = if was_gzip {
+            progress.start("decompressing", file_size);
+            let f = gunzip(file, path, progress);
+            progress.finish();
+            f?
+        } else {
+            file
+        };
         let len = file.metadata().map_err(io_err)?.len();
         let map = if len == 0 {
             None
@@ -86,9 +98,26 @@ fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     Ok(n)
 }
 
-fn gunzip(file: File, path: &Path) -> Result<File, Error> {
+/// Counts the compressed bytes read, for the progress bar.
+struct Counting<'a, R> {
+    inner: R,
+    read: u64,
+    progress: &'a dyn Progress,
+}
+
+impl<R: Read> Read for Counting<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        self.progress.set(self.read);
+        Ok(n)
+    }
+}
+
+fn gunzip(file: File, path: &Path, progress: &dyn Progress) -> Result<File, Error> {
     let mut out = tempfile::tempfile().map_err(|e| Error::Io(format!("temporary file for decompression: {e}")))?;
-    let mut dec = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 20, file));
+    let counting = Counting { inner: file, read: 0, progress };
+    let mut dec = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 20, counting));
     let mut buf = vec![0u8; 1 << 20];
     let mut w = io::BufWriter::with_capacity(1 << 20, &mut out);
     loop {

@@ -5,7 +5,6 @@ use crate::Dump;
 use hprof_format::binary::{Record, Records};
 use hprof_format::flame::WeightedStack;
 use hprof_format::model::Frame;
-use hprof_format::names::java_name_from_internal;
 use rustc_hash::FxHashMap;
 
 /// What a stack's weight counts.
@@ -87,7 +86,7 @@ pub fn stacks(dump: &Dump, kind: StackKind) -> Vec<ResolvedStack> {
 fn array_name(t: u8) -> String {
     match hprof_format::tags::BasicType::from_u8(t) {
         Some(b) if t != 0 => format!("{}[]", b.java_name()),
-        _ => java_name_from_internal("<unknown class>"),
+        _ => "<unknown class>".to_owned(),
     }
 }
 

@@ -87,3 +87,15 @@ fn corrupted_dumps_never_panic() {
         }
     }
 }
+
+/// Inputs the cargo-fuzz `analysis` target once crashed on (tests/fuzz-regressions/).
+#[test]
+fn fuzz_findings_stay_fixed() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-regressions");
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        analyse(std::fs::read(e.unwrap().path()).unwrap());
+        n += 1;
+    }
+    assert!(n >= 1);
+}

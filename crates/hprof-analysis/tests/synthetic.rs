@@ -124,3 +124,15 @@ fn truncated_segment_gives_partial_results_and_an_offset() {
     assert!(h.damage.is_some());
     assert!(h.counts.classes == 3 && h.counts.instances >= 1, "{:?}", h.counts);
 }
+
+#[test]
+fn a_text_report_and_empty_files_are_refused_clearly() {
+    let text = b"JAVA PROFILE 1.0.1, created Tue Nov 24 23:24:50 2026\n\nThis file holds...".to_vec();
+    match Dump::from_source(Source::from_vec(text), &Quiet) {
+        Err(hprof_analysis::Error::NotHprof(m)) => assert!(m.contains("text report"), "{m}"),
+        other => panic!("accepted: {:?}", other.err()),
+    }
+    for bytes in [Vec::new(), b"JAVA PROFILE 1.0.2\0".to_vec(), vec![0x1f, 0x8b]] {
+        assert!(Dump::from_source(Source::from_vec(bytes), &Quiet).is_err());
+    }
+}

@@ -106,6 +106,35 @@ fn every_command_on_every_corpus_file_answers_or_refuses_clearly() {
 }
 
 #[test]
+fn summary_matches_hprof_slurp_counts() {
+    let Some(dir) = corpus() else { return };
+    // oracles/slurp_hprof-64-result.txt: 10768 strings, 474 classes, 10 traces, 20 frames, 7 thread stacks.
+    let v = json(&["summary", "--json", dir.join("slurp_netbeans_hprof-64.bin").to_str().unwrap()]);
+    assert_eq!(v["strings"], 10768);
+    assert_eq!(v["classes_loaded"], 474);
+    assert_eq!(v["stack_traces"], 10);
+    assert_eq!(v["stack_frames"], 20);
+    let stacks = v["thread_stacks"].as_array().unwrap();
+    assert_eq!(stacks.len(), 7);
+    assert!(
+        stacks.iter().any(|s| s["frames"][0] == "java.lang.Thread.sleep (Thread.java:native method)"),
+        "{stacks:?}"
+    );
+    assert_eq!(v["heap"]["instances"], 4149);
+    assert_eq!(v["heap"]["gc_roots"], 453);
+    // oracles/slurp_hprof-32-result.txt.
+    let v = json(&["summary", "--json", dir.join("slurp_jhat_hprof-32.bin").to_str().unwrap()]);
+    assert_eq!(v["strings"], 1496);
+    assert_eq!(v["classes_loaded"], 361);
+    assert_eq!(v["threads"].as_array().unwrap().len(), 5);
+    let count =
+        |name: &str| v["records"].as_array().unwrap().iter().find(|r| r["name"] == name).map(|r| r["count"].clone());
+    assert_eq!(count("ALLOC SITES"), Some(1.into()));
+    assert_eq!(count("END THREAD"), Some(1.into()));
+    assert_eq!(count("CONTROL SETTINGS"), Some(1.into()));
+}
+
+#[test]
 fn histo_json_figures_and_options() {
     let Some(dir) = corpus() else { return };
     let f = dir.join("mat_sun_jdk6_30_x64_compressedOops.hprof");
@@ -246,6 +275,9 @@ fn serve_answers_pages_and_json() {
     let (code, body) = get(&url, &format!("/path?id={id}"));
     assert_eq!(code, 200);
     assert!(body.contains("GC root"), "{body}");
+    let (code, body) = get(&url, "/leaks?threshold=5");
+    assert_eq!(code, 200);
+    assert!(body.contains("<ol id=\"suspects\">") && body.contains(" retain"), "{body}");
     assert_eq!(get(&url, "/nope").0, 404);
     assert_eq!(get(&url, "/dominators?id=0x1").0, 404);
     child.kill().unwrap();
@@ -288,4 +320,24 @@ fn serve_renders_in_headless_chromium() {
     assert!(path.contains("GC root"), "{path}");
     child.kill().unwrap();
     child.wait().unwrap();
+}
+
+/// A progress bar on a terminal (through `script`, which gives the command a pseudo-terminal), none
+/// when stderr is piped.
+#[test]
+fn progress_bar_only_on_a_terminal() {
+    let Some(dir) = corpus() else { return };
+    let f = dir.join("mat_openjdk_jdk11_04_x64.hprof.gz");
+    let o = run(&["histo", f.to_str().unwrap(), "--top", "1"]);
+    assert!(o.status.success());
+    assert!(o.stderr.is_empty(), "piped stderr got: {}", String::from_utf8_lossy(&o.stderr));
+    let has_script = Command::new("script").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !has_script {
+        eprintln!("skipping the terminal half: no `script`");
+        return;
+    }
+    let cmd = format!("{} histo {} --top 1", hprof().display(), f.display());
+    let o = Command::new("script").args(["-qec", &cmd, "/dev/null"]).output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("decompressing") || out.contains("histogram"), "no progress bar on a terminal: {out}");
 }

@@ -16,8 +16,9 @@ fn hprof_json(args: &[&str]) -> Value {
 
 /// Starts HeapShape, dumps its heap with jcmd (`-gz=1` when `gz`), and stops it.
 fn dump_heap_shape(jdk: &jvm_harness::Jdk, dir: &Path, gz: bool) -> std::path::PathBuf {
-    let slot = JvmSlot::acquire();
-    let mut jvm = Java::new(jdk, dir).vm_arg("-Xmx256m").class("HeapShape").spawn_holding(Some(slot));
+    // The program and jcmd (a JVM too) run together: two slots.
+    let _slots = JvmSlot::acquire_n(2);
+    let mut jvm = Java::new(jdk, dir).vm_arg("-Xmx256m").class("HeapShape").spawn_holding(None);
     jvm.wait_for_stdout("ready", Duration::from_secs(60));
     let file = dir.join(if gz { "shape.hprof.gz" } else { "shape.hprof" });
     let mut cmd = Command::new(jdk.bin("jcmd"));
@@ -184,6 +185,37 @@ fn print_of_a_binary_run_matches_a_text_run() {
     }
     assert_eq!(count(&printed, "class=HeapDumpGraph$Node@"), 123_457);
     assert!(printed.starts_with("JAVA PROFILE 1.0.1, created "));
+}
+
+/// Two jcmd dumps of one JVM, before and after it allocates 5000 more Growth$Item: `hprof diff` shows
+/// exactly that growth.
+#[test]
+fn diff_of_two_jcmd_dumps_shows_the_growth() {
+    let jdk = jvm_harness::jdk17();
+    let dir = scratch("frontend-diff");
+    // The program and jcmd (a JVM too) run together: two slots.
+    let _slots = JvmSlot::acquire_n(2);
+    let mut jvm = Java::new(&jdk, dir.path()).vm_arg("-Xmx256m").class("Growth").spawn_holding(None);
+    let dump = |name: &str, pid: u32| {
+        let file = dir.path().join(name);
+        let o = Command::new(jdk.bin("jcmd")).arg(pid.to_string()).arg("GC.heap_dump").arg(&file).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+        file
+    };
+    jvm.wait_for_stdout("step1", Duration::from_secs(60));
+    let a = dump("a.hprof", jvm.pid());
+    std::fs::write(dir.path().join("next"), b"").unwrap();
+    jvm.wait_for_stdout("step2", Duration::from_secs(60));
+    let b = dump("b.hprof", jvm.pid());
+    jvm.signal(libc_sigkill());
+    let _ = jvm.wait();
+    let v = hprof_json(&["diff", "--json", a.to_str().unwrap(), b.to_str().unwrap(), "--filter", "Growth$Item"]);
+    let row =
+        v["classes"].as_array().unwrap().iter().find(|c| c["class"] == "Growth$Item").expect("Growth$Item row").clone();
+    assert_eq!(row["instances_before"], 1000);
+    assert_eq!(row["instances_after"], 6000);
+    assert_eq!(row["instances_delta"], 5000);
+    assert_eq!(row["bytes_delta"], 5000 * 16);
 }
 
 /// heap=sites end to end through the front end: the binary profile's ALLOC SITES printed as HPROF's SITES

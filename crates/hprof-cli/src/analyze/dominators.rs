@@ -151,7 +151,9 @@ pub fn run(a: &Args) -> Result<(), String> {
         return an.damage(&a.file);
     }
     if let Some(p) = &a.class {
-        let mut objs: Vec<u32> = (0..g.len() as u32).filter(|&v| matches(p, g.class_name(v))).collect();
+        // Match the classes once, then pick their objects.
+        let wanted: Vec<bool> = g.classes.classes.iter().map(|c| matches(p, &c.name)).collect();
+        let mut objs: Vec<u32> = (0..g.len() as u32).filter(|&v| wanted[g.class_of[v as usize] as usize]).collect();
         objs.sort_by_key(|&v| (std::cmp::Reverse(t.retained[v as usize]), v));
         if let Some(n) = a.top {
             objs.truncate(n);

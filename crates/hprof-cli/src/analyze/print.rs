@@ -172,13 +172,30 @@ pub fn write_report(w: &mut dyn Write, d: &Dump, layout: Layout) -> io::Result<O
     Ok(heap_err)
 }
 
+/// The sub-records of a heap dump's segments, releasing the mapping's pages behind the reader every few
+/// megabytes, so that printing a large dump does not hold it all in memory.
 fn sub_records<'a>(
     d: &'a Dump,
     segments: &'a [(usize, usize)],
 ) -> impl Iterator<Item = Result<HeapRecord<'a>, hprof_analysis::FormatError>> + 'a {
-    segments
-        .iter()
-        .flat_map(move |&(s, e)| HeapRecords::new(&d.data()[s..e], s as u64, d.id_size()).map(|r| r.map(|(_, r)| r)))
+    // The previous segment, released when the next one starts.
+    let previous = std::cell::Cell::new(None::<(usize, usize)>);
+    segments.iter().flat_map(move |&(s, e)| {
+        if let Some((ps, pe)) = previous.replace(Some((s, e))) {
+            d.source.release(ps, pe);
+        }
+        let mut released = s;
+        HeapRecords::new(&d.data()[s..e], s as u64, d.id_size()).map(move |r| {
+            if let Ok((at, _)) = &r {
+                let at = *at as usize;
+                if at - released >= 4 << 20 {
+                    d.source.release(released, at);
+                    released = at;
+                }
+            }
+            r.map(|(_, r)| r)
+        })
+    })
 }
 
 fn write_heap(
@@ -190,7 +207,7 @@ fn write_heap(
 ) -> io::Result<Option<hprof_analysis::FormatError>> {
     // First pass: classes, and the object count and bytes the BEGIN line announces.
     let mut class_dumps = Vec::new();
-    let mut instances: Vec<(u64, u64)> = Vec::new();
+    let mut instances: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
     let (mut objects, mut bytes, mut arrays) = (0u64, 0u64, 0u64);
     let mut err = None;
     for r in sub_records(d, segments) {
@@ -198,7 +215,7 @@ fn write_heap(
             Ok(HeapRecord::ClassDump(c)) => class_dumps.push(*c),
             Ok(HeapRecord::InstanceDump { class_id, .. }) => {
                 objects += 1;
-                instances.push((class_id, 1));
+                *instances.entry(class_id).or_default() += 1;
             }
             Ok(HeapRecord::ObjectArrayDump { length, .. }) => {
                 objects += 1;
@@ -217,8 +234,8 @@ fn write_heap(
     }
     let table = ClassTable::build(d, class_dumps, layout);
     bytes += arrays;
-    for (cid, _) in &instances {
-        bytes += table.get(*cid).map_or(0, |c| c.instance_size);
+    for (cid, n) in &instances {
+        bytes += n * table.get(*cid).map_or(0, |c| c.instance_size);
     }
     drop(instances);
     lines::write_heap_dump_begin(w, objects, bytes, when)?;

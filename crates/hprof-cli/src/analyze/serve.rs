@@ -40,7 +40,7 @@ fn page(title: &str, body: &str) -> String {
          body{{font-family:sans-serif;margin:1em}} table{{border-collapse:collapse}} td,th{{padding:2px 8px;border-bottom:1px solid #ddd}}\
          td.n{{text-align:right;font-family:monospace}} nav a{{margin-right:1em}}</style></head><body>\
          <nav><a href=\"/\">Summary</a><a href=\"/histo\">Histogram</a><a href=\"/dominators\">Dominator tree</a>\
-         <a href=\"/flame\">Flame graph</a></nav><h1>{t}</h1>{body}</body></html>",
+         <a href=\"/leaks\">Leak suspects</a><a href=\"/flame\">Flame graph</a></nav><h1>{t}</h1>{body}</body></html>",
         t = esc(title)
     )
 }
@@ -120,7 +120,9 @@ impl App {
                 let Some(an) = &self.an else { return no_heap() };
                 let class = query(q, "class").unwrap_or_default();
                 let g = &an.graph;
-                let mut objs: Vec<u32> = (0..g.len() as u32).filter(|&v| g.class_name(v) == class).collect();
+                let wanted: Vec<bool> = g.classes.classes.iter().map(|c| c.name == class).collect();
+                let mut objs: Vec<u32> =
+                    (0..g.len() as u32).filter(|&v| wanted[g.class_of[v as usize] as usize]).collect();
                 objs.sort_by_key(|&v| std::cmp::Reverse(an.tree.retained[v as usize]));
                 let mut b = format!(
                     "<p>{} instances</p><table><tr><th>Object</th><th>Shallow</th><th>Retained</th></tr>",
@@ -206,6 +208,43 @@ impl App {
                     None => "<p>Not reachable from GC roots through strong references.</p>".into(),
                 };
                 (200, html, page(&format!("Path to {}", an.graph.describe(v)), &body))
+            }
+            "/leaks" => {
+                let Some(an) = &self.an else { return no_heap() };
+                let threshold = query(q, "threshold").and_then(|t| t.parse().ok()).unwrap_or(10.0);
+                let (objs, classes) = super::leaks::suspects(an, threshold);
+                let total = an.tree.total_bytes.max(1) as f64;
+                let mut b = format!(
+                    "<p>Objects and classes retaining at least {threshold}% of {}.</p><ol id=\"suspects\">",
+                    human(an.tree.total_bytes)
+                );
+                for sp in &objs {
+                    let r = an.tree.retained[sp.node as usize];
+                    b.push_str(&format!(
+                        "<li>{} retains {} ({:.1}%)",
+                        self.node_link(an, sp.node),
+                        human(r),
+                        r as f64 * 100.0 / total
+                    ));
+                    if sp.accumulation != sp.node {
+                        b.push_str(&format!("<br>accumulation point: {}", self.node_link(an, sp.accumulation)));
+                    }
+                    b.push_str("<ul>");
+                    for (c, n, bytes) in &sp.content {
+                        b.push_str(&format!("<li>{n} × {} retaining {}</li>", esc(c), human(*bytes)));
+                    }
+                    b.push_str("</ul></li>");
+                }
+                for &(i, n, _, r) in &classes {
+                    b.push_str(&format!(
+                        "<li>{n} instances of {} retain {} ({:.1}%)</li>",
+                        esc(&an.graph.classes.classes[i].name),
+                        human(r),
+                        r as f64 * 100.0 / total
+                    ));
+                }
+                b.push_str("</ol>");
+                (200, html, page("Leak suspects", &b))
             }
             "/flame" => match &self.flame_svg {
                 Some(svg) => (200, html, page("CPU samples", svg)),

@@ -32,6 +32,31 @@ pub fn run(a: &Args) -> Result<(), String> {
         .map(|t| json!({"serial": t.serial, "object_id": format!("0x{:x}", t.object_id), "name": t.name, "group": t.group, "ended": t.ended}))
         .collect();
     let cpu_total: u64 = d.cpu_samples.iter().map(|(t, _)| *t as u64).sum();
+    // Stack traces that belong to a thread (heap dumps write one per thread), in serial order.
+    let mut stacks: Vec<(u32, u32)> = d
+        .traces
+        .iter()
+        .filter(|(_, t)| t.thread_serial != 0 && !t.frame_ids.is_empty())
+        .map(|(s, t)| (t.thread_serial, *s))
+        .collect();
+    stacks.sort();
+    let frame_text = |f: &hprof_format::model::Frame| {
+        let src = f.source_file.clone().unwrap_or_else(|| "Unknown Source".into());
+        match f.line {
+            hprof_format::model::LineNumber::Line(n) => format!("{}.{} ({src}:{n})", f.class_name, f.method_name),
+            hprof_format::model::LineNumber::Native => {
+                format!("{}.{} ({src}:native method)", f.class_name, f.method_name)
+            }
+            _ => format!("{}.{} ({src})", f.class_name, f.method_name),
+        }
+    };
+    let thread_stacks: Vec<_> = stacks
+        .iter()
+        .map(|&(thread, trace)| {
+            let frames: Vec<String> = d.trace_frames(trace).iter().map(frame_text).collect();
+            json!({"thread_serial": thread, "trace_serial": trace, "frames": frames})
+        })
+        .collect();
     let heap = histo.as_ref().map(|hi| {
         json!({
             "dumps_in_file": d.heap_dumps.len(),
@@ -61,6 +86,7 @@ pub fn run(a: &Args) -> Result<(), String> {
             "stack_traces": d.traces.len(),
             "stack_frames": d.frames.len(),
             "threads": threads,
+            "thread_stacks": thread_stacks,
             "cpu_samples": cpu_total,
             "heap": heap,
             "notes": d.notes,
@@ -104,6 +130,16 @@ pub fn run(a: &Args) -> Result<(), String> {
             println!("  GC roots:   {}", hi.counts.roots);
             println!("  shallow:    {} ({} bytes)", human(hi.total_bytes()), hi.total_bytes());
             println!("  layout:     {}", hi.layout.describe());
+        }
+        if !stacks.is_empty() {
+            println!();
+            println!("thread stacks ({}):", stacks.len());
+            for &(thread, trace) in &stacks {
+                println!("  thread {thread} (trace {trace})");
+                for f in d.trace_frames(trace) {
+                    println!("    at {}", frame_text(&f));
+                }
+            }
         }
         if !d.threads.is_empty() {
             println!();
