@@ -19,6 +19,8 @@ const FLAG_EXCLUDE_HV: u64 = 1 << 6;
 
 pub const IOC_REFRESH: libc::c_ulong = 0x2402;
 const IOC_RESET: libc::c_ulong = 0x2403;
+/// `_IOW('$', 4, u64)`: a new sample period.
+const IOC_PERIOD: libc::c_ulong = 0x4008_2404;
 
 const F_SETSIG: libc::c_int = 10;
 const F_SETOWN_EX: libc::c_int = 15;
@@ -97,9 +99,12 @@ fn open(period_ns: u64, extra_flags: u64) -> io::Result<i32> {
     if fd < 0 { Err(io::Error::last_os_error()) } else { Ok(fd as i32) }
 }
 
-/// Re-arms the clock for one more period. Async-signal-safe (one syscall).
-pub fn rearm(fd: i32) {
-    unsafe { libc::ioctl(fd, IOC_REFRESH, 1) };
+/// Re-arms the clock for one more period of `period_ns`. Async-signal-safe (two syscalls).
+pub fn rearm(fd: i32, period_ns: u64) {
+    unsafe {
+        libc::ioctl(fd, IOC_PERIOD, &period_ns as *const u64);
+        libc::ioctl(fd, IOC_REFRESH, 1);
+    }
 }
 
 /// Reads `si_fd` of an I/O signal (x86_64/aarch64 layout: `si_band` at 16, `si_fd` at 24).
