@@ -113,7 +113,7 @@ fn interval_sets_the_sample_rate() {
 #[test]
 fn binary_cpu_samples_agree_with_the_traces_they_name() {
     for jdk in all_jdks() {
-        let (run, _dir) = accuracy_run(&jdk, "cpu=samples,format=b", "1.5");
+        let (run, _dir) = accuracy_run(&jdk, "cpu=samples,format=b", "4");
         let bytes = run.read_bytes("java.hprof");
         let h = parse_header(&bytes).unwrap();
         let records: Vec<Record> =
