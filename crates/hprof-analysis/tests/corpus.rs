@@ -8,15 +8,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 fn corpus() -> Option<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let found = ["../../../shared/corpus/hprof", "../../../../shared/corpus/hprof"]
-        .iter()
-        .map(|p| root.join(p))
-        .find(|d| d.is_dir());
-    if found.is_none() {
-        eprintln!("skipping: no corpus (../shared/corpus/hprof) next to the repository");
-    }
-    found
+    jvm_harness::corpus_dir()
 }
 
 fn open(name: &str) -> Option<Dump> {

@@ -9,16 +9,12 @@ use hprof_analysis::{Dump, Quiet};
 use std::path::PathBuf;
 
 fn corpus_file(name: &str) -> Option<Vec<u8>> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    ["../../../shared/corpus/hprof", "../../../../shared/corpus/hprof"]
-        .iter()
-        .map(|p| root.join(p).join(name))
-        .find(|p| p.is_file())
-        .map(|p| std::fs::read(p).unwrap())
-        .or_else(|| {
-            eprintln!("skipping: no corpus");
+    jvm_harness::corpus_dir().map(|d| d.join(name)).filter(|p| p.is_file()).map(|p| std::fs::read(p).unwrap()).or_else(
+        || {
+            eprintln!("skipping: no corpus file {name}");
             None
-        })
+        },
+    )
 }
 
 /// xorshift: deterministic, so a failure can be replayed.

@@ -4,13 +4,7 @@ use hprof_format::binary::{HeapRecord, HeapRecords, Record, Records, parse_heade
 use std::path::PathBuf;
 
 fn corpus() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/hprof");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("skipping: no corpus at {}", dir.display());
-        None
-    }
+    jvm_harness::corpus_dir()
 }
 
 /// Walks every record and heap sub-record; returns (records, heap sub-records).

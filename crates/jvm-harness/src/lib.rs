@@ -21,6 +21,20 @@ pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("repo root")
 }
 
+/// The shared corpus of real heap dumps (`../shared/corpus/hprof` beside the repository): `HPROF_CORPUS` if
+/// set, else beside this checkout, else the workplace's `/work/shared`. `None` (with a message saying where
+/// it looked) when absent, so that a checkout without it still runs the rest.
+pub fn corpus_dir() -> Option<PathBuf> {
+    let mut candidates: Vec<PathBuf> = std::env::var_os("HPROF_CORPUS").map(PathBuf::from).into_iter().collect();
+    candidates.push(repo_root().join("../shared/corpus/hprof"));
+    candidates.push(PathBuf::from("/work/shared/corpus/hprof"));
+    let found = candidates.iter().find(|d| d.is_dir()).cloned();
+    if found.is_none() {
+        eprintln!("skipping: no heap dump corpus (looked in {candidates:?}; set HPROF_CORPUS)");
+    }
+    found
+}
+
 /// `target/<profile>`: where cargo put this test binary's sibling artifacts (libhprof.so, hprof).
 pub fn target_profile_dir() -> PathBuf {
     // Test binaries live in target/<profile>/deps/.
