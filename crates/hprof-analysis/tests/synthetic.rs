@@ -3,7 +3,7 @@
 
 use hprof_analysis::dominators::DominatorTree;
 use hprof_analysis::heap::{HeapGraph, histogram};
-use hprof_analysis::paths::shortest_path;
+use hprof_analysis::paths::{shortest_path, shortest_paths};
 use hprof_analysis::source::Source;
 use hprof_analysis::{Dump, Quiet};
 use hprof_format::binary::{Body, RecordWriter};
@@ -90,6 +90,14 @@ fn textbook_dominators_and_retained_sizes() {
         let p = shortest_path(&g, n(e)).unwrap();
         assert_eq!(p.nodes.len(), 4);
         assert_eq!(g.edge_label(&d_, p.nodes[2], p.nodes[3]).as_deref(), Some("l"));
+        // D's holders are B and C: one shortest path through each; A, the root, is a path by itself.
+        let through: Vec<u32> = shortest_paths(&g, n(d), 5).iter().map(|p| p.nodes[p.nodes.len() - 2]).collect();
+        assert_eq!(through, vec![n(b), n(c)]);
+        assert!(shortest_paths(&g, n(d), 5).iter().all(|p| p.nodes.len() == 3 && p.nodes[0] == n(a)));
+        assert_eq!(shortest_paths(&g, n(d), 1).len(), 1);
+        // A is a root: its path is itself (references to roots are left out of the graph).
+        let to_a = shortest_paths(&g, n(a), 5);
+        assert_eq!(to_a.iter().map(|p| p.nodes.clone()).collect::<Vec<_>>(), vec![vec![n(a)]]);
         // Sizes: 32-bit header 8 + two 4-byte refs = 16; 64-bit without votes: 16 + 16 = 32.
         assert_eq!(size, if id_size == 4 { 16 } else { 32 });
         let h = histogram(&d_, &Quiet).unwrap();

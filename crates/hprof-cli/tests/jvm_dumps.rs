@@ -97,6 +97,20 @@ fn jcmd_dumps_have_the_known_counts_and_retained_sizes() {
             let steps = p["path"]["steps"].as_array().unwrap();
             let fields: Vec<&str> = steps.iter().filter_map(|s| s["field"].as_str()).collect();
             assert!(fields.ends_with(&["static HOLDER", "nodes"]), "{what}: {p}");
+            // Shared has two holders, Node 1 and Node 2: --max gives the shortest path through each.
+            let p = hprof_json(&["path", "--json", "--max", "5", f, shared["id"].as_str().unwrap()]);
+            let paths = p["paths"].as_array().unwrap();
+            assert_eq!(paths.len(), 2, "{what}: {p}");
+            let holders: Vec<&Value> = paths
+                .iter()
+                .map(|path| {
+                    let steps = path["steps"].as_array().unwrap();
+                    assert_eq!(steps[steps.len() - 1]["field"], "extra", "{what}: {path}");
+                    assert_eq!(steps[steps.len() - 2]["class"], "HeapShape$Node", "{what}: {path}");
+                    &steps[steps.len() - 2]["id"]
+                })
+                .collect();
+            assert_ne!(holders[0], holders[1], "{what}: two different holders");
             // Leaks with a low threshold name the Holder's array as an accumulation point.
             let l = hprof_json(&["leaks", "--json", f, "--threshold", "3"]);
             let text = l.to_string();

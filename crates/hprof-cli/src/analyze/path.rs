@@ -1,9 +1,10 @@
-//! `hprof path`: the shortest path from a GC root to an object.
+//! `hprof path`: the shortest path from a GC root to an object, or (`--max N`) the shortest path through
+//! each of its holders.
 
 use super::dominators::Analysed;
 use super::{parse_id, print_json};
 use hprof_analysis::heap::root_kind_name;
-use hprof_analysis::paths::{RootPath, shortest_path};
+use hprof_analysis::paths::{RootPath, shortest_path, shortest_paths};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
@@ -13,6 +14,9 @@ pub struct Args {
     pub file: PathBuf,
     /// The object, by id (hexadecimal: 0x7f3a8c10).
     pub object_id: String,
+    /// Show up to N paths, the shortest through each object that holds this one (1: the shortest path).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub max: usize,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -66,15 +70,19 @@ pub fn run(a: &Args) -> Result<(), String> {
     let id = parse_id(&a.object_id)?;
     let an = Analysed::load(&a.file, true)?;
     let v = an.graph.node(id).ok_or_else(|| format!("no object 0x{id:x} in this heap dump"))?;
-    let p = shortest_path(&an.graph, v);
+    let paths =
+        if a.max > 1 { shortest_paths(&an.graph, v, a.max) } else { shortest_path(&an.graph, v).into_iter().collect() };
     if a.json {
-        print_json(
-            &json!({"object": an.node_json(v), "path": p.as_ref().map(|p| path_json(&an, p)), "damage": an.damage_json()}),
-        )?;
+        let all: Vec<Value> = paths.iter().map(|p| path_json(&an, p)).collect();
+        print_json(&json!({"object": an.node_json(v), "path": all.first(), "paths": all, "damage": an.damage_json()}))?;
+    } else if paths.is_empty() {
+        println!("{} is not reachable from any GC root through strong references", an.graph.describe(v));
     } else {
-        match &p {
-            Some(p) => path_text(&an, p).iter().for_each(|l| println!("{l}")),
-            None => println!("{} is not reachable from any GC root through strong references", an.graph.describe(v)),
+        for (i, p) in paths.iter().enumerate() {
+            if paths.len() > 1 {
+                println!("{}path {} of {}:", if i > 0 { "\n" } else { "" }, i + 1, paths.len());
+            }
+            path_text(&an, p).iter().for_each(|l| println!("{l}"));
         }
     }
     an.damage(&a.file)
