@@ -166,7 +166,7 @@ fn each_socket_command_answers_with_its_records() {
     let jdk = jdk17();
     let dir = scratch("net-commands");
     let script = [
-        "wait 5", // AllocSites allocates in well under a second, then sleeps
+        "wait 8", // AllocSites allocates in well under a second (ten times that on a busy machine), then sleeps
         "alloc-sites --force-gc --by-alloc 0",
         "alloc-sites --incremental 0",
         "heap-summary",
