@@ -4,7 +4,7 @@
 //! near what the results need, not the file's size.
 
 use crate::dump::{Dump, HeapDumpSegments};
-use crate::layout::{Layout, OopVotes};
+use crate::layout::{ArrayVoter, Layout, OopVotes};
 use crate::{Error, Progress};
 use hprof_format::binary::heap::ids as array_ids;
 use hprof_format::binary::{ClassDump, FormatError, HeapRecord, HeapRecords, Value};
@@ -347,11 +347,8 @@ struct HistoPart {
 }
 
 fn histo_chunk(dump: &Dump, c: &Chunk) -> HistoPart {
-    let idn = dump.id_size();
-    let (lc, lu) = (Layout::new(idn, true), Layout::new(idn, false));
+    let mut voter = ArrayVoter::new(dump.id_size());
     let mut p = HistoPart::default();
-    // The previous array, to vote on the layout from the gap to the next object.
-    let mut prev: Option<(u64, u64, u64)> = None;
     for r in records(dump, c) {
         let (_, r) = match r {
             Ok(r) => r,
@@ -361,37 +358,30 @@ fn histo_chunk(dump: &Dump, c: &Chunk) -> HistoPart {
             }
         };
         p.counts.add(&r);
-        let id = r.object_id();
-        if let (Some((pid, sc, su)), Some(id)) = (prev, id) {
-            p.votes.observe(pid, id, sc, su);
-        }
-        prev = None;
-        match r {
-            HeapRecord::ClassDump(cd) => p.classes.push(*cd),
-            HeapRecord::InstanceDump { class_id, .. } => *p.instances.entry(class_id).or_default() += 1,
-            HeapRecord::ObjectArrayDump { id, length, class_id, .. } => {
-                let (sc, su) = (lc.object_array_size(length as u64), lu.object_array_size(length as u64));
+        let sizes = voter.see(&r);
+        match (r, sizes) {
+            (HeapRecord::ClassDump(cd), _) => p.classes.push(*cd),
+            (HeapRecord::InstanceDump { class_id, .. }, _) => *p.instances.entry(class_id).or_default() += 1,
+            (HeapRecord::ObjectArrayDump { class_id, .. }, Some((sc, su))) => {
                 let e = p.obj_arrays.entry(class_id).or_default();
                 e[0] += 1;
                 e[1] += sc;
                 e[2] += su;
-                prev = Some((id, sc, su));
             }
-            HeapRecord::PrimitiveArrayDump { id, length, element_type, .. }
-            | HeapRecord::PrimitiveArrayNoData { id, length, element_type, .. } => {
-                let (sc, su) = (
-                    lc.primitive_array_size(element_type, length as u64),
-                    lu.primitive_array_size(element_type, length as u64),
-                );
+            (
+                HeapRecord::PrimitiveArrayDump { element_type, .. }
+                | HeapRecord::PrimitiveArrayNoData { element_type, .. },
+                Some((sc, su)),
+            ) => {
                 let e = &mut p.prim_arrays[type_slot(element_type)];
                 e[0] += 1;
                 e[1] += sc;
                 e[2] += su;
-                prev = Some((id, sc, su));
             }
             _ => {}
         }
     }
+    p.votes = voter.votes;
     dump.source.release(c.start, c.end);
     p
 }
@@ -642,10 +632,8 @@ struct Pass1 {
 
 fn pass1_chunk(dump: &Dump, c: &Chunk) -> Pass1 {
     use HeapRecord::*;
-    let idn = dump.id_size();
-    let (lc, lu) = (Layout::new(idn, true), Layout::new(idn, false));
+    let mut voter = ArrayVoter::new(dump.id_size());
     let mut p = Pass1 { ids: Vec::with_capacity((c.end - c.start) / 48), ..Default::default() };
-    let mut prev: Option<(u64, u64, u64)> = None;
     for r in records(dump, c) {
         let (_, r) = match r {
             Ok(r) => r,
@@ -656,30 +644,17 @@ fn pass1_chunk(dump: &Dump, c: &Chunk) -> Pass1 {
         };
         p.counts.add(&r);
         let oid = r.object_id();
-        if let (Some((pid, sc, su)), Some(id)) = (prev, oid) {
-            p.votes.observe(pid, id, sc, su);
-        }
-        prev = None;
+        voter.see(&r);
         let kind = hprof_kind(&r);
         match r {
             ClassDump(cd) => {
                 p.ids.push(cd.class_id);
                 p.classes.push(*cd);
             }
-            InstanceDump { id, .. } => p.ids.push(id),
-            ObjectArrayDump { id, length, .. } => {
-                p.ids.push(id);
-                prev = Some((id, lc.object_array_size(length as u64), lu.object_array_size(length as u64)));
-            }
-            PrimitiveArrayDump { id, length, element_type, .. }
-            | PrimitiveArrayNoData { id, length, element_type, .. } => {
-                p.ids.push(id);
-                prev = Some((
-                    id,
-                    lc.primitive_array_size(element_type, length as u64),
-                    lu.primitive_array_size(element_type, length as u64),
-                ));
-            }
+            InstanceDump { id, .. }
+            | ObjectArrayDump { id, .. }
+            | PrimitiveArrayDump { id, .. }
+            | PrimitiveArrayNoData { id, .. } => p.ids.push(id),
             RootJniLocal { id, thread_serial, .. }
             | RootJavaFrame { id, thread_serial, .. }
             | RootNativeStack { id, thread_serial }
@@ -694,6 +669,7 @@ fn pass1_chunk(dump: &Dump, c: &Chunk) -> Pass1 {
             _ => {}
         }
     }
+    p.votes = voter.votes;
     dump.source.release(c.start, c.end);
     p
 }

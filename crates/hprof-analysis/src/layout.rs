@@ -14,6 +14,7 @@
 //! come out up to 8 bytes larger than the VM's; every object of a class gets the same size, so histograms
 //! and retained sizes stay consistent.
 
+use hprof_format::binary::HeapRecord;
 use hprof_format::tags::BasicType;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,6 +112,52 @@ impl OopVotes {
 
     pub fn layout(&self, id_size: u32) -> Layout {
         Layout::new(id_size, self.compressed > self.uncompressed)
+    }
+}
+
+/// Follows a chunk's records in file order, sizes each array under both layouts and votes with the gap to
+/// the object after it. The histogram and the graph's first pass both read records through one of these.
+pub struct ArrayVoter {
+    compressed: Layout,
+    uncompressed: Layout,
+    /// The previous record, if it was an array: its id and its sizes (compressed, uncompressed).
+    prev: Option<(u64, u64, u64)>,
+    pub votes: OopVotes,
+}
+
+impl ArrayVoter {
+    pub fn new(id_size: u32) -> ArrayVoter {
+        ArrayVoter {
+            compressed: Layout::new(id_size, true),
+            uncompressed: Layout::new(id_size, false),
+            prev: None,
+            votes: OopVotes::default(),
+        }
+    }
+
+    /// Takes the next record; for an array returns its size under each layout (compressed, uncompressed).
+    pub fn see(&mut self, r: &HeapRecord<'_>) -> Option<(u64, u64)> {
+        let id = r.object_id();
+        if let (Some((pid, sc, su)), Some(id)) = (self.prev, id) {
+            self.votes.observe(pid, id, sc, su);
+        }
+        let sizes = match r {
+            HeapRecord::ObjectArrayDump { length, .. } => Some((
+                self.compressed.object_array_size(*length as u64),
+                self.uncompressed.object_array_size(*length as u64),
+            )),
+            HeapRecord::PrimitiveArrayDump { length, element_type, .. }
+            | HeapRecord::PrimitiveArrayNoData { length, element_type, .. } => Some((
+                self.compressed.primitive_array_size(*element_type, *length as u64),
+                self.uncompressed.primitive_array_size(*element_type, *length as u64),
+            )),
+            _ => None,
+        };
+        self.prev = match (sizes, id) {
+            (Some((sc, su)), Some(id)) => Some((id, sc, su)),
+            _ => None,
+        };
+        sizes
     }
 }
 
