@@ -169,7 +169,7 @@ impl HeapSink for BinarySink {
                 self.u1(sub::ROOT_UNKNOWN)?;
                 self.id(id)
             }
-            Root::JniGlobal { id, ref_serial } => {
+            Root::JniGlobal { id, ref_serial, .. } => {
                 self.begin(1 + 2 * id_len)?;
                 self.u1(sub::ROOT_JNI_GLOBAL)?;
                 self.id(id)?;

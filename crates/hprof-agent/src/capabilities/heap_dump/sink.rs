@@ -5,19 +5,9 @@ use super::layout::DumpClass;
 use hprof_format::tags::BasicType;
 use std::io;
 
-/// A GC root.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Root<'a> {
-    Unknown { id: u64 },
-    JniGlobal { id: u64, ref_serial: u64 },
-    JniLocal { id: u64, thread: u32, frame: i32 },
-    JavaFrame { id: u64, thread: u32, frame: i32 },
-    NativeStack { id: u64, thread: u32 },
-    StickyClass { id: u64, name: &'a str },
-    ThreadBlock { id: u64, thread: u32 },
-    MonitorUsed { id: u64 },
-    ThreadObject { id: u64, thread: u32, trace: u32 },
-}
+/// A GC root: the format crate's model, which the text lines print as they are and the binary sub-records
+/// encode (a JNI global's trace is the text format's only).
+pub use hprof_format::text::heap::RootLine as Root;
 
 /// What the walk learned about a class object: the values that are not part of the class's layout.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

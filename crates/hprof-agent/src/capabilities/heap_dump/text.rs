@@ -6,7 +6,7 @@ use super::sink::{ClassValues, HeapSink, Root, reference_at};
 use super::spool::Spool;
 use hprof_format::serial_base;
 use hprof_format::tags::BasicType;
-use hprof_format::text::heap::{self as lines, ClassLine, RootLine};
+use hprof_format::text::heap::{self as lines, ClassLine};
 use std::io;
 
 const NO_TRACE: u32 = serial_base::TRACE;
@@ -30,18 +30,7 @@ impl TextSink {
 
 impl HeapSink for TextSink {
     fn root(&mut self, root: &Root<'_>) -> io::Result<()> {
-        let line = match *root {
-            Root::Unknown { id } => RootLine::Unknown { id },
-            Root::JniGlobal { id, ref_serial } => RootLine::JniGlobal { id, ref_serial, trace: NO_TRACE },
-            Root::JniLocal { id, thread, frame } => RootLine::JniLocal { id, thread, frame },
-            Root::JavaFrame { id, thread, frame } => RootLine::JavaFrame { id, thread, frame },
-            Root::NativeStack { id, thread } => RootLine::NativeStack { id, thread },
-            Root::StickyClass { id, name } => RootLine::StickyClass { id, name },
-            Root::ThreadBlock { id, thread } => RootLine::ThreadBlock { id, thread },
-            Root::MonitorUsed { id } => RootLine::MonitorUsed { id },
-            Root::ThreadObject { id, thread, trace } => RootLine::ThreadObject { id, thread, trace },
-        };
-        lines::write_root(&mut self.spool, &line)
+        lines::write_root(&mut self.spool, root)
     }
 
     fn class_dump(&mut self, _index: u32, class: &DumpClass, values: &ClassValues) -> io::Result<()> {

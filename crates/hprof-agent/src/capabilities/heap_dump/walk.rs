@@ -233,7 +233,7 @@ impl<'a> Walk<'a> {
             sys::JVMTI_HEAP_REFERENCE_JNI_GLOBAL => {
                 let ref_serial = self.next_jni_global;
                 self.next_jni_global += 1;
-                self.emit_root(&Root::JniGlobal { id, ref_serial });
+                self.emit_root(&Root::JniGlobal { id, ref_serial, trace: hprof_format::serial_base::TRACE });
             }
             sys::JVMTI_HEAP_REFERENCE_SYSTEM_CLASS => {
                 let plan = self.plan;
