@@ -262,15 +262,9 @@ impl Capability for AllocSites {
                 true
             }
             ControlCommand::HeapSummary => {
-                let figures = self.sites.snapshot();
-                let scale = self.weighting.count_scale();
-                let sum = |f: fn(&site_table::SiteFigures) -> u64| figures.iter().map(f).sum::<u64>();
-                agent.output.heap_summary(
-                    sum(|f| f.live_bytes),
-                    sum(|f| f.live_units) / scale,
-                    sum(|f| f.alloc_bytes),
-                    sum(|f| f.alloc_units) / scale,
-                );
+                let (live_bytes, live_objects, alloc_bytes, alloc_objects) =
+                    report::totals(&self.sites.snapshot(), self.weighting);
+                agent.output.heap_summary(live_bytes, live_objects, alloc_bytes, alloc_objects);
                 true
             }
             ControlCommand::AllocTracking(on) => {

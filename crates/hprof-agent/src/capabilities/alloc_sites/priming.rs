@@ -9,6 +9,11 @@
 
 use jvmti::Jni;
 use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set only while some thread primes, so that every other allocation pays one relaxed load, not a
+/// thread-local access.
+static ANY_PRIMING: AtomicBool = AtomicBool::new(false);
 
 thread_local! {
     /// Set while this thread primes its sampler; cleared by the allocation callback when it fires.
@@ -23,20 +28,24 @@ const MAX_ARRAYS: usize = (32 << 20) / ARRAY_BYTES as usize;
 /// Allocates on the current thread until the sampler takes a sample; true if it did.
 pub fn prime_current_thread(jni: Jni) -> bool {
     PRIMING.with(|p| p.set(true));
+    ANY_PRIMING.store(true, Ordering::Relaxed);
+    let mut sampled = false;
     for _ in 0..MAX_ARRAYS {
         match jni.new_byte_array(ARRAY_BYTES) {
             Ok(array) => jni.delete_local_ref(array),
             Err(_) => break,
         }
         if !PRIMING.with(|p| p.get()) {
-            return true;
+            sampled = true;
+            break;
         }
     }
     PRIMING.with(|p| p.set(false));
-    false
+    ANY_PRIMING.store(false, Ordering::Relaxed);
+    sampled
 }
 
 /// Called first thing in the allocation callback: true if this allocation was ours, for priming.
 pub fn consume_priming_sample() -> bool {
-    PRIMING.try_with(|p| p.replace(false)).unwrap_or(false)
+    ANY_PRIMING.load(Ordering::Relaxed) && PRIMING.try_with(|p| p.replace(false)).unwrap_or(false)
 }

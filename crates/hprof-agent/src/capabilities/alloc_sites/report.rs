@@ -15,26 +15,38 @@ pub struct ReportRequest<'a> {
     pub dropped: u64,
 }
 
+/// Heap totals over every site: (live bytes, live objects, allocated bytes, allocated objects), as both
+/// SITES and HEAP SUMMARY report them.
+pub fn totals(figures: &[SiteFigures], weighting: Weighting) -> (u64, u64, u64, u64) {
+    let objects = objects_of(weighting);
+    figures.iter().fold((0, 0, 0, 0), |t, f| {
+        (t.0 + f.live_bytes, t.1 + objects(f.live_units), t.2 + f.alloc_bytes, t.3 + objects(f.alloc_units))
+    })
+}
+
+/// Weight units to whole objects, rounded to the nearest.
+fn objects_of(weighting: Weighting) -> impl Fn(u64) -> u64 {
+    let scale = weighting.count_scale();
+    move |units| (units + scale / 2) / scale
+}
+
 pub fn build(agent: &Agent, figures: &[SiteFigures], req: &ReportRequest) -> SitesReport {
-    let scale = req.weighting.count_scale();
-    let objects = |units: u64| (units + scale / 2) / scale;
+    let objects = objects_of(req.weighting);
+    let (total_live_bytes, total_live_instances, total_alloc_bytes, total_alloc_instances) =
+        totals(figures, req.weighting);
     let mut report = SitesReport {
         order: req.order,
         incremental: req.since.is_some(),
         forced_gc: req.forced_gc,
         cutoff: req.cutoff,
-        total_live_bytes: 0,
-        total_live_instances: 0,
-        total_alloc_bytes: 0,
-        total_alloc_instances: 0,
+        total_live_bytes,
+        total_live_instances,
+        total_alloc_bytes,
+        total_alloc_instances,
         sites: Vec::new(),
         note: note(req),
     };
     for (i, f) in figures.iter().enumerate() {
-        report.total_live_bytes += f.live_bytes;
-        report.total_live_instances += objects(f.live_units);
-        report.total_alloc_bytes += f.alloc_bytes;
-        report.total_alloc_instances += objects(f.alloc_units);
         if f.alloc_units == 0 && f.live_units == 0 {
             continue;
         }

@@ -270,9 +270,11 @@ unsafe fn take_sample(info: *mut libc::siginfo_t, ucontext: *mut c_void) -> bool
         let ptr = unsafe { timer_value(info) } as *const ThreadSlot;
         let Some(index) = shared.slot_index(ptr) else { return false };
         unsafe { sample_into_ring(shared, index, ucontext) };
+        // Re-arm the slot's timer with a fresh jittered period (a stale signal for a reused slot only
+        // jitters the new owner's next sample).
         let slot = &shared.slots[index];
         let timer = slot.timer.load(Ordering::Acquire);
-        if !timer.is_null() && slot.tid.load(Ordering::Acquire) == unsafe { libc::gettid() } {
+        if !timer.is_null() {
             let next = next_period(slot);
             let spec = libc::itimerspec {
                 it_interval: timespec_of(slot.period_ns.load(Ordering::Relaxed)),
