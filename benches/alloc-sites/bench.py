@@ -1,13 +1,11 @@
 """heap=sites benchmark: exact counts on AllocSites, and overhead on javac and an allocation-heavy program
 (no agent vs exact mode vs sampled mode vs JFR's allocation sampling)."""
-import resource
-import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
-from common import AGENT, build, compile_java, fresh_dir, java, javac_workload, log, timed  # noqa: E402
+from common import (AGENT, build, compile_java, fresh_dir, interleaved_wall_and_cpu, java,  # noqa: E402
+                    javac_workload, log, timed, wall_and_cpu)
 
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 3
 EXPECTED = {  # class: (allocated objects, live objects) as AllocSites makes them
@@ -46,26 +44,6 @@ def exactness(classes):
     return rows
 
 
-def wall_and_cpu(cmd):
-    """Runs a command; returns (wall seconds, CPU seconds of the process tree: user + system). CPU time is
-    the steadier figure when other work shares the machine."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    wall, _ = timed(cmd)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-
-
-def interleaved(configs, runs):
-    """name → (median wall, median CPU), the configurations run ABCABC… so drift hits all alike."""
-    got = {name: [] for name in configs}
-    for i in range(runs):
-        for name, run in configs.items():
-            wall, cpu = run()
-            got[name].append((wall, cpu))
-            log(f"  run {i + 1}/{runs} {name}: {wall:.2f} s wall, {cpu:.2f} s CPU")
-    return {name: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for name, v in got.items()}
-
-
 def overhead(classes):
     javac_args, files = javac_workload()
     jfr_dir = fresh_dir("sites-jfr")
@@ -88,7 +66,7 @@ def overhead(classes):
     results = {}
     for workload, runner in (("javac java/util", run_javac), ("AllocSites 60", run_alloc)):
         log(f"overhead: {workload}")
-        results[workload] = interleaved({name: runner(extra) for name, extra in configs.items()}, RUNS)
+        results[workload] = interleaved_wall_and_cpu({name: runner(extra) for name, extra in configs.items()}, RUNS)
     return results, list(configs)
 
 

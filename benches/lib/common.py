@@ -1,5 +1,6 @@
 """Shared helpers for the benchmark scripts: building, the JDK, Java programs, timing with medians."""
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -81,6 +82,26 @@ def interleaved_medians(configs, runs):
             times[name].append(t)
             log(f"  run {i + 1}/{runs} {name}: {t:.2f} s")
     return {name: (statistics.median(ts), ts) for name, ts in times.items()}
+
+
+def wall_and_cpu(cmd):
+    """Runs a command; returns (wall seconds, CPU seconds of the process tree: user + system). CPU time is
+    the steadier figure when other work shares the machine."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall, _ = timed(cmd)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def interleaved_wall_and_cpu(configs, runs):
+    """name → (median wall, median CPU), the configurations run ABCABC… so drift hits all alike."""
+    got = {name: [] for name in configs}
+    for i in range(runs):
+        for name, run in configs.items():
+            wall, cpu = run()
+            got[name].append((wall, cpu))
+            log(f"  run {i + 1}/{runs} {name}: {wall:.2f} s wall, {cpu:.2f} s CPU")
+    return {name: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for name, v in got.items()}
 
 
 def fresh_dir(name):
