@@ -9,6 +9,7 @@ pub mod agent;
 pub mod agent_thread;
 pub mod capabilities;
 pub mod classes;
+pub mod collector;
 pub mod entry;
 pub mod help;
 pub mod hub;

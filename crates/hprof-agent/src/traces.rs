@@ -36,7 +36,7 @@ impl RawFrame {
 }
 
 /// A resolved frame and the class serial its binary STACK FRAME record names.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StoredFrame {
     pub frame: Frame,
     pub class_serial: u32,

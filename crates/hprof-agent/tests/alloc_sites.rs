@@ -88,6 +88,81 @@ fn every_allocation_is_counted_exactly_on_every_jdk() {
     }
 }
 
+/// `walk check: N verified, M mismatches` and the stacks the walker left to JVMTI, from the agent's
+/// HPROF_ALLOC_STATS line.
+fn walk_check(stderr: &str) -> (u64, u64, u64) {
+    let line = stderr.lines().find(|l| l.contains("walk check:")).unwrap_or_else(|| panic!("no walk check:\n{stderr}"));
+    let number_before = |marker: &str| -> u64 {
+        let end = line.find(marker).unwrap_or_else(|| panic!("no {marker:?} in {line}"));
+        line[..end].split_whitespace().last().unwrap().parse().unwrap()
+    };
+    let by_jvmti: u64 = line
+        .match_indices(" by JVMTI (")
+        .map(|(at, _)| line[..at].split_whitespace().last().unwrap().parse::<u64>().unwrap())
+        .sum();
+    (number_before(" verified"), number_before(" mismatches"), by_jvmti)
+}
+
+/// The frame walker names each stack by its frames' identities and asks JVMTI only for a stack it has not
+/// seen. With HPROF_VERIFY_WALK=1 every allocation's cached site is checked against GetStackTrace's: on
+/// WalkerWorkout (interpreted, C1 and C2 frames, inlining, deep recursion, reflection's call stubs mid-stack,
+/// streams, exceptions, clones, several threads, virtual threads on 21+), at several depths and collectors.
+#[test]
+fn the_frame_walker_agrees_with_jvmti_on_every_allocation() {
+    for jdk in all_jdks() {
+        for (depth, gc) in [(4, "-XX:+UseG1GC"), (1, "-XX:+UseParallelGC"), (12, "-XX:+UseSerialGC")] {
+            let what = format!("JDK {} depth={depth} {gc}", jdk.version);
+            let dir = scratch("sites-walker");
+            let run = Java::new(&jdk, dir.path())
+                .vm_arg(gc)
+                .agentpath(&format!("heap=sites,depth={depth}"))
+                .env("HPROF_VERIFY_WALK", "1")
+                .env("HPROF_ALLOC_STATS", "1")
+                .class("WalkerWorkout")
+                .arg("1")
+                .run();
+            run.assert_success().assert_no_crash_log();
+            assert!(run.stdout.starts_with("done "), "{what}: {}", run.stdout);
+            let (verified, mismatches, by_jvmti) = walk_check(&run.stderr);
+            assert_eq!(mismatches, 0, "{what}: {verified} verified");
+            assert!(verified > 1_000_000, "{what}: only {verified} allocations verified");
+            assert!(by_jvmti * 1000 < verified, "{what}: {by_jvmti} of {verified} stacks left to JVMTI");
+        }
+    }
+}
+
+/// ZGC and Shenandoah stop their threads before VMDeath, so no collection can be forced at exit (one used
+/// to hang the JVM there for good): the exit report says its live figures are the last collection's, and
+/// allocated counts stay exact. Class objects may move at any time under these collectors, so the site
+/// cache keys classes by serial: the walk check covers that path.
+#[test]
+fn concurrent_collectors_report_at_exit_without_hanging() {
+    for jdk in all_jdks() {
+        for gc in ["-XX:+UseZGC", "-XX:+UseShenandoahGC"] {
+            let what = format!("JDK {} {gc}", jdk.version);
+            let dir = scratch("sites-concurrent-gc");
+            let run = Java::new(&jdk, dir.path())
+                .vm_arg(gc)
+                .agentpath("heap=sites,cutoff=0")
+                .env("HPROF_VERIFY_WALK", "1")
+                .env("HPROF_ALLOC_STATS", "1")
+                .class("AllocSites")
+                .timeout(std::time::Duration::from_secs(120))
+                .run();
+            run.assert_success().assert_no_crash_log();
+            let text = run.read("java.hprof.txt");
+            assert!(text.contains("(live figures as of the last garbage collection"), "{what}: the report says so");
+            let (_, rows) = last_sites(&text);
+            let classes = per_class(&rows);
+            assert_eq!(classes["AllocSites$Widget"].1, 100_000, "{what}: Widgets allocated");
+            assert_eq!(classes["AllocSites$Reflected"].1, 500, "{what}: Reflected allocated once each");
+            assert!(classes["AllocSites$Widget"].0 >= 25_000, "{what}: kept Widgets are live");
+            let (verified, mismatches, _) = walk_check(&run.stderr);
+            assert!(verified > 100_000 && mismatches == 0, "{what}: {verified} verified, {mismatches} mismatches");
+        }
+    }
+}
+
 #[test]
 fn default_heap_all_gives_sites_with_cutoff_and_a_heap_dump() {
     let jdk = jdk17();

@@ -3,42 +3,55 @@
 //! - Exact mode (the default): `SetHeapSamplingInterval(0)` makes the JVM report every allocation through
 //!   SampledObjectAlloc, including those the interpreter and compiled code make inline — which HPROF's
 //!   VMObjectAlloc-only design missed. VMObjectAlloc adds what the VM allocates itself and the sampler did
-//!   not report; the object's tag tells whether it was counted already.
+//!   not report ([`liveness`] remembers each thread's last sampled objects to tell).
 //! - Sampled mode (`alloc_interval=`): the JVM samples every N bytes on average and each sample is weighted
 //!   into an unbiased estimate ([`weight`]).
 //!
-//! Each counted object is tagged with its site and size ([`tag`]); ObjectFree takes it off the live figures.
-//! Before a report the agent forces a GC and flushes the pending ObjectFree events, so "live" means live.
+//! Per allocation: the site comes from [`site_finder`] (a cheap frame walk and a per-thread cache, JVMTI
+//! only for a stack never seen), the counters from [`site_table`], and a weak reference lets [`liveness`]
+//! take the object off the live figures when it dies. Before a report the agent forces a GC and checks every
+//! tracked object, so "live" means live.
 
+mod liveness;
 mod priming;
 mod report;
+mod site_finder;
 mod site_table;
-mod tag;
+mod size;
 mod thread_cache;
 mod weight;
 
 use crate::agent::Agent;
 use crate::capabilities::cpu_samples::agent_work::{self, AgentWork};
 use crate::hub::{Capability, ControlCommand, DumpReason};
+use crate::log;
 use crate::options::Options;
-use crate::traces::RawFrame;
 use hprof_format::model::SiteOrder;
-use hprof_format::serial_base;
 use jvmti::{Event, Jni, sys};
+use liveness::Liveness;
 use report::ReportRequest;
-use site_table::{SiteKey, SiteTable};
-use std::sync::Mutex;
+use site_finder::SiteFinder;
+use site_table::SiteTable;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use weight::Weighting;
 
-/// Stacks up to this depth are taken into a buffer on the stack.
-const INLINE_DEPTH: usize = 64;
-/// Cache keys for stacks up to this depth are built on the stack (HPROF's default depth is 4).
-const INLINE_KEY_DEPTH: usize = 16;
+/// What a report is asked for: at exit, on Ctrl-\, or by the front end's ALLOC SITES command.
+struct Ask {
+    order: SiteOrder,
+    cutoff: f64,
+    /// Only sites that allocated since the last report.
+    incremental: bool,
+    /// Collect first, so that live figures are exact.
+    force_gc: bool,
+    at_exit: bool,
+}
 
 pub struct AllocSites {
     weighting: Weighting,
-    sites: SiteTable,
+    sites: Arc<SiteTable>,
+    finder: SiteFinder,
+    liveness: Arc<Liveness>,
     tracking: AtomicBool,
     /// Each site's allocated count at the last report, for incremental reports.
     last_reported: Mutex<Vec<u64>>,
@@ -48,12 +61,15 @@ impl AllocSites {
     pub fn new(options: &Options) -> AllocSites {
         AllocSites {
             weighting: Weighting::for_interval(options.alloc_interval),
-            sites: SiteTable::default(),
+            sites: Arc::default(),
+            finder: SiteFinder::default(),
+            liveness: Arc::default(),
             tracking: AtomicBool::new(true),
             last_reported: Mutex::default(),
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn record(
         &self,
         agent: &Agent,
@@ -62,6 +78,7 @@ impl AllocSites {
         object: sys::jobject,
         class: sys::jclass,
         size: i64,
+        sampled: bool,
     ) {
         if priming::consume_priming_sample() {
             return;
@@ -70,87 +87,65 @@ impl AllocSites {
         if !self.tracking.load(Ordering::Relaxed) || class.is_null() || object.is_null() {
             return;
         }
-        let Some(class) = agent.classes.register(agent, class) else { return };
-        let size = tag::recorded_size(size);
-        let Some(site) = self.site_of(agent, jni, thread, class.serial) else {
+        let words = size::words(size);
+        if !sampled && self.liveness.already_tracked(jni, object, words) {
+            return;
+        }
+        let Some(site) = self.finder.site_of(agent, &self.sites, jni, thread, class) else {
             self.sites.record_dropped();
             return;
         };
-        self.sites.record_alloc(site, self.weighting.of(size));
-        // Without the tag the object would never leave the live figures; a failed SetTag is rare enough
-        // (wrong phase at VM death) that we accept the skew.
-        let _ = agent.jvmti.set_tag(object, tag::encode(site, size));
+        self.sites.record_alloc(site, self.weighting.of(size::bytes(words)));
+        self.liveness.track(jni, object, site, words, sampled);
     }
 
-    /// The site of an allocation of `class_serial` by the current thread.
-    fn site_of(&self, agent: &Agent, jni: Jni, thread: sys::jthread, class_serial: u32) -> Option<u32> {
-        let depth = agent.depth();
-        // Per allocation: no zeroing of buffers GetStackTrace overwrites anyway.
-        let mut inline = [std::mem::MaybeUninit::<sys::jvmtiFrameInfo>::uninit(); INLINE_DEPTH];
-        let mut heap = Vec::new();
-        let buf: &mut [std::mem::MaybeUninit<sys::jvmtiFrameInfo>] = if depth <= INLINE_DEPTH {
-            &mut inline[..depth]
-        } else {
-            heap.resize(depth, std::mem::MaybeUninit::uninit());
-            &mut heap
-        };
-        // A thread whose stack cannot be taken (e.g. still starting) gets HPROF's "no trace" serial.
-        // depth=0 asks for no frames: skip GetStackTrace's fixed cost (a third of a microsecond).
-        let taken =
-            if depth == 0 { Some(&[][..]) } else { agent.jvmti.stack_trace_into(std::ptr::null_mut(), 0, buf).ok() };
-        let n = taken.map(|f| f.len());
-        let frames = taken.unwrap_or(&[]);
-
-        let compute = || {
-            let trace_serial = match n {
-                None => serial_base::TRACE,
-                Some(_) => {
-                    let raw: Vec<RawFrame> = frames.iter().map(RawFrame::from_jvmti).collect();
-                    let thread_serial = agent.trace_thread_serial(agent.threads.serial_of(agent, thread));
-                    agent.traces.intern_raw(agent, Some(jni), thread_serial, &raw)
+    /// Forces a GC and checks every tracked object, so live figures are exact. At exit a concurrent
+    /// collector (ZGC, Shenandoah) has already stopped its threads and a forced GC would never return:
+    /// then the figures are those of the last collection; returns false.
+    fn settle_live_objects(&self, agent: &Agent, jni: Option<Jni>, at_exit: bool) -> bool {
+        let collect = !(at_exit && crate::collector::is_concurrent());
+        if collect {
+            agent.force_gc();
+        }
+        let (jni, attached) = match jni {
+            Some(j) => (j, false),
+            None => match agent.vm.attach_daemon(c"HPROF liveness check") {
+                Ok(j) => (j, true),
+                Err(e) => {
+                    log::warning(&format!("heap=sites: live figures not rechecked ({e})"));
+                    return false;
                 }
-            };
-            self.sites.intern(SiteKey { class_serial, trace_serial })
+            },
         };
-        // With thread=y a trace names its thread, and virtual threads share their carrier's cache: no cache.
-        if agent.options.thread {
-            return compute();
+        let stats = self.liveness.check(jni, &self.sites, self.weighting, true);
+        if attached {
+            agent.vm.detach();
         }
-        let mut key_inline = [0u64; 1 + 2 * INLINE_KEY_DEPTH];
-        let mut key_heap = Vec::new();
-        let key_len = 1 + 2 * frames.len();
-        let key: &mut [u64] = if key_len <= key_inline.len() {
-            &mut key_inline[..key_len]
-        } else {
-            key_heap.resize(key_len, 0);
-            &mut key_heap
-        };
-        key[0] = class_serial as u64 | if n.is_none() { 1 << 32 } else { 0 };
-        for (i, f) in frames.iter().enumerate() {
-            key[1 + 2 * i] = f.method as u64;
-            key[2 + 2 * i] = f.location as u64;
+        if std::env::var_os("HPROF_ALLOC_STATS").is_some() {
+            log::verbose(
+                true,
+                &format!(
+                    "heap=sites: {} tracked objects checked, {} dead, {} not trackable; {}",
+                    stats.checked,
+                    stats.dead,
+                    self.liveness.untracked(),
+                    self.finder.summary()
+                ),
+            );
         }
-        thread_cache::site_for(key, compute)
+        collect
     }
 
-    /// Forces a GC and has the JVM deliver the ObjectFree events it holds back, so live figures are exact.
-    fn settle_live_objects(&self, agent: &Agent) {
-        agent.force_gc();
-        // Re-enabling ObjectFree makes HotSpot post the pending events before it returns (JDK 17+).
-        let _ = agent.jvmti.set_event_enabled(Event::ObjectFree, true, std::ptr::null_mut());
-    }
-
-    fn write_report(&self, agent: &Agent, order: SiteOrder, cutoff: f64, incremental: bool, force_gc: bool) {
-        if force_gc {
-            self.settle_live_objects(agent);
-        }
+    fn write_report(&self, agent: &Agent, jni: Option<Jni>, ask: Ask) {
+        let collected = ask.force_gc && self.settle_live_objects(agent, jni, ask.at_exit);
         let figures = self.sites.snapshot();
         let mut last = self.last_reported.lock().unwrap_or_else(|e| e.into_inner());
         let request = ReportRequest {
-            order,
-            cutoff,
-            since: incremental.then_some(last.as_slice()),
-            forced_gc: force_gc,
+            order: ask.order,
+            cutoff: ask.cutoff,
+            since: ask.incremental.then_some(last.as_slice()),
+            forced_gc: ask.force_gc,
+            live_as_of_last_gc: ask.force_gc && !collected,
             weighting: self.weighting,
             dropped: self.sites.dropped(),
         };
@@ -190,8 +185,7 @@ impl Capability for AllocSites {
 
     fn events(&self) -> Vec<Event> {
         let mut events = self.alloc_events();
-        events.push(Event::ObjectFree);
-        events.push(Event::VmInit);
+        events.extend([Event::GarbageCollectionStart, Event::GarbageCollectionFinish, Event::VmInit]);
         events
     }
 
@@ -209,8 +203,26 @@ impl Capability for AllocSites {
     /// VMInit runs on the main thread, the one whose sample point predates our interval.
     fn on_vm_init(&self, agent: &Agent, jni: Jni) {
         if !priming::prime_current_thread(jni) {
-            crate::log::verbose(agent.options.verbose, "heap=sites: could not reset the main thread's sampler");
+            log::verbose(agent.options.verbose, "heap=sites: could not reset the main thread's sampler");
         }
+        self.finder.init(agent, jni);
+        let (liveness, sites, weighting) = (self.liveness.clone(), self.sites.clone(), self.weighting);
+        let checker = move |_: &'static Agent, jni: Jni| liveness.run_checker(jni, &sites, weighting);
+        if let Err(e) = crate::agent_thread::spawn(agent, jni, "HPROF allocation liveness", checker) {
+            log::error(&format!("heap=sites: {e}; live figures are checked only at reports"));
+        }
+    }
+
+    fn on_vm_death(&self, _agent: &Agent, _jni: Jni) {
+        self.liveness.stop();
+    }
+
+    fn on_gc_start(&self, _agent: &Agent) {
+        self.finder.on_gc_start();
+    }
+
+    fn on_gc_finish(&self, _agent: &Agent) {
+        self.liveness.on_gc_finish();
     }
 
     fn on_sampled_object_alloc(
@@ -222,7 +234,7 @@ impl Capability for AllocSites {
         class: sys::jclass,
         size: i64,
     ) {
-        self.record(agent, jni, thread, object, class, size);
+        self.record(agent, jni, thread, object, class, size, true);
     }
 
     fn on_vm_object_alloc(
@@ -234,31 +246,36 @@ impl Capability for AllocSites {
         class: sys::jclass,
         size: i64,
     ) {
-        // SampledObjectAlloc reports VM allocations too, and before this event: count only untagged ones.
-        if matches!(agent.jvmti.tag(object), Ok(0)) {
-            self.record(agent, jni, thread, object, class, size);
-        }
-    }
-
-    fn on_object_free(&self, _agent: &Agent, tag: i64) {
-        if let Some((site, size)) = tag::decode(tag) {
-            self.sites.record_free(site, self.weighting.of(size));
-        }
+        self.record(agent, jni, thread, object, class, size, false);
     }
 
     fn dump_section(&self) -> Option<(u32, &'static str)> {
         Some((30, "allocation sites"))
     }
 
-    fn write_dump(&self, agent: &Agent, _jni: Option<Jni>, _reason: DumpReason) {
-        self.write_report(agent, SiteOrder::LiveBytes, agent.options.cutoff, false, true);
+    fn write_dump(&self, agent: &Agent, jni: Option<Jni>, reason: DumpReason) {
+        let ask = Ask {
+            order: SiteOrder::LiveBytes,
+            cutoff: agent.options.cutoff,
+            incremental: false,
+            force_gc: true,
+            at_exit: reason == DumpReason::Exit,
+        };
+        self.write_report(agent, jni, ask);
     }
 
-    fn handle_command(&self, agent: &Agent, _jni: Option<Jni>, command: &ControlCommand) -> bool {
+    fn handle_command(&self, agent: &Agent, jni: Option<Jni>, command: &ControlCommand) -> bool {
         match *command {
             ControlCommand::AllocSites { flags, cutoff } => {
                 let order = if flags & 0x2 != 0 { SiteOrder::AllocatedBytes } else { SiteOrder::LiveBytes };
-                self.write_report(agent, order, cutoff as f64, flags & 0x1 != 0, flags & 0x4 != 0);
+                let ask = Ask {
+                    order,
+                    cutoff: cutoff as f64,
+                    incremental: flags & 0x1 != 0,
+                    force_gc: flags & 0x4 != 0,
+                    at_exit: false,
+                };
+                self.write_report(agent, jni, ask);
                 true
             }
             ControlCommand::HeapSummary => {

@@ -11,6 +11,8 @@ pub struct ReportRequest<'a> {
     /// For an incremental report: each site's allocated count at the previous report (index = site).
     pub since: Option<&'a [u64]>,
     pub forced_gc: bool,
+    /// No collection could be forced first: dead objects not yet collected still count as live.
+    pub live_as_of_last_gc: bool,
     pub weighting: Weighting,
     pub dropped: u64,
 }
@@ -87,6 +89,13 @@ fn note(req: &ReportRequest) -> Option<String> {
              inverse of its chance of being sampled)",
             interval as u64
         ));
+    }
+    if req.live_as_of_last_gc {
+        lines.push(
+            "(live figures as of the last garbage collection: a concurrent collector cannot be made to \
+             collect at exit)"
+                .to_string(),
+        );
     }
     if req.dropped > 0 {
         lines.push(format!("({} allocations at new sites not recorded: the site table is full)", req.dropped));

@@ -1,0 +1,163 @@
+//! HotSpot's structure tables, read once into maps: field offsets, static field addresses, type sizes and
+//! integer constants, by the names HotSpot's own `vmStructs.cpp` gives them.
+//!
+//! The tables are arrays of C structs whose layout HotSpot also exports (`gHotSpotVMStructEntry*Offset`,
+//! `…ArrayStride`), so this reads them without assuming any JDK's struct layout.
+
+use rustc_hash::FxHashMap;
+use std::ffi::{CStr, c_char, c_void};
+use std::sync::OnceLock;
+
+/// Where a field is: an offset inside its object, or the address of a static.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FieldAt {
+    Offset(usize),
+    Static(usize),
+}
+
+/// The JVM's structure tables, by name.
+#[derive(Debug, Default)]
+pub struct VmStructs {
+    fields: FxHashMap<(String, String), FieldAt>,
+    types: FxHashMap<String, usize>,
+    constants: FxHashMap<String, i64>,
+}
+
+/// Looks up a data symbol of the already loaded libjvm.
+fn symbol(name: &CStr) -> Option<*const c_void> {
+    let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
+    (!p.is_null()).then_some(p as *const c_void)
+}
+
+/// The value of an exported `uint64_t` such as `gHotSpotVMStructEntryArrayStride`.
+fn exported_u64(name: &CStr) -> Option<usize> {
+    symbol(name).map(|p| unsafe { *(p as *const u64) } as usize)
+}
+
+/// The array an exported pointer such as `gHotSpotVMStructs` points to.
+fn exported_array(name: &CStr) -> Option<*const u8> {
+    let p = symbol(name)?;
+    let array = unsafe { *(p as *const *const u8) };
+    (!array.is_null()).then_some(array)
+}
+
+/// A C string field of a table entry; `None` for a null pointer (which ends a table).
+unsafe fn string_at(entry: *const u8, offset: usize) -> Option<String> {
+    let p = unsafe { *(entry.add(offset) as *const *const c_char) };
+    (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+}
+
+impl VmStructs {
+    /// The tables of the JVM this process runs, read on first use; `None` when it exports none (not
+    /// HotSpot). Call once libjvm is loaded (any time from Agent_OnLoad on).
+    pub fn get() -> Option<&'static VmStructs> {
+        static TABLES: OnceLock<Option<VmStructs>> = OnceLock::new();
+        TABLES.get_or_init(VmStructs::load).as_ref()
+    }
+
+    fn load() -> Option<VmStructs> {
+        let mut vm = VmStructs::default();
+        unsafe {
+            vm.read_fields()?;
+            vm.read_types()?;
+            vm.read_constants()?;
+        }
+        Some(vm)
+    }
+
+    unsafe fn read_fields(&mut self) -> Option<()> {
+        let mut entry = exported_array(c"gHotSpotVMStructs")?;
+        let type_name = exported_u64(c"gHotSpotVMStructEntryTypeNameOffset")?;
+        let field_name = exported_u64(c"gHotSpotVMStructEntryFieldNameOffset")?;
+        let is_static = exported_u64(c"gHotSpotVMStructEntryIsStaticOffset")?;
+        let offset = exported_u64(c"gHotSpotVMStructEntryOffsetOffset")?;
+        let address = exported_u64(c"gHotSpotVMStructEntryAddressOffset")?;
+        let stride = exported_u64(c"gHotSpotVMStructEntryArrayStride")?;
+        while let Some(ty) = unsafe { string_at(entry, type_name) } {
+            if let Some(field) = unsafe { string_at(entry, field_name) } {
+                let at = if unsafe { *(entry.add(is_static) as *const i32) } != 0 {
+                    FieldAt::Static(unsafe { *(entry.add(address) as *const usize) })
+                } else {
+                    FieldAt::Offset(unsafe { *(entry.add(offset) as *const u64) } as usize)
+                };
+                self.fields.insert((ty, field), at);
+            }
+            entry = unsafe { entry.add(stride) };
+        }
+        Some(())
+    }
+
+    unsafe fn read_types(&mut self) -> Option<()> {
+        let mut entry = exported_array(c"gHotSpotVMTypes")?;
+        let type_name = exported_u64(c"gHotSpotVMTypeEntryTypeNameOffset")?;
+        let size = exported_u64(c"gHotSpotVMTypeEntrySizeOffset")?;
+        let stride = exported_u64(c"gHotSpotVMTypeEntryArrayStride")?;
+        while let Some(ty) = unsafe { string_at(entry, type_name) } {
+            self.types.insert(ty, unsafe { *(entry.add(size) as *const u64) } as usize);
+            entry = unsafe { entry.add(stride) };
+        }
+        Some(())
+    }
+
+    unsafe fn read_constants(&mut self) -> Option<()> {
+        let mut entry = exported_array(c"gHotSpotVMIntConstants")?;
+        let name = exported_u64(c"gHotSpotVMIntConstantEntryNameOffset")?;
+        let value = exported_u64(c"gHotSpotVMIntConstantEntryValueOffset")?;
+        let stride = exported_u64(c"gHotSpotVMIntConstantEntryArrayStride")?;
+        while let Some(n) = unsafe { string_at(entry, name) } {
+            self.constants.insert(n, unsafe { *(entry.add(value) as *const i32) } as i64);
+            entry = unsafe { entry.add(stride) };
+        }
+        Some(())
+    }
+
+    /// The offset of an instance field, e.g. `("JavaThread", "_anchor")`.
+    pub fn offset(&self, ty: &str, field: &str) -> Result<usize, String> {
+        match self.fields.get(&(ty.to_string(), field.to_string())) {
+            Some(FieldAt::Offset(o)) => Ok(*o),
+            Some(FieldAt::Static(_)) => Err(format!("{ty}::{field} is static")),
+            None => Err(format!("the JVM exports no field {ty}::{field}")),
+        }
+    }
+
+    /// The address of a static field, e.g. `("CodeCache", "_heaps")`.
+    pub fn static_address(&self, ty: &str, field: &str) -> Result<usize, String> {
+        match self.fields.get(&(ty.to_string(), field.to_string())) {
+            Some(FieldAt::Static(a)) if *a != 0 => Ok(*a),
+            Some(_) => Err(format!("{ty}::{field} is not a static with an address")),
+            None => Err(format!("the JVM exports no field {ty}::{field}")),
+        }
+    }
+
+    /// `sizeof` a HotSpot type.
+    pub fn type_size(&self, ty: &str) -> Result<usize, String> {
+        self.types.get(ty).copied().ok_or_else(|| format!("the JVM exports no type {ty}"))
+    }
+
+    /// The value of a boolean `-XX` flag, e.g. `"UseZGC"`, from HotSpot's flag table.
+    pub fn bool_flag(&self, name: &str) -> Result<bool, String> {
+        let table = self.static_address("JVMFlag", "flags")?;
+        let count = self.static_address("JVMFlag", "numFlags")?;
+        let (name_at, addr_at) = (self.offset("JVMFlag", "_name")?, self.offset("JVMFlag", "_addr")?);
+        let stride = self.type_size("JVMFlag")?;
+        let (table, count) = unsafe { (*(table as *const usize), *(count as *const usize)) };
+        for i in 0..count {
+            let flag = table + i * stride;
+            let Some(n) = (unsafe { string_at(flag as *const u8, name_at) }) else { continue };
+            if n == name {
+                let addr = unsafe { *((flag + addr_at) as *const usize) };
+                return if addr == 0 {
+                    Err(format!("flag {name} has no value"))
+                } else {
+                    Ok(unsafe { *(addr as *const u8) } != 0)
+                };
+            }
+        }
+        Err(format!("the JVM has no flag {name}"))
+    }
+
+    /// An integer constant, e.g. `"frame::entry_frame_call_wrapper_offset"`.
+    pub fn constant(&self, name: &str) -> Result<i64, String> {
+        self.constants.get(name).copied().ok_or_else(|| format!("the JVM exports no constant {name}"))
+    }
+}

@@ -1,0 +1,293 @@
+//! Which site an allocation belongs to: its class and the trace of its first `depth` frames.
+//!
+//! JVMTI's GetStackTrace costs about a microsecond per call — on a program that allocates 30 million
+//! objects, more than the program itself. So the allocating thread names its frames with the `hotspot`
+//! walker instead (tens of nanoseconds: a `Method*` and bytecode pointer per interpreted frame, a return
+//! address and compile id per compiled one) and looks the site up in a per-thread cache keyed by those
+//! identities. Only a stack never seen before goes to GetStackTrace; equal identities always mean equal
+//! traces, since a compiled frame's return address and compile id fix its inlined methods and bytecode
+//! indexes, and `depth` physical frames cover at least `depth` Java frames.
+//!
+//! The class is part of the key too: with a collector that moves objects only inside pauses (G1, Parallel,
+//! Serial — each pause starts a new cache epoch), as the class object's address, read from the callback's
+//! JNI handle; otherwise (ZGC, Shenandoah) as the class serial, which costs a JVMTI tag lookup.
+//!
+//! A `Method*` may be reused once its class is unloaded, which only a garbage collection does, so the
+//! caches start over after every collection ([`SiteFinder::on_gc_start`]). Where the walker cannot be used
+//! (not x86-64, a JVM that exports no structure tables) or gives up on a stack, GetStackTrace is used
+//! directly, and the caches are keyed by its jmethodIDs instead.
+//!
+//! `HPROF_VERIFY_WALK=1` checks every cached answer against GetStackTrace and reports mismatches at exit;
+//! the tests run with it on every JDK.
+
+use super::site_table::{SiteKey, SiteTable};
+use super::thread_cache;
+use crate::agent::Agent;
+use crate::log;
+use crate::traces::RawFrame;
+use hotspot::{VmStructs, WalkError, Walker};
+use hprof_format::serial_base;
+use jvmti::{Jni, sys};
+use std::mem::MaybeUninit;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Stacks up to this depth are taken into buffers on the stack.
+const INLINE_DEPTH: usize = 64;
+/// Key word 0 holds the class: its object's address (8-aligned) or its serial shifted left by 3, with
+/// these low bits saying which, and how the frames that follow were named.
+const KEY_CLASS_SERIAL: u64 = 1;
+const KEY_JVMTI_FRAMES: u64 = 2;
+const KEY_NO_TRACE: u64 = 4;
+
+#[derive(Default)]
+pub struct SiteFinder {
+    walker: OnceLock<Option<Walker>>,
+    /// Whether class objects move only inside collection pauses (so their addresses can key the cache).
+    addresses_stable_between_pauses: OnceLock<bool>,
+    /// Garbage collections started so far: a thread's cache is emptied when this moves.
+    gc_epoch: AtomicU64,
+    walk_failures: [AtomicU64; WalkError::ALL.len()],
+    verify: Verification,
+}
+
+#[derive(Default)]
+struct Verification {
+    enabled: OnceLock<bool>,
+    checked: AtomicU64,
+    mismatches: AtomicU64,
+}
+
+impl SiteFinder {
+    /// Sets the walker up; called at VMInit, on a Java thread (its `eetop` tells where a JNIEnv lies
+    /// inside a JavaThread).
+    pub fn init(&self, agent: &Agent, jni: Jni) {
+        let walker = self.walker.get_or_init(|| match new_walker(agent, jni) {
+            Ok(w) => Some(w),
+            Err(e) => {
+                log::verbose(agent.options.verbose, &format!("heap=sites: stacks through JVMTI only ({e})"));
+                None
+            }
+        });
+        let _ = self.addresses_stable_between_pauses.set(!crate::collector::is_concurrent());
+        let verify = std::env::var_os("HPROF_VERIFY_WALK").is_some_and(|v| v == "1");
+        let _ = self.verify.enabled.set(verify && walker.is_some());
+    }
+
+    pub fn on_gc_start(&self) {
+        self.gc_epoch.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// The site of an allocation of an instance of `class` by the current thread; `None` when the class
+    /// cannot be registered or the site table is full.
+    pub fn site_of(
+        &self,
+        agent: &Agent,
+        sites: &SiteTable,
+        jni: Jni,
+        thread: sys::jthread,
+        class: sys::jclass,
+    ) -> Option<u32> {
+        let depth = agent.depth();
+        let class_serial = || agent.classes.register(agent, class).map(|c| c.serial);
+        // With thread=y a trace names its thread, and virtual threads share their carrier's cache: no cache.
+        if agent.options.thread {
+            return self.site_from_jvmti(agent, sites, jni, thread, class_serial()?, depth).0;
+        }
+        let mut key_buf = [0u64; 1 + 2 * INLINE_DEPTH];
+        let mut key_heap = Vec::new();
+        let key: &mut [u64] = if depth <= INLINE_DEPTH {
+            &mut key_buf[..1 + 2 * depth]
+        } else {
+            key_heap.resize(1 + 2 * depth, 0);
+            &mut key_heap
+        };
+        if let Some(walker) = self.walker.get().and_then(Option::as_ref) {
+            let (class_key, epoch) = self.class_key(agent, class)?;
+            key[0] = class_key;
+            match unsafe { walker.walk(jni.raw() as *const _, depth, &mut key[1..]) } {
+                Ok(n) => {
+                    let key = &key[..1 + 2 * n];
+                    let site = thread_cache::site_for(epoch, key, || {
+                        self.site_from_jvmti(agent, sites, jni, thread, class_serial()?, depth).0
+                    });
+                    if self.verify.enabled.get() == Some(&true) {
+                        self.verify(agent, sites, jni, thread, class_serial()?, depth, site);
+                    }
+                    return site;
+                }
+                Err(e) => {
+                    self.walk_failures[e.index()].fetch_add(1, Ordering::Relaxed);
+                    return self.site_from_jvmti(agent, sites, jni, thread, class_serial()?, depth).0;
+                }
+            }
+        }
+        // No walker: the JVMTI frames themselves make the key.
+        let epoch = self.gc_epoch.load(Ordering::Acquire);
+        self.site_from_jvmti_frames(agent, sites, jni, thread, class_serial()?, depth, epoch, key)
+    }
+
+    /// The class part of a cache key, and the collection epoch the key belongs to.
+    fn class_key(&self, agent: &Agent, class: sys::jclass) -> Option<(u64, u64)> {
+        if self.addresses_stable_between_pauses.get() == Some(&true) {
+            // A local JNI handle points at the slot that holds the object's address. The epoch read on both
+            // sides tells that no pause moved the object in between.
+            let before = self.gc_epoch.load(Ordering::Acquire);
+            let address = unsafe { std::ptr::read_volatile(class as *const u64) };
+            let after = self.gc_epoch.load(Ordering::Acquire);
+            if before == after && address != 0 && address.is_multiple_of(8) {
+                return Some((address, before));
+            }
+        }
+        let epoch = self.gc_epoch.load(Ordering::Acquire);
+        let serial = agent.classes.register(agent, class)?.serial;
+        Some(((serial as u64) << 3 | KEY_CLASS_SERIAL, epoch))
+    }
+
+    /// GetStackTrace, then the trace and site tables.
+    fn site_from_jvmti(
+        &self,
+        agent: &Agent,
+        sites: &SiteTable,
+        jni: Jni,
+        thread: sys::jthread,
+        class_serial: u32,
+        depth: usize,
+    ) -> (Option<u32>, usize) {
+        let mut frames = [MaybeUninit::<sys::jvmtiFrameInfo>::uninit(); INLINE_DEPTH];
+        let mut heap = Vec::new();
+        let buf: &mut [MaybeUninit<sys::jvmtiFrameInfo>] = if depth <= INLINE_DEPTH {
+            &mut frames[..depth]
+        } else {
+            heap.resize(depth, MaybeUninit::uninit());
+            &mut heap
+        };
+        // depth=0 asks for no frames: skip GetStackTrace's fixed cost.
+        let taken =
+            if depth == 0 { Some(&[][..]) } else { agent.jvmti.stack_trace_into(std::ptr::null_mut(), 0, buf).ok() };
+        let trace_serial = match taken {
+            // A thread whose stack cannot be taken (e.g. still starting) gets HPROF's "no trace" serial.
+            None => serial_base::TRACE,
+            Some(frames) => {
+                let raw: Vec<RawFrame> = frames.iter().map(RawFrame::from_jvmti).collect();
+                let thread_serial = agent.trace_thread_serial(agent.threads.serial_of(agent, thread));
+                agent.traces.intern_raw(agent, Some(jni), thread_serial, &raw)
+            }
+        };
+        (sites.intern(SiteKey { class_serial, trace_serial }), taken.map_or(0, |f| f.len()))
+    }
+
+    /// Without the walker: GetStackTrace on every allocation, its frames the cache key, so that at least
+    /// the trace and site tables' locks are skipped for a known stack.
+    #[allow(clippy::too_many_arguments)]
+    fn site_from_jvmti_frames(
+        &self,
+        agent: &Agent,
+        sites: &SiteTable,
+        jni: Jni,
+        thread: sys::jthread,
+        class_serial: u32,
+        depth: usize,
+        epoch: u64,
+        key: &mut [u64],
+    ) -> Option<u32> {
+        let mut frames = [MaybeUninit::<sys::jvmtiFrameInfo>::uninit(); INLINE_DEPTH];
+        let mut heap = Vec::new();
+        let buf: &mut [MaybeUninit<sys::jvmtiFrameInfo>] = if depth <= INLINE_DEPTH {
+            &mut frames[..depth]
+        } else {
+            heap.resize(depth, MaybeUninit::uninit());
+            &mut heap
+        };
+        let taken =
+            if depth == 0 { Some(&[][..]) } else { agent.jvmti.stack_trace_into(std::ptr::null_mut(), 0, buf).ok() };
+        let frames = taken.unwrap_or(&[]);
+        key[0] = (class_serial as u64) << 3
+            | KEY_CLASS_SERIAL
+            | KEY_JVMTI_FRAMES
+            | if taken.is_none() { KEY_NO_TRACE } else { 0 };
+        for (i, f) in frames.iter().enumerate() {
+            key[1 + 2 * i] = f.method as u64;
+            key[2 + 2 * i] = f.location as u64;
+        }
+        thread_cache::site_for(epoch, &key[..1 + 2 * frames.len()], || {
+            let trace_serial = match taken {
+                None => serial_base::TRACE,
+                Some(frames) => {
+                    let raw: Vec<RawFrame> = frames.iter().map(RawFrame::from_jvmti).collect();
+                    let thread_serial = agent.trace_thread_serial(agent.threads.serial_of(agent, thread));
+                    agent.traces.intern_raw(agent, Some(jni), thread_serial, &raw)
+                }
+            };
+            sites.intern(SiteKey { class_serial, trace_serial })
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn verify(
+        &self,
+        agent: &Agent,
+        sites: &SiteTable,
+        jni: Jni,
+        thread: sys::jthread,
+        class_serial: u32,
+        depth: usize,
+        cached: Option<u32>,
+    ) {
+        let (truth, _) = self.site_from_jvmti(agent, sites, jni, thread, class_serial, depth);
+        self.verify.checked.fetch_add(1, Ordering::Relaxed);
+        // A thread JVMTI cannot take a stack of (still starting, say: "no trace") and one the walker found
+        // no Java frame on agree.
+        let frames_of = |site: Option<u32>| {
+            site.and_then(|s| sites.key(s)).map(|k| (k.class_serial, agent.traces.frames_of(k.trace_serial)))
+        };
+        if truth != cached && frames_of(truth) != frames_of(cached) {
+            let n = self.verify.mismatches.fetch_add(1, Ordering::Relaxed);
+            if n < 5 {
+                let describe = |site: Option<u32>| {
+                    let key = site.and_then(|s| sites.key(s));
+                    let frames = key.map(|k| agent.traces.frames_of(k.trace_serial));
+                    format!("{key:?} {frames:?}")
+                };
+                log::warning(&format!(
+                    "heap=sites: walk check mismatch: cached {} / JVMTI {}",
+                    describe(cached),
+                    describe(truth)
+                ));
+            }
+        }
+    }
+
+    /// One line for the verbose log (and the tests): how stacks were found.
+    pub fn summary(&self) -> String {
+        let mut line = match self.walker.get() {
+            Some(Some(_)) => "stacks walked".to_string(),
+            _ => "stacks through JVMTI only".to_string(),
+        };
+        for e in WalkError::ALL {
+            let n = self.walk_failures[e.index()].load(Ordering::Relaxed);
+            if n > 0 {
+                line.push_str(&format!(", {n} by JVMTI ({})", e.describe()));
+            }
+        }
+        if self.verify.enabled.get() == Some(&true) {
+            line.push_str(&format!(
+                "; walk check: {} verified, {} mismatches",
+                self.verify.checked.load(Ordering::Relaxed),
+                self.verify.mismatches.load(Ordering::Relaxed)
+            ));
+        }
+        line
+    }
+}
+
+fn new_walker(agent: &Agent, jni: Jni) -> Result<Walker, String> {
+    let vm = VmStructs::get().ok_or("the JVM exports no structure tables")?;
+    let thread = agent.jvmti.current_thread().map_err(|e| format!("GetCurrentThread: {e}"))?;
+    let class = jni.find_class(c"java/lang/Thread").map_err(|e| format!("java.lang.Thread: {e}"))?;
+    let eetop = jni.field_id(class, c"eetop", c"J").map_err(|e| format!("Thread.eetop: {e}"))?;
+    let java_thread = jni.long_field(thread, eetop) as usize;
+    jni.delete_local_ref(class);
+    jni.delete_local_ref(thread);
+    Walker::new(vm, jni.raw() as *const _, java_thread)
+}
