@@ -90,9 +90,14 @@ impl CodeCache {
         None
     }
 
+    /// The blob's name pointer (a string literal of the JVM's).
+    pub fn name(&self, blob: usize) -> usize {
+        unsafe { *((blob + self.layout.blob_name) as *const usize) }
+    }
+
     /// Whether a blob is a compiled Java method; `None` for a blob without a name.
     pub fn kind(&self, blob: usize) -> Option<BlobKind> {
-        let name = unsafe { *((blob + self.layout.blob_name) as *const usize) };
+        let name = self.name(blob);
         if name == 0 {
             return None;
         }
@@ -126,8 +131,9 @@ impl CodeCache {
         unsafe { *((blob + self.layout.blob_frame_size) as *const i32) }
     }
 
+    /// An nmethod's compile id (never negative).
     pub fn compile_id(&self, nmethod: usize) -> i32 {
-        unsafe { *((nmethod + self.layout.nmethod_compile_id) as *const i32) }
+        unsafe { *((nmethod + self.layout.nmethod_compile_id) as *const i32) }.max(0)
     }
 
     /// Where an nmethod's stub section begins: its exception and deoptimization handlers, where no ordinary

@@ -15,9 +15,10 @@
 
 mod code_cache;
 mod layout;
-mod stack_bounds;
+mod per_thread;
 mod structs;
 mod walker;
 
+pub use per_thread::WalkerThread;
 pub use structs::VmStructs;
 pub use walker::{FrameIds, WalkError, Walker};

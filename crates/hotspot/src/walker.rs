@@ -23,7 +23,7 @@
 
 use crate::code_cache::{BlobKind, CodeCache};
 use crate::layout::{self, Layout};
-use crate::stack_bounds;
+use crate::per_thread::{CachedBlob, WalkerThread};
 use crate::structs::VmStructs;
 use std::ffi::c_void;
 
@@ -123,14 +123,22 @@ impl Walker {
 
     /// Writes the identities of up to `max_frames` Java frames of the current thread, innermost first, into
     /// `out` (two words per frame; `out` holds at least `2 * max_frames`); returns how many it wrote, fewer
-    /// only when the stack has no more Java frames.
+    /// only when the stack has no more Java frames. `epoch` is the caller's garbage collection count: the
+    /// walker forgets what it knows of code blobs when it changes.
     ///
     /// # Safety
-    /// `env` must be the current thread's JNIEnv, and the thread must be outside Java code (in a JVMTI
-    /// callback or other native code), so that its anchor describes its stack.
-    pub unsafe fn walk(&self, env: *const c_void, max_frames: usize, out: &mut FrameIds) -> Result<usize, WalkError> {
-        let stack = stack_bounds::current().ok_or(WalkError::NoStackBounds)?;
-        let mem = Stack { low: stack.0, high: stack.1 };
+    /// `t` must be the current thread's [`WalkerThread`] and `env` its JNIEnv, and the thread must be outside
+    /// Java code (in a JVMTI callback or other native code), so that its anchor describes its stack.
+    pub unsafe fn walk(
+        &self,
+        t: &mut WalkerThread,
+        env: *const c_void,
+        epoch: u64,
+        max_frames: usize,
+        out: &mut FrameIds,
+    ) -> Result<usize, WalkError> {
+        t.enter_epoch(epoch);
+        let mem = Stack { low: t.stack.0, high: t.stack.1 };
         let thread = env as usize - self.env_offset;
         let Some(mut frame) = self.anchor_frame(&mem, thread + self.layout.thread_anchor)? else { return Ok(0) };
         let mut written = 0;
@@ -159,24 +167,41 @@ impl Walker {
                 }
                 continue;
             }
-            let blob = self.code.find_blob(frame.pc).ok_or(WalkError::UnknownCode)?;
-            let kind = self.code.kind(blob).ok_or(WalkError::UnknownCode)?;
-            let words = self.code.frame_size(blob);
-            if words <= 0 {
-                return Err(WalkError::NoFrameSize);
-            }
-            if kind == BlobKind::Nmethod {
-                if frame.pc >= self.code.stub_section(blob) {
-                    return Err(WalkError::Deoptimized);
-                }
+            let blob = self.blob_at(t, frame.pc)?;
+            if blob.compile_id >= 0 {
                 out[2 * written] = frame.pc as u64;
-                out[2 * written + 1] = COMPILED | self.code.compile_id(blob) as u32 as u64;
+                out[2 * written + 1] = COMPILED | blob.compile_id as u32 as u64;
                 written += 1;
             }
-            let sender_sp = frame.sp + words as usize * 8;
+            let sender_sp = frame.sp + blob.frame_words as usize * 8;
             frame = Frame { sp: sender_sp, fp: mem.word(sender_sp, -layout::SENDER_SP)?, pc: mem.word(sender_sp, -1)? };
         }
         Err(WalkError::TooDeep)
+    }
+
+    /// The blob a return address lies in, from the thread's cache when it still holds there.
+    fn blob_at(&self, t: &mut WalkerThread, pc: usize) -> Result<CachedBlob, WalkError> {
+        let cached = *t.blob_slot(pc);
+        if cached.pc == pc
+            && self.code.name(cached.blob) == cached.name
+            && (cached.compile_id < 0 || self.code.compile_id(cached.blob) == cached.compile_id)
+        {
+            return Ok(cached);
+        }
+        let blob = self.code.find_blob(pc).ok_or(WalkError::UnknownCode)?;
+        let kind = self.code.kind(blob).ok_or(WalkError::UnknownCode)?;
+        let frame_words = self.code.frame_size(blob);
+        if frame_words <= 0 {
+            return Err(WalkError::NoFrameSize);
+        }
+        let compile_id = match kind {
+            BlobKind::Nmethod if pc >= self.code.stub_section(blob) => return Err(WalkError::Deoptimized),
+            BlobKind::Nmethod => self.code.compile_id(blob),
+            BlobKind::Stub => -1,
+        };
+        let found = CachedBlob { pc, blob, frame_words, compile_id, name: self.code.name(blob) };
+        *t.blob_slot(pc) = found;
+        Ok(found)
     }
 
     /// The frame a JavaFrameAnchor (a thread's, or one saved in a JavaCallWrapper) describes; `None` when it

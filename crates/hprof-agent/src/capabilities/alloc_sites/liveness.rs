@@ -16,14 +16,16 @@
 //! never deletes a reference such a list still names: it takes dead ones out of the lists first, under
 //! each thread's lock, which the lookup holds too.
 
+use super::per_thread::AllocThread;
 use super::site_table::SiteTable;
 use super::weight::Weighting;
 use jvmti::{Jni, sys};
 use rustc_hash::FxHashSet;
-use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
+/// The low bits of a JNI handle that say its kind (HotSpot: 1 for a weak global reference).
+const WEAK_TAG_BITS: usize = 3;
 /// Sampled objects each thread remembers for VMObjectAlloc's double reports.
 const RECENT: usize = 8;
 /// Survivors are rechecked every this many collections (and before every report).
@@ -53,7 +55,7 @@ struct Young {
 
 /// One thread's records since the last check.
 #[derive(Default)]
-struct ThreadRecords {
+pub struct ThreadRecords {
     young: Mutex<Young>,
 }
 
@@ -61,10 +63,6 @@ impl ThreadRecords {
     fn lock(&self) -> MutexGuard<'_, Young> {
         self.young.lock().unwrap_or_else(|e| e.into_inner())
     }
-}
-
-thread_local! {
-    static MINE: RefCell<Option<Arc<ThreadRecords>>> = const { RefCell::new(None) };
 }
 
 #[derive(Default)]
@@ -93,55 +91,53 @@ pub struct CheckStats {
 }
 
 impl Liveness {
-    /// Runs `f` on this thread's records (registered on first use); `None` while the thread is exiting.
-    fn with_my_records<T>(&self, f: impl FnOnce(&ThreadRecords) -> T) -> Option<T> {
-        MINE.try_with(|m| {
-            let mut m = m.try_borrow_mut().ok()?;
-            let records = m.get_or_insert_with(|| {
-                let records = Arc::new(ThreadRecords::default());
-                self.threads.lock().unwrap_or_else(|e| e.into_inner()).push(records.clone());
-                records
-            });
-            Some(f(records))
+    /// This thread's records, registered on first use.
+    fn records_of<'t>(&self, t: &'t mut AllocThread) -> &'t ThreadRecords {
+        t.records.get_or_insert_with(|| {
+            let records = Arc::new(ThreadRecords::default());
+            self.threads.lock().unwrap_or_else(|e| e.into_inner()).push(records.clone());
+            records
         })
-        .ok()
-        .flatten()
     }
 
     /// Starts watching `object`, counted at `site`. `sampled`: it came from SampledObjectAlloc (and may be
-    /// reported again by VMObjectAlloc).
-    pub fn track(&self, jni: Jni, object: sys::jobject, site: u32, words: u32, sampled: bool) {
-        let weak = jni.new_weak_global_ref(object) as usize;
-        let kept = weak != 0
-            && self
-                .with_my_records(|mine| {
-                    let mut young = mine.lock();
-                    young.records.push(Record { weak, site, words });
-                    if sampled {
-                        let i = young.next_recent;
-                        young.recent[i] = Recent { weak, words };
-                        young.next_recent = (i + 1) % RECENT;
-                    }
-                })
-                .is_some();
-        if !kept {
-            // Without a reference the object would stay live forever; rare (out of memory, thread exit).
-            if weak != 0 {
-                jni.delete_weak_global_ref(weak as sys::jweak);
-            }
+    /// reported again by VMObjectAlloc). `t`: the current thread's state, if it can be had.
+    pub fn track(
+        &self,
+        t: Option<&mut AllocThread>,
+        jni: Jni,
+        object: sys::jobject,
+        site: u32,
+        words: u32,
+        sampled: bool,
+    ) {
+        let Some(t) = t else {
+            // Without a reference the object stays live forever; rare (a nested allocation, thread exit).
             self.untracked.fetch_add(1, Ordering::Relaxed);
+            return;
+        };
+        let weak = jni.new_weak_global_ref(object) as usize;
+        if weak == 0 {
+            self.untracked.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        let mut young = self.records_of(t).lock();
+        young.records.push(Record { weak, site, words });
+        if sampled {
+            let i = young.next_recent;
+            young.recent[i] = Recent { weak, words };
+            young.next_recent = (i + 1) % RECENT;
         }
     }
 
     /// Whether `object` (a VMObjectAlloc report) is one this thread's sampler reported just before.
-    pub fn already_tracked(&self, jni: Jni, object: sys::jobject, words: u32) -> bool {
-        self.with_my_records(|mine| {
-            mine.lock()
-                .recent
-                .iter()
-                .any(|r| r.weak != 0 && r.words == words && jni.is_same_object(object, r.weak as sys::jobject))
-        })
-        .unwrap_or(false)
+    pub fn already_tracked(&self, t: Option<&mut AllocThread>, jni: Jni, object: sys::jobject, words: u32) -> bool {
+        let Some(t) = t else { return false };
+        self.records_of(t)
+            .lock()
+            .recent
+            .iter()
+            .any(|r| r.weak != 0 && r.words == words && jni.is_same_object(object, r.weak as sys::jobject))
     }
 
     /// Called at the end of every garbage collection (on the VM thread: only wakes the checker).
@@ -200,7 +196,17 @@ impl Liveness {
         let scan_survivors = everything || checker.collections_seen - checker.last_survivor_scan >= SURVIVOR_SCAN_EVERY;
         let mut stats = CheckStats::default();
         let mut dead = Vec::new();
-        let is_dead = |r: &Record| jni.is_same_object(r.weak as sys::jobject, std::ptr::null_mut());
+        // A weak reference is a slot of the JVM's weak handle storage (the handle without its tag bits). A
+        // collector that clears references only inside its pauses has stored null there when the object
+        // died, so the slot can be read directly; a concurrent one may leave colour bits, so JNI decides.
+        let read_slots = !crate::collector::is_concurrent();
+        let is_dead = |r: &Record| {
+            if read_slots {
+                unsafe { std::ptr::read_volatile((r.weak & !WEAK_TAG_BITS) as *const usize) == 0 }
+            } else {
+                jni.is_same_object(r.weak as sys::jobject, std::ptr::null_mut())
+            }
+        };
         let mut keep = |r: Record, survivors: &mut Vec<Record>, dead: &mut Vec<usize>| {
             stats.checked += 1;
             if is_dead(&r) {

@@ -13,6 +13,7 @@
 //! tracked object, so "live" means live.
 
 mod liveness;
+mod per_thread;
 mod priming;
 mod report;
 mod site_finder;
@@ -88,15 +89,23 @@ impl AllocSites {
             return;
         }
         let words = size::words(size);
-        if !sampled && self.liveness.already_tracked(jni, object, words) {
-            return;
-        }
-        let Some(site) = self.finder.site_of(agent, &self.sites, jni, thread, class) else {
-            self.sites.record_dropped();
-            return;
+        let record_with = |t: Option<&mut per_thread::AllocThread>| {
+            let mut t = t;
+            if !sampled && self.liveness.already_tracked(t.as_deref_mut(), jni, object, words) {
+                return;
+            }
+            let Some(site) = self.finder.site_of(agent, &self.sites, t.as_deref_mut(), jni, thread, class) else {
+                self.sites.record_dropped();
+                return;
+            };
+            self.sites.record_alloc(site, self.weighting.of(size::bytes(words)));
+            self.liveness.track(t, jni, object, site, words, sampled);
         };
-        self.sites.record_alloc(site, self.weighting.of(size::bytes(words)));
-        self.liveness.track(jni, object, site, words, sampled);
+        // An allocation made while another is recorded (or by an exiting thread) goes without the thread's
+        // state: JVMTI for the stack, and no watching for its death.
+        if per_thread::with(|t| record_with(Some(t))).is_none() {
+            record_with(None);
+        }
     }
 
     /// Forces a GC and checks every tracked object, so live figures are exact. At exit a concurrent

@@ -20,8 +20,8 @@
 //! `HPROF_VERIFY_WALK=1` checks every cached answer against GetStackTrace and reports mismatches at exit;
 //! the tests run with it on every JDK.
 
+use super::per_thread::AllocThread;
 use super::site_table::{SiteKey, SiteTable};
-use super::thread_cache;
 use crate::agent::Agent;
 use crate::log;
 use crate::traces::RawFrame;
@@ -34,6 +34,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Stacks up to this depth are taken into buffers on the stack.
 const INLINE_DEPTH: usize = 64;
+/// Cache keys for stacks up to this depth are built on the stack (HPROF's default depth is 4).
+const INLINE_KEY_DEPTH: usize = 16;
 /// Key word 0 holds the class: its object's address (8-aligned) or its serial shifted left by 3, with
 /// these low bits saying which, and how the frames that follow were named.
 const KEY_CLASS_SERIAL: u64 = 1;
@@ -78,12 +80,15 @@ impl SiteFinder {
         self.gc_epoch.fetch_add(1, Ordering::AcqRel);
     }
 
-    /// The site of an allocation of an instance of `class` by the current thread; `None` when the class
-    /// cannot be registered or the site table is full.
+    /// The site of an allocation of an instance of `class` by the current thread, whose state `t` is (none
+    /// for an allocation made while another is recorded); `None` when the class cannot be registered or
+    /// the site table is full.
+    #[allow(clippy::too_many_arguments)]
     pub fn site_of(
         &self,
         agent: &Agent,
         sites: &SiteTable,
+        t: Option<&mut AllocThread>,
         jni: Jni,
         thread: sys::jthread,
         class: sys::jclass,
@@ -91,12 +96,12 @@ impl SiteFinder {
         let depth = agent.depth();
         let class_serial = || agent.classes.register(agent, class).map(|c| c.serial);
         // With thread=y a trace names its thread, and virtual threads share their carrier's cache: no cache.
-        if agent.options.thread {
+        let Some(t) = t.filter(|_| !agent.options.thread) else {
             return self.site_from_jvmti(agent, sites, jni, thread, class_serial()?, depth).0;
-        }
-        let mut key_buf = [0u64; 1 + 2 * INLINE_DEPTH];
+        };
+        let mut key_buf = [0u64; 1 + 2 * INLINE_KEY_DEPTH];
         let mut key_heap = Vec::new();
-        let key: &mut [u64] = if depth <= INLINE_DEPTH {
+        let key: &mut [u64] = if depth <= INLINE_KEY_DEPTH {
             &mut key_buf[..1 + 2 * depth]
         } else {
             key_heap.resize(1 + 2 * depth, 0);
@@ -105,10 +110,14 @@ impl SiteFinder {
         if let Some(walker) = self.walker.get().and_then(Option::as_ref) {
             let (class_key, epoch) = self.class_key(agent, class)?;
             key[0] = class_key;
-            match unsafe { walker.walk(jni.raw() as *const _, depth, &mut key[1..]) } {
+            let walked = match t.walker() {
+                Some(w) => unsafe { walker.walk(w, jni.raw() as *const _, epoch, depth, &mut key[1..]) },
+                None => Err(WalkError::NoStackBounds),
+            };
+            match walked {
                 Ok(n) => {
                     let key = &key[..1 + 2 * n];
-                    let site = thread_cache::site_for(epoch, key, || {
+                    let site = t.stacks.site_for(epoch, key, || {
                         self.site_from_jvmti(agent, sites, jni, thread, class_serial()?, depth).0
                     });
                     if self.verify.enabled.get() == Some(&true) {
@@ -124,7 +133,7 @@ impl SiteFinder {
         }
         // No walker: the JVMTI frames themselves make the key.
         let epoch = self.gc_epoch.load(Ordering::Acquire);
-        self.site_from_jvmti_frames(agent, sites, jni, thread, class_serial()?, depth, epoch, key)
+        self.site_from_jvmti_frames(agent, sites, t, jni, thread, class_serial()?, depth, epoch, key)
     }
 
     /// The class part of a cache key, and the collection epoch the key belongs to.
@@ -184,6 +193,7 @@ impl SiteFinder {
         &self,
         agent: &Agent,
         sites: &SiteTable,
+        t: &mut AllocThread,
         jni: Jni,
         thread: sys::jthread,
         class_serial: u32,
@@ -210,7 +220,7 @@ impl SiteFinder {
             key[1 + 2 * i] = f.method as u64;
             key[2 + 2 * i] = f.location as u64;
         }
-        thread_cache::site_for(epoch, &key[..1 + 2 * frames.len()], || {
+        t.stacks.site_for(epoch, &key[..1 + 2 * frames.len()], || {
             let trace_serial = match taken {
                 None => serial_base::TRACE,
                 Some(frames) => {
@@ -264,6 +274,11 @@ impl SiteFinder {
             Some(Some(_)) => "stacks walked".to_string(),
             _ => "stacks through JVMTI only".to_string(),
         };
+        line.push_str(if self.addresses_stable_between_pauses.get() == Some(&true) {
+            ", classes by address"
+        } else {
+            ", classes by serial"
+        });
         for e in WalkError::ALL {
             let n = self.walk_failures[e.index()].load(Ordering::Relaxed);
             if n > 0 {

@@ -6,28 +6,34 @@
 //! before the collection counter moved is emptied first. The cache is bounded and simply starts over when
 //! full.
 //!
-//! Entries are found by a well-mixed 64-bit hash of the key and then compared in full, so a lookup costs
-//! one comparison; two keys with the same hash (not expected in a program's lifetime) share no entry: the
-//! second is simply not cached.
+//! An open-addressing table of (hash, key position, site) with the keys in one arena: a lookup hashes the
+//! key, probes a slot or two and compares the words in place, with no allocation. Two keys with the same
+//! 64-bit hash (not expected in a program's lifetime) never share an entry: the second is not cached.
 
-use rustc_hash::FxHashMap;
-use std::cell::RefCell;
-
+/// Entries before the cache starts over.
 const MAX_ENTRIES: usize = 1 << 16;
+const INITIAL_SLOTS: usize = 1 << 10;
 
-struct Entry {
-    key: Box<[u64]>,
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    /// 0: empty (real hashes have their low bit set).
+    hash: u64,
+    key_at: u32,
+    key_len: u32,
     site: u32,
 }
 
-#[derive(Default)]
-struct Cache {
+pub struct StackCache {
     epoch: u64,
-    sites: FxHashMap<u64, Entry>,
+    slots: Vec<Slot>,
+    keys: Vec<u64>,
+    entries: usize,
 }
 
-thread_local! {
-    static SITES_BY_STACK: RefCell<Cache> = RefCell::new(Cache::default());
+impl Default for StackCache {
+    fn default() -> Self {
+        StackCache { epoch: 0, slots: vec![Slot::default(); INITIAL_SLOTS], keys: Vec::new(), entries: 0 }
+    }
 }
 
 /// A 64-bit hash whose every bit depends on every word (a multiply-xorshift per word, then a finaliser).
@@ -39,36 +45,78 @@ fn stack_hash(key: &[u64]) -> u64 {
     }
     h ^= h >> 30;
     h = h.wrapping_mul(0x94D0_49BB_1331_11EB);
-    h ^ (h >> 31)
+    (h ^ (h >> 31)) | 1
 }
 
-/// The cached site for `key` in collection epoch `epoch`, or `compute`'s answer (cached when it has one).
-pub fn site_for(epoch: u64, key: &[u64], compute: impl FnOnce() -> Option<u32>) -> Option<u32> {
-    let hash = stack_hash(key);
-    let cached = SITES_BY_STACK
-        .try_with(|c| {
-            let mut c = c.try_borrow_mut().ok()?;
-            if c.epoch != epoch {
-                c.epoch = epoch;
-                c.sites.clear();
-            }
-            c.sites.get(&hash).filter(|e| *e.key == *key).map(|e| e.site)
-        })
-        .ok()
-        .flatten();
-    if cached.is_some() {
-        return cached;
-    }
-    let site = compute()?;
-    let _ = SITES_BY_STACK.try_with(|c| {
-        if let Ok(mut c) = c.try_borrow_mut() {
-            if c.sites.len() >= MAX_ENTRIES {
-                c.sites.clear();
-            }
-            c.sites.entry(hash).or_insert_with(|| Entry { key: key.into(), site });
+/// Slice equality without a call to `memcmp`: keys are a few words long.
+fn same_words(a: &[u64], b: &[u64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0, |diff, (x, y)| diff | (x ^ y)) == 0
+}
+
+impl StackCache {
+    /// The cached site for `key` in collection epoch `epoch`, or `compute`'s answer (cached when it has
+    /// one).
+    pub fn site_for(&mut self, epoch: u64, key: &[u64], compute: impl FnOnce() -> Option<u32>) -> Option<u32> {
+        if self.epoch != epoch {
+            self.epoch = epoch;
+            self.clear();
         }
-    });
-    Some(site)
+        let hash = stack_hash(key);
+        let mask = self.slots.len() - 1;
+        let mut i = hash as usize & mask;
+        loop {
+            let slot = self.slots[i];
+            if slot.hash == 0 {
+                break;
+            }
+            if slot.hash == hash {
+                let stored = &self.keys[slot.key_at as usize..][..slot.key_len as usize];
+                return if same_words(stored, key) { Some(slot.site) } else { compute() };
+            }
+            i = (i + 1) & mask;
+        }
+        let site = compute()?;
+        self.insert(hash, key, site);
+        Some(site)
+    }
+
+    fn insert(&mut self, hash: u64, key: &[u64], site: u32) {
+        if self.entries >= MAX_ENTRIES {
+            self.clear();
+        }
+        if (self.entries + 1) * 2 > self.slots.len() {
+            self.grow();
+        }
+        let at = self.keys.len() as u32;
+        self.keys.extend_from_slice(key);
+        self.place(Slot { hash, key_at: at, key_len: key.len() as u32, site });
+        self.entries += 1;
+    }
+
+    fn place(&mut self, slot: Slot) {
+        let mask = self.slots.len() - 1;
+        let mut i = slot.hash as usize & mask;
+        while self.slots[i].hash != 0 {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = slot;
+    }
+
+    fn grow(&mut self) {
+        let doubled = vec![Slot::default(); self.slots.len() * 2];
+        let old = std::mem::replace(&mut self.slots, doubled);
+        for slot in old.into_iter().filter(|s| s.hash != 0) {
+            self.place(slot);
+        }
+    }
+
+    fn clear(&mut self) {
+        if self.entries > 0 {
+            self.slots.fill(Slot::default());
+            self.keys.clear();
+            self.entries = 0;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -77,18 +125,30 @@ mod tests {
 
     #[test]
     fn computes_once_per_key_and_epoch() {
+        let mut cache = StackCache::default();
         let mut calls = 0;
         for _ in 0..3 {
-            let s = site_for(0, &[1, 2, 3], || {
+            let s = cache.site_for(0, &[1, 2, 3], || {
                 calls += 1;
                 Some(7)
             });
             assert_eq!(s, Some(7));
         }
         assert_eq!(calls, 1);
-        assert_eq!(site_for(0, &[1, 2, 4], || None), None);
+        assert_eq!(cache.site_for(0, &[1, 2, 4], || None), None);
         // A new collection epoch empties the cache.
-        assert_eq!(site_for(1, &[1, 2, 3], || Some(8)), Some(8));
+        assert_eq!(cache.site_for(1, &[1, 2, 3], || Some(8)), Some(8));
+    }
+
+    #[test]
+    fn grows_and_keeps_every_entry() {
+        let mut cache = StackCache::default();
+        for i in 0..10_000u64 {
+            assert_eq!(cache.site_for(0, &[i, i * 3], || Some(i as u32)), Some(i as u32));
+        }
+        for i in 0..10_000u64 {
+            assert_eq!(cache.site_for(0, &[i, i * 3], || panic!("{i} was cached")), Some(i as u32));
+        }
     }
 
     #[test]
