@@ -134,8 +134,8 @@ impl VmStructs {
         self.types.get(ty).copied().ok_or_else(|| format!("the JVM exports no type {ty}"))
     }
 
-    /// The value of a boolean `-XX` flag, e.g. `"UseZGC"`, from HotSpot's flag table.
-    pub fn bool_flag(&self, name: &str) -> Result<bool, String> {
+    /// Where a flag of HotSpot's flag table is: the entry and the address of its value.
+    fn flag(&self, name: &str) -> Result<(usize, usize), String> {
         let table = self.static_address("JVMFlag", "flags")?;
         let count = self.static_address("JVMFlag", "numFlags")?;
         let (name_at, addr_at) = (self.offset("JVMFlag", "_name")?, self.offset("JVMFlag", "_addr")?);
@@ -143,17 +143,32 @@ impl VmStructs {
         let (table, count) = unsafe { (*(table as *const usize), *(count as *const usize)) };
         for i in 0..count {
             let flag = table + i * stride;
-            let Some(n) = (unsafe { string_at(flag as *const u8, name_at) }) else { continue };
-            if n == name {
-                let addr = unsafe { *((flag + addr_at) as *const usize) };
-                return if addr == 0 {
-                    Err(format!("flag {name} has no value"))
-                } else {
-                    Ok(unsafe { *(addr as *const u8) } != 0)
-                };
+            if unsafe { string_at(flag as *const u8, name_at) }.as_deref() == Some(name) {
+                let value = unsafe { *((flag + addr_at) as *const usize) };
+                return if value == 0 { Err(format!("flag {name} has no value")) } else { Ok((flag, value)) };
             }
         }
         Err(format!("the JVM has no flag {name}"))
+    }
+
+    /// The value of a boolean `-XX` flag, e.g. `"UseZGC"`, from HotSpot's flag table.
+    pub fn bool_flag(&self, name: &str) -> Result<bool, String> {
+        let (_, value) = self.flag(name)?;
+        Ok(unsafe { *(value as *const u8) } != 0)
+    }
+
+    /// Sets a boolean flag that still has its default value (nobody set it on the command line, in an
+    /// options file or ergonomically), as `-XX:+Name` would have; returns whether it is now `value`. Only
+    /// for flags the JVM reads afresh each time it uses them, set before it first does.
+    pub fn set_default_bool_flag(&self, name: &str, value: bool) -> Result<bool, String> {
+        let (flag, at) = self.flag(name)?;
+        let origin_mask = self.constant("JVMFlag::VALUE_ORIGIN_MASK")? as u32;
+        let default = self.constant("JVMFlagOrigin::DEFAULT")? as u32;
+        let flags = unsafe { *((flag + self.offset("JVMFlag", "_flags")?) as *const u32) };
+        if flags & origin_mask == default {
+            unsafe { std::ptr::write_volatile(at as *mut u8, value as u8) };
+        }
+        Ok((unsafe { *(at as *const u8) } != 0) == value)
     }
 
     /// An integer constant, e.g. `"frame::entry_frame_call_wrapper_offset"`.

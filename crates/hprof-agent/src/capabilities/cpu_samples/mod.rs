@@ -41,6 +41,17 @@ pub struct CpuSamples {
     interval_ms: u32,
     collapsed: Option<String>,
     flamegraph: Option<String>,
+    /// Whether the JIT was told directly to record debug information between safepoints (else enabling
+    /// CompiledMethodLoad events does it, at the cost of building an inline map for every compiled method).
+    debug_non_safepoints_set: bool,
+}
+
+/// Compiled frames map a pc to its inlined methods and line only where the JIT recorded debug information,
+/// which by default is at safepoints: samples inside inlined code would land on the caller. HotSpot records
+/// it everywhere with `-XX:+DebugNonSafepoints`, which the agent sets itself (as async-profiler does) unless
+/// the user chose a value; it costs compilation time, not time per sample.
+fn request_debug_non_safepoints() -> bool {
+    hotspot::VmStructs::get().is_some_and(|vm| vm.set_default_bool_flag("DebugNonSafepoints", true) == Ok(true))
 }
 
 impl CpuSamples {
@@ -58,6 +69,7 @@ impl CpuSamples {
             interval_ms: options.interval_ms,
             collapsed: options.collapsed.clone(),
             flamegraph: options.flamegraph.clone(),
+            debug_non_safepoints_set: matches!(options.sampler, SamplerKind::Async) && request_debug_non_safepoints(),
         })
     }
 
@@ -161,14 +173,12 @@ impl Capability for Arc<CpuSamples> {
         let mut events = vec![Event::VmInit, Event::VmDeath, Event::ThreadStart, Event::ThreadEnd];
         if let Sampler::Async(_) = self.sampler {
             // AsyncGetCallTrace refuses to walk unless ClassLoad events are on, and needs jmethodIDs to
-            // exist before a signal arrives. CompiledMethodLoad turns on DebugNonSafepoints, which gives
-            // compiled frames exact inlining and line information between safepoints.
-            events.extend([
-                Event::ClassLoad,
-                Event::ClassPrepare,
-                Event::CompiledMethodLoad,
-                Event::DynamicCodeGenerated,
-            ]);
+            // exist before a signal arrives.
+            events.extend([Event::ClassLoad, Event::ClassPrepare]);
+            // Where the flag could not be set, CompiledMethodLoad events turn DebugNonSafepoints on.
+            if !self.debug_non_safepoints_set {
+                events.extend([Event::CompiledMethodLoad, Event::DynamicCodeGenerated]);
+            }
         }
         events
     }
