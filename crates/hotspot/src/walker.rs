@@ -156,13 +156,16 @@ impl Walker {
                     sp: mem.word(frame.fp, layout::INTERPRETER_SENDER_SP)?,
                     fp: mem.word(frame.fp, layout::LINK)?,
                     pc: mem.word(frame.fp, layout::RETURN_ADDRESS)?,
-                };
+                }
+                .above(frame)?;
                 continue;
             }
             if frame.pc == self.call_stub_return {
+                // The JavaCallWrapper lives in the frame of the C++ code that called Java.
                 let wrapper = mem.word(frame.fp, self.layout.entry_frame_call_wrapper)?;
+                mem.check(wrapper)?;
                 match self.anchor_frame(&mem, wrapper + self.layout.call_wrapper_anchor)? {
-                    Some(caller) => frame = caller,
+                    Some(caller) => frame = caller.above(frame)?,
                     None => return Ok(written),
                 }
                 continue;
@@ -174,7 +177,8 @@ impl Walker {
                 written += 1;
             }
             let sender_sp = frame.sp + blob.frame_words as usize * 8;
-            frame = Frame { sp: sender_sp, fp: mem.word(sender_sp, -layout::SENDER_SP)?, pc: mem.word(sender_sp, -1)? };
+            frame = Frame { sp: sender_sp, fp: mem.word(sender_sp, -layout::SENDER_SP)?, pc: mem.word(sender_sp, -1)? }
+                .above(frame)?;
         }
         Err(WalkError::TooDeep)
     }
@@ -219,6 +223,14 @@ impl Walker {
         let fp = unsafe { *((anchor + l.anchor_fp) as *const usize) };
         mem.check(sp)?;
         Ok(Some(Frame { sp, fp, pc }))
+    }
+}
+
+impl Frame {
+    /// This frame, if it is a caller of `callee`: stacks grow down, so a caller's stack pointer is higher.
+    /// Anything else means a corrupt chain, which must not send the walk in circles.
+    fn above(self, callee: Frame) -> Result<Frame, WalkError> {
+        if self.sp > callee.sp { Ok(self) } else { Err(WalkError::OffStack) }
     }
 }
 
