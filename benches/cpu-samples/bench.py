@@ -4,9 +4,13 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
-from common import AGENT, build, compile_java, fresh_dir, interleaved_medians, java, javac_workload, log, timed  # noqa: E402
+from common import (AGENT, build, compile_java, fresh_dir, interleaved_samples, java, javac_workload, log,  # noqa: E402
+                    paired_ratio, timed, wall_and_cpu)
+import statistics  # noqa: E402
 
-RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 10
+# About 10 s: long enough that JVM start-up and warm-up do not make the whole run.
+BOUND_ROUNDS = 400
 
 
 def samples_by_method(report):
@@ -54,6 +58,7 @@ def accuracy(classes, sampler, seconds=20):
 
 
 def overhead(classes):
+    """Every configuration RUNS times, interleaved; wall and CPU time of the whole process tree."""
     javac_args, files = javac_workload()
     jfr_dir = fresh_dir("cpu-jfr")
     agent_dir = fresh_dir("cpu-agent")
@@ -61,21 +66,39 @@ def overhead(classes):
     javac = str(Path(java()).with_name("javac"))
 
     def run_javac(extra):
-        return lambda: timed([javac] + [f"-J{e}" for e in extra] + javac_args + [str(out)] + files)[0]
+        return lambda: wall_and_cpu([javac] + [f"-J{e}" for e in extra] + javac_args + [str(out)] + files)
 
     def run_bound(extra):
-        return lambda: timed([java()] + extra + ["-cp", str(classes), "CpuBound", "40"])[0]
+        return lambda: wall_and_cpu([java()] + extra + ["-cp", str(classes), "CpuBound", str(BOUND_ROUNDS)])
 
     configs = {
         "none": [],
         "cpu=samples": [f"-agentpath:{AGENT}=cpu=samples,interval=10,file={agent_dir}/out.txt"],
         "JFR profile": [f"-XX:StartFlightRecording=settings=profile,filename={jfr_dir}/rec.jfr"],
+        # What the JIT's extra debug information costs on its own, without any agent.
+        "DebugNonSafepoints": ["-XX:+UnlockDiagnosticVMOptions", "-XX:+DebugNonSafepoints"],
     }
     results = {}
-    for workload, runner in (("javac java/util", run_javac), ("CpuBound", run_bound)):
+    for workload, runner in ((f"javac java/util", run_javac), (f"CpuBound {BOUND_ROUNDS}", run_bound)):
         log(f"overhead: {workload}")
-        results[workload] = interleaved_medians({name: runner(extra) for name, extra in configs.items()}, RUNS)
+        results[workload] = interleaved_samples({name: runner(extra) for name, extra in configs.items()}, RUNS)
     return results
+
+
+def print_overhead(results):
+    print(f"## cpu=samples overhead ({RUNS} interleaved rounds; ratio = median of the rounds' ratios to no agent, "
+          "[95% bootstrap interval])")
+    print(f"{'workload':<18} {'measure':<5} {'none':>7} " + " ".join(f"{n:>26}" for n in list(results.values())[0] if n != "none"))
+    for workload, runs in results.items():
+        for k, measure in ((0, "wall"), (1, "CPU")):
+            base = [r[k] for r in runs["none"]]
+            cells = []
+            for name, rs in runs.items():
+                if name == "none":
+                    continue
+                med, lo, hi = paired_ratio(base, [r[k] for r in rs])
+                cells.append(f"{med:.3f} [{lo:.3f}, {hi:.3f}]")
+            print(f"{workload:<18} {measure:<5} {statistics.median(base):>6.2f}s " + " ".join(f"{c:>26}" for c in cells))
 
 
 def main():
@@ -88,12 +111,7 @@ def main():
         print(f"{a['sampler']:<10} {a['alpha_share']:>14.1f}% {a['own_alpha']:>6.1f}% "
               f"{a['alpha_share'] - a['own_alpha']:>+9.1f} {a['idle_share']:>10.1f}% {a['yield']:>6.2f} {a['total']:>8}")
     print()
-    print(f"## cpu=samples overhead (median wall time of {RUNS} interleaved runs)")
-    print(f"{'workload':<16} {'none':>8} {'cpu=samples':>12} {'ratio':>7} {'JFR profile':>12} {'ratio':>7}")
-    for workload, r in overhead(classes).items():
-        base = r["none"][0]
-        print(f"{workload:<16} {base:>7.2f}s {r['cpu=samples'][0]:>11.2f}s {r['cpu=samples'][0] / base:>7.3f} "
-              f"{r['JFR profile'][0]:>11.2f}s {r['JFR profile'][0] / base:>7.3f}")
+    print_overhead(overhead(classes))
 
 
 if __name__ == "__main__":

@@ -104,6 +104,27 @@ def interleaved_wall_and_cpu(configs, runs):
     return {name: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for name, v in got.items()}
 
 
+def paired_ratio(base, other, resamples=4000, seed=1):
+    """Median of the per-round ratios other[i] / base[i] (rounds run interleaved, so that drift in the
+    machine's speed hits both alike) and a 95% bootstrap interval for it: (median, low, high)."""
+    import random
+    ratios = [o / b for b, o in zip(base, other)]
+    rng = random.Random(seed)
+    medians = sorted(statistics.median(rng.choice(ratios) for _ in ratios) for _ in range(resamples))
+    return statistics.median(ratios), medians[int(0.025 * resamples)], medians[int(0.975 * resamples) - 1]
+
+
+def interleaved_samples(configs, runs):
+    """Like interleaved_wall_and_cpu, but returns every round: name → [(wall, cpu), …]."""
+    got = {name: [] for name in configs}
+    for i in range(runs):
+        for name, run in configs.items():
+            wall, cpu = run()
+            got[name].append((wall, cpu))
+            log(f"  run {i + 1}/{runs} {name}: {wall:.2f} s wall, {cpu:.2f} s CPU")
+    return got
+
+
 def fresh_dir(name):
     d = TARGET / name
     shutil.rmtree(d, ignore_errors=True)
