@@ -108,6 +108,17 @@ impl Jni {
         Ok(v)
     }
 
+    pub fn call_static_object(
+        self,
+        class: sys::jclass,
+        method: sys::jmethodID,
+        args: &[sys::jvalue],
+    ) -> JniResult<sys::jobject> {
+        let v = unsafe { jni_fn!(self, CallStaticObjectMethodA)(self.0, class, method, args.as_ptr()) };
+        self.check("CallStaticObjectMethod")?;
+        Ok(v)
+    }
+
     pub fn call_object(
         self,
         obj: sys::jobject,
@@ -214,6 +225,28 @@ impl Jni {
     pub fn new_byte_array(self, len: i32) -> JniResult<sys::jbyteArray> {
         let array = unsafe { jni_fn!(self, NewByteArray)(self.0, len) };
         self.check("NewByteArray")?;
+        Ok(array)
+    }
+
+    /// A new array of `len` references of class `element_class`, all null (a local reference).
+    pub fn new_object_array(self, len: i32, element_class: sys::jclass) -> JniResult<sys::jobjectArray> {
+        let array = unsafe { jni_fn!(self, NewObjectArray)(self.0, len, element_class, std::ptr::null_mut()) };
+        self.check("NewObjectArray")?;
+        Ok(array)
+    }
+
+    pub fn set_object_array_element(self, array: sys::jobjectArray, index: i32, value: sys::jobject) -> JniResult<()> {
+        unsafe { jni_fn!(self, SetObjectArrayElement)(self.0, array, index, value) };
+        self.check("SetObjectArrayElement")
+    }
+
+    /// A new `int[]` holding `values` (a local reference).
+    pub fn new_int_array(self, values: &[i32]) -> JniResult<sys::jintArray> {
+        let len = values.len() as i32;
+        let array = unsafe { jni_fn!(self, NewIntArray)(self.0, len) };
+        self.check("NewIntArray")?;
+        unsafe { jni_fn!(self, SetIntArrayRegion)(self.0, array, 0, len, values.as_ptr()) };
+        self.check("SetIntArrayRegion")?;
         Ok(array)
     }
 

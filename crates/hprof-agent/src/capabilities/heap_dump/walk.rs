@@ -1,20 +1,22 @@
-//! The heap walk: one JVMTI FollowReferences pass that tags objects as it meets them and streams their
+//! The heap walk: one JVMTI FollowReferences pass that names objects as it meets them and streams their
 //! records to the sink, holding no more than one object's values at a time.
 //!
 //! FollowReferences reports the roots first, then visits each reachable object once, reporting all of
 //! that object's references (with field or array indexes), primitive field values and array contents one
 //! after the other before moving to the next object. So the walk keeps only the object being visited:
 //! when a callback names another referrer, the previous object is complete and its record is written.
-//! An object is tagged (given its identifier) the first time it is reported as a referee; only then does
-//! the callback ask the VM to visit it, so each object enters the VM's visit stack once.
+//! Objects are named by their addresses ([`super::addresses`]) or, where those cannot be trusted, by tags
+//! ([`super::ids`]); [`super::identify`] reads a callback's objects either way.
 //!
 //! Heap callbacks ([`super::callbacks`]) run inside a VM operation on the VM thread: no JNI, no JVMTI, no
 //! lock a Java thread could hold. Everything they need was gathered before ([`ClassPlan`], [`ThreadRoots`]).
 
+use super::addresses::ObjectAddresses;
 use super::array_sizes::ArraySizes;
 use super::callbacks::{
     ABORT, VISIT, basic_type, on_array_values, on_primitive_field, on_reference, primitive_array_name, primitive_bits,
 };
+use super::identify::Owner;
 use super::ids::{DumpIds, array_length};
 use super::late::{LateObjects, LateValueKind};
 use super::layout::{ClassKind, ClassPlan};
@@ -60,26 +62,28 @@ pub struct WalkStats {
 }
 
 pub struct Walk<'a> {
-    plan: &'a ClassPlan,
+    pub(super) plan: &'a ClassPlan,
     threads: &'a ThreadRoots,
-    ids: &'a mut DumpIds,
+    pub(super) ids: &'a mut DumpIds,
+    /// Objects are named by their addresses; `None`: by tags.
+    pub(super) addresses: Option<ObjectAddresses>,
     sink: &'a mut dyn HeapSink,
-    late: &'a mut LateObjects,
+    pub(super) late: &'a mut LateObjects,
     /// Identifiers from here on were handed out by the walk (before it: class loaders and monitors).
-    walk_ids_from: u64,
-    current_tag: i64,
+    pub(super) walk_ids_from: u64,
+    current_id: u64,
     current: Current,
     values: Vec<u8>,
     class_values: ClassValues,
     /// Objects tagged before the walk that the VM has been asked to visit.
-    visit_requested: FxHashSet<u64>,
-    last_requested: u64,
+    pub(super) visit_requested: FxHashSet<u64>,
+    pub(super) last_requested: u64,
     monitors: FxHashSet<u64>,
-    /// Lengths of object arrays whose tags cannot carry them.
-    side_lengths: &'a mut FxHashMap<u64, u32>,
+    /// Lengths of object arrays their tags cannot carry, or (with addresses) of a class the plan lacks.
+    pub(super) side_lengths: &'a mut FxHashMap<u64, u32>,
     /// Per class: its instances' size in the VM, learned from the walk.
-    instance_sizes: Vec<u32>,
-    array_sizes: ArraySizes,
+    pub(super) instance_sizes: Vec<u32>,
+    pub(super) array_sizes: ArraySizes,
     /// Per class: CLASS DUMP written.
     pub emitted: Vec<bool>,
     /// Frames holding roots, for the threads' traces.
@@ -89,6 +93,8 @@ pub struct Walk<'a> {
     next_jni_global: u64,
     last_class: (i64, Option<u32>),
     pub error: Option<io::Error>,
+    /// What made object addresses untrustworthy: the walk stops, to be made again with tags.
+    pub failed: Option<String>,
     pub panicked: bool,
     pub stats: WalkStats,
 }
@@ -98,6 +104,7 @@ impl<'a> Walk<'a> {
         plan: &'a ClassPlan,
         threads: &'a ThreadRoots,
         ids: &'a mut DumpIds,
+        addresses: Option<ObjectAddresses>,
         side_lengths: &'a mut FxHashMap<u64, u32>,
         sink: &'a mut dyn HeapSink,
         late: &'a mut LateObjects,
@@ -107,10 +114,11 @@ impl<'a> Walk<'a> {
             plan,
             threads,
             ids,
+            addresses,
             sink,
             late,
             walk_ids_from,
-            current_tag: 0,
+            current_id: 0,
             current: Current::None,
             values: Vec::new(),
             class_values: ClassValues::default(),
@@ -126,6 +134,7 @@ impl<'a> Walk<'a> {
             next_jni_global: 1,
             last_class: (0, None),
             error: None,
+            failed: None,
             panicked: false,
             stats: WalkStats::default(),
         }
@@ -149,6 +158,9 @@ impl<'a> Walk<'a> {
             // The caller takes the I/O error from `error`.
             return Err("cannot write the heap dump".into());
         }
+        if let Some(why) = &self.failed {
+            return Err(format!("object addresses failed a check: {why}"));
+        }
         if self.panicked {
             return Err("the heap walk stopped after an internal error".into());
         }
@@ -162,7 +174,7 @@ impl<'a> Walk<'a> {
         }
     }
 
-    fn class_index(&mut self, class_tag: i64) -> Option<u32> {
+    pub(super) fn class_index(&mut self, class_tag: i64) -> Option<u32> {
         if class_tag == 0 {
             return None;
         }
@@ -170,51 +182,6 @@ impl<'a> Walk<'a> {
             self.last_class = (class_tag, self.plan.index_of(class_tag as u64));
         }
         self.last_class.1
-    }
-
-    /// The referee's identifier, tagging it if this is the first report of it, and whether the VM should
-    /// visit it (only on its first report).
-    fn referee(&mut self, class_tag: i64, size: i64, tag_ptr: *mut i64, length: i32) -> (u64, bool) {
-        let tag = unsafe { *tag_ptr };
-        if tag != 0 {
-            let id = self.ids.id_of(tag);
-            // Objects tagged before the walk (class objects above all: every object refers to its class)
-            // are visited once too.
-            if id == self.last_requested || (self.ids.is_reserved(id) && id >= self.walk_ids_from) {
-                return (id, false);
-            }
-            self.last_requested = id;
-            return (id, self.visit_requested.insert(id));
-        }
-        let class = self.class_index(class_tag);
-        let kind = class.map(|c| self.plan.get(c).kind);
-        let is_object_array = length >= 0 && !is_primitive_array(kind);
-        let (new_tag, id) = if is_object_array {
-            match self.ids.object_array(length as u32) {
-                Some(t) => t,
-                None => {
-                    let t = self.ids.plain();
-                    self.side_lengths.insert(t.1, length as u32);
-                    t
-                }
-            }
-        } else {
-            self.ids.plain()
-        };
-        unsafe { *tag_ptr = new_tag };
-        match (class, kind) {
-            (Some(c), Some(ClassKind::Instance)) => {
-                if Some(c) == self.plan.class_class {
-                    // A class object the plan does not know: a primitive type's, or a class loaded since.
-                    self.late.mirrors.push(id);
-                } else {
-                    self.instance_sizes[c as usize] = size as u32;
-                }
-            }
-            (_, Some(ClassKind::ObjectArray)) => self.array_sizes.observe(size as u64, length as u64),
-            _ => {}
-        }
-        (id, true)
     }
 
     fn emit_root(&mut self, root: &Root<'_>) {
@@ -278,19 +245,19 @@ impl<'a> Walk<'a> {
         }
     }
 
-    /// Makes the object tagged `owner_tag` the current one, writing the previous one if it differs.
-    fn enter(&mut self, owner_tag: i64, owner_class_tag: i64) {
-        if owner_tag == self.current_tag && !matches!(self.current, Current::None) {
+    /// Makes `owner` the current object, writing the previous one if it differs.
+    fn enter(&mut self, owner: Owner, owner_class_tag: i64) {
+        if owner.id == self.current_id && !matches!(self.current, Current::None) {
             return;
         }
         self.finish_current();
-        self.current_tag = owner_tag;
-        if owner_tag == 0 {
+        self.current_id = owner.id;
+        if owner.id == 0 {
             self.current = Current::Done;
             self.stats.mismatches += 1;
             return;
         }
-        let id = self.ids.id_of(owner_tag);
+        let id = owner.id;
         let class = self.class_index(owner_class_tag);
         if class.is_some() && class == self.plan.class_class {
             self.current = match self.plan.index_of(id) {
@@ -315,7 +282,11 @@ impl<'a> Walk<'a> {
                 Current::Instance { id, class: c }
             }
             Some((c, dc)) if dc.kind == ClassKind::ObjectArray => {
-                let length = array_length(owner_tag).or_else(|| self.side_lengths.get(&id).copied());
+                let length = match self.addresses {
+                    // Its length in the header was checked when it was reported as a referee.
+                    Some(a) if owner.addr != 0 => Some(unsafe { a.array_length(owner.addr) }.max(0) as u32),
+                    _ => array_length(owner.tag).or_else(|| self.side_lengths.get(&id).copied()),
+                };
                 match length {
                     Some(length) => {
                         let size = self.array_sizes.estimate(length);
@@ -383,17 +354,17 @@ impl<'a> Walk<'a> {
         referrer_tag_ptr: *mut i64,
         length: i32,
     ) -> i32 {
-        if self.error.is_some() {
+        if self.error.is_some() || self.failed.is_some() {
             return ABORT;
         }
-        let (id, first) = self.referee(class_tag, size, tag_ptr, length);
+        let Some((id, first)) = self.referee(class_tag, size, tag_ptr, length) else { return ABORT };
         let visit = if first { VISIT } else { 0 };
         if kind >= sys::JVMTI_HEAP_REFERENCE_JNI_GLOBAL {
             self.root(kind, info, id);
             return if self.error.is_some() { ABORT } else { visit };
         }
-        let owner_tag = if referrer_tag_ptr.is_null() { 0 } else { unsafe { *referrer_tag_ptr } };
-        self.enter(owner_tag, referrer_class_tag);
+        let Some(owner) = self.referrer(referrer_tag_ptr, tag_ptr) else { return ABORT };
+        self.enter(owner, referrer_class_tag);
         let index = info_index(info);
         match (&mut self.current, kind) {
             (Current::Instance { class, .. }, sys::JVMTI_HEAP_REFERENCE_FIELD) => {
@@ -470,11 +441,12 @@ impl<'a> Walk<'a> {
         value: sys::jvalue,
         value_type: u32,
     ) -> i32 {
-        if self.error.is_some() {
+        if self.error.is_some() || self.failed.is_some() {
             return ABORT;
         }
         let Some((ty, bits)) = primitive_bits(value, value_type) else { return 0 };
-        self.enter(unsafe { *tag_ptr }, class_tag);
+        let Some(owner) = self.owner(tag_ptr) else { return ABORT };
+        self.enter(owner, class_tag);
         let index = info_index(info);
         match (&self.current, kind) {
             (Current::Instance { class, .. }, sys::JVMTI_HEAP_REFERENCE_FIELD) => {
@@ -515,13 +487,19 @@ impl<'a> Walk<'a> {
         element_type: u32,
         elements: *const c_void,
     ) -> i32 {
-        if self.error.is_some() {
+        if self.error.is_some() || self.failed.is_some() {
             return ABORT;
         }
-        let tag = unsafe { *tag_ptr };
-        self.enter(tag, class_tag);
+        let Some(owner) = self.owner(tag_ptr) else { return ABORT };
+        if let Some(a) = self.addresses
+            && unsafe { a.array_length(owner.addr) } != count
+        {
+            self.fail(format!("primitive array at {:#x} has {count} elements, its header says otherwise", owner.addr));
+            return ABORT;
+        }
+        self.enter(owner, class_tag);
         let Some(ty) = basic_type(element_type) else { return 0 };
-        let id = self.ids.id_of(tag);
+        let id = owner.id;
         let count = count.max(0) as u32;
         let bytes = count as usize * ty.size(super::ID_SIZE) as usize;
         let data: &[u8] = if elements.is_null() || bytes == 0 {
@@ -544,8 +522,4 @@ impl<'a> Walk<'a> {
 /// -1 for kinds that come without info (the JVM passes null).
 fn info_index(info: *const sys::jvmtiHeapReferenceInfo) -> i32 {
     if info.is_null() { -1 } else { unsafe { (*info).field.index } }
-}
-
-fn is_primitive_array(kind: Option<ClassKind>) -> bool {
-    matches!(kind, Some(ClassKind::PrimitiveArray(_)))
 }

@@ -1,0 +1,66 @@
+//! How one dump names its objects: by address where that has been verified ([`super::addresses`]), else by
+//! tag ([`super::ids`]).
+//!
+//! Tags cost the JVM a tag map entry per object and several look-ups in it per reported reference; an
+//! address costs nothing. Addresses are used when the JVM is a HotSpot with a verified collector
+//! ([`JavaHeap::find`]), the identifiers the agent hands out (classes, threads) lie below the heap so that
+//! no address can equal one, and the probe walk ([`super::probe`]) finds the callback layout as expected.
+//! `HPROF_HEAP_DUMP_TAGS` in the environment forces tags (for tests and diagnosis).
+
+use super::addresses::ObjectAddresses;
+use super::java_heap::JavaHeap;
+use super::probe;
+use crate::agent::Agent;
+use jvmti::{Jni, Jvmti};
+use std::fmt;
+
+/// Identifiers the agent may still hand out during a dump (late classes, threads), kept below the heap.
+const ID_HEADROOM: u64 = 1 << 24;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Naming {
+    Addresses(ObjectAddresses),
+    /// Tags, and why not addresses.
+    Tags(String),
+}
+
+impl Naming {
+    pub fn choose(agent: &Agent, jni: Jni, env: Jvmti) -> Naming {
+        match addresses(agent, jni, env) {
+            Ok(a) => Naming::Addresses(a),
+            Err(why) => Naming::Tags(why),
+        }
+    }
+
+    pub fn addresses(&self) -> Option<ObjectAddresses> {
+        match self {
+            Naming::Addresses(a) => Some(*a),
+            Naming::Tags(_) => None,
+        }
+    }
+}
+
+fn addresses(agent: &Agent, jni: Jni, env: Jvmti) -> Result<ObjectAddresses, String> {
+    if std::env::var_os("HPROF_HEAP_DUMP_TAGS").is_some() {
+        return Err("HPROF_HEAP_DUMP_TAGS is set".into());
+    }
+    // Any function of libjvm.so's JNI table finds the library.
+    let inside_libjvm = unsafe { (**jni.raw()).GetVersion }.map_or(std::ptr::null(), |f| f as *const _);
+    let heap = JavaHeap::find(inside_libjvm)?;
+    let next_id = agent.ids.reserve(0);
+    if next_id.saturating_add(ID_HEADROOM) > heap.start {
+        return Err(format!("the agent's identifiers reach {next_id:#x}, the heap starts at {:#x}", heap.start));
+    }
+    let addresses = ObjectAddresses::new(heap);
+    probe::check(jni, env, addresses)?;
+    Ok(addresses)
+}
+
+impl fmt::Display for Naming {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Naming::Addresses(_) => write!(f, "object addresses"),
+            Naming::Tags(why) => write!(f, "tags ({why})"),
+        }
+    }
+}
