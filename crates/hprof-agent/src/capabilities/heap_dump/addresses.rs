@@ -73,9 +73,27 @@ impl ObjectAddresses {
     }
 }
 
+/// Reads a value of the process's own memory, failing instead of faulting on an unmapped address (for
+/// what is not yet trusted).
+pub fn peek<T: Copy + Default>(addr: u64) -> Option<T> {
+    let mut value = T::default();
+    let size = std::mem::size_of::<T>();
+    let local = libc::iovec { iov_base: &mut value as *mut T as *mut libc::c_void, iov_len: size };
+    let remote = libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: size };
+    let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
+    (n == size as isize).then_some(value)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn own_memory_is_peeked_and_unmapped_memory_is_not() {
+        let x: u64 = 0x1234_5678_9ABC_DEF0;
+        assert_eq!(peek::<u64>(&x as *const u64 as u64), Some(x));
+        assert_eq!(peek::<u64>(8), None);
+    }
 
     /// The two wrappers as JDK 21 and 25 lay them out (JDK 17's extra pointers come before the oops).
     #[repr(C)]

@@ -12,7 +12,6 @@
 //!    opened by HEAP DUMP BEGIN with the totals, in text).
 //! 4. The environment is disposed of, releasing every tag at once, on a thread of its own.
 
-use super::addresses::ObjectAddresses;
 use super::binary::{self, BinarySink, FieldNames};
 use super::ids::{self, DumpIds};
 use super::late::LateObjects;
@@ -142,7 +141,7 @@ fn write_with(
     let mut ids = DumpIds::new(ids::DUMP_BASE);
     let mut plan = ClassPlan::build(agent, jni, env, &mut ids)?;
     let threads = ThreadRoots::collect(agent, jni, env, &mut ids);
-    let naming = Naming::choose(agent, jni, env);
+    let naming = Naming::choose(agent, jni, env, &mut plan);
     let prep_ms = started.elapsed().as_millis();
     let mut report = if agent.output.is_binary() {
         binary_dump(agent, jni, env, &mut plan, &threads, &mut ids, naming, empty_trace_written)?
@@ -167,13 +166,13 @@ fn walk(
     plan: &ClassPlan,
     threads: &ThreadRoots,
     ids: &mut DumpIds,
-    addresses: Option<ObjectAddresses>,
+    naming: &Naming,
     side_lengths: &mut FxHashMap<u64, u32>,
     sink: &mut dyn HeapSink,
     late: &mut LateObjects,
 ) -> io::Result<Result<Walked, WalkFailure>> {
     let started = Instant::now();
-    let mut walk = Walk::new(plan, threads, ids, addresses, side_lengths, sink, late);
+    let mut walk = Walk::new(plan, threads, ids, naming, side_lengths, sink, late);
     let outcome = walk.run(env);
     if let Some(e) = walk.error.take() {
         return Err(e);
@@ -213,10 +212,9 @@ fn walk_into<S: HeapSink>(
     loop {
         let mut side_lengths = FxHashMap::default();
         let mut late = LateObjects::default();
-        let addresses = naming.addresses();
-        match walk(env, plan, threads, ids, addresses, &mut side_lengths, &mut sink, &mut late).map_err(spool_error)? {
+        match walk(env, plan, threads, ids, naming, &mut side_lengths, &mut sink, &mut late).map_err(spool_error)? {
             Ok(walked) => return Ok(WalkedInto { sink, walked, late, side_lengths }),
-            Err(WalkFailure::Addresses(why)) if addresses.is_some() => {
+            Err(WalkFailure::Addresses(why)) if naming.addresses().is_some() => {
                 crate::log::warning(&format!("heap dump: {why}; the heap is walked again, with tags"));
                 *naming = Naming::Tags(why);
                 sink = new_sink(Some(sink))?;
@@ -310,7 +308,7 @@ fn binary_dump(
     let bytes = spool.written();
     let mut copied = false;
     agent.output.binary(|enc| {
-        spool.copy_to(enc.writer().get_mut())?;
+        spool.copy_into(enc.writer().get_mut())?;
         enc.writer().heap_dump_end()?;
         copied = true;
         Ok(())

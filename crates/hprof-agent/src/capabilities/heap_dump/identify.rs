@@ -29,7 +29,14 @@ impl Walk<'_> {
                 return Some((id, false));
             }
             self.last_requested = id;
-            return Some((id, self.visit_requested.insert(id)));
+            let first = self.visit_requested.insert(id);
+            if first && self.read_fields && self.is_mirror(class_tag) {
+                // A class object whose class the plan could not read: its statics are read after the walk.
+                if self.plan.index_of(id).is_some_and(|c| !self.plan.get(c).fields_known) {
+                    self.copy_late(tag_ptr, id, size);
+                }
+            }
+            return Some((id, first));
         }
         let class = self.class_index(class_tag);
         let kind = class.map(|c| self.plan.get(c).kind);
@@ -47,6 +54,10 @@ impl Walk<'_> {
                 // The late objects' writer needs the lengths of arrays of classes the plan lacks.
                 if is_object_array && class.is_none() {
                     self.side_lengths.insert(addr, length as u32);
+                }
+                let late = class.is_none_or(|c| !self.plan.get(c).fields_known || Some(c) == self.plan.class_class);
+                if self.read_fields && length < 0 && late {
+                    unsafe { self.late.copy(addr, addr, size as u64) };
                 }
                 addr
             }
@@ -110,6 +121,18 @@ impl Walk<'_> {
             return None;
         };
         Some(Owner { id: if tag != 0 { self.ids.id_of(tag) } else { addr }, tag, addr })
+    }
+
+    fn is_mirror(&mut self, class_tag: i64) -> bool {
+        let class = self.class_index(class_tag);
+        class.is_some() && class == self.plan.class_class
+    }
+
+    /// Copies a tagged late object's bytes (its address is read, checked, only here).
+    fn copy_late(&mut self, tag_ptr: *mut i64, id: u64, size: i64) {
+        if let Some(addr) = self.addresses.and_then(|a| unsafe { a.object(tag_ptr) }) {
+            unsafe { self.late.copy(id, addr, size as u64) };
+        }
     }
 
     fn tagged(&self, tag: i64) -> Owner {

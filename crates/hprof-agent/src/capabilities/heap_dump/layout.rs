@@ -8,6 +8,7 @@
 //! values in another order: the class's own fields, then its superclass's, up to Object. A layout maps the
 //! one to the other.
 
+use super::field_offsets::FieldOffsets;
 use super::ids::DumpIds;
 use crate::agent::Agent;
 use crate::classes::ClassRecord;
@@ -41,6 +42,15 @@ pub struct ValueSlot {
 
 const NO_SLOT: u32 = u32::MAX;
 
+/// A primitive value to read from an object's memory: its offset in the object, where it goes (a byte
+/// offset in the instance values, or the index of a static), its type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Prim {
+    pub vm: u32,
+    pub at: u32,
+    pub ty: BasicType,
+}
+
 #[derive(Debug)]
 pub struct DumpClass {
     pub record: Arc<ClassRecord>,
@@ -63,6 +73,12 @@ pub struct DumpClass {
     static_base: u32,
     /// JVMTI field index - `static_base` → index into `statics` (NO_SLOT for instance fields).
     static_slots: Vec<u32>,
+    /// The jfieldIDs of `values` and of `statics`, in their orders.
+    value_fields: Vec<usize>,
+    static_fields: Vec<usize>,
+    /// The primitive instance values and statics, where [`ClassPlan::locate`] found them.
+    pub prims: Vec<Prim>,
+    pub static_prims: Vec<Prim>,
 }
 
 impl DumpClass {
@@ -90,6 +106,10 @@ impl DumpClass {
             instance_slots: Vec::new(),
             static_base: 0,
             static_slots: Vec::new(),
+            value_fields: Vec::new(),
+            static_fields: Vec::new(),
+            prims: Vec::new(),
+            static_prims: Vec::new(),
         }
     }
 
@@ -137,6 +157,8 @@ pub struct ClassPlan {
     pub object_class_id: u64,
     /// The index of java.lang.Class: objects of this class are class objects.
     pub class_class: Option<u32>,
+    /// Set once [`ClassPlan::locate`] has found every primitive field (late classes are located too).
+    located: Option<FieldOffsets>,
 }
 
 const ACC_STATIC: i32 = 0x0008;
@@ -207,7 +229,7 @@ impl ClassPlan {
         match existing {
             // Known, but not prepared when the plan was made: its fields can be read now.
             Some(i) => {
-                self.classes[i as usize] = self.layout(id);
+                self.classes[i as usize] = self.layout_located(id);
                 Some(i)
             }
             None => Some(self.add_layout(id)),
@@ -226,11 +248,31 @@ impl ClassPlan {
         self.classes.len()
     }
 
+    /// Finds every primitive field's place in its objects (instance values) and class object (statics).
+    /// False if some field's cannot be found: the dump then has the JVM report primitive values.
+    pub fn locate(&mut self, offsets: FieldOffsets) -> bool {
+        let mut all = true;
+        for class in &mut self.classes {
+            all &= locate_class(class, &offsets);
+        }
+        self.located = all.then_some(offsets);
+        all
+    }
+
+    fn layout_located(&self, id: u64) -> DumpClass {
+        let mut class = self.layout(id);
+        if let Some(offsets) = self.located {
+            // A late class whose fields cannot be located keeps its primitive values at zero.
+            locate_class(&mut class, &offsets);
+        }
+        class
+    }
+
     fn add_layout(&mut self, id: u64) -> u32 {
         if let Some(&i) = self.by_id.get(&id) {
             return i;
         }
-        let class = self.layout(id);
+        let class = self.layout_located(id);
         let index = self.classes.len() as u32;
         self.classes.push(class);
         self.by_id.insert(id, index);
@@ -297,6 +339,10 @@ impl ClassPlan {
             instance_slots: Vec::new(),
             static_base: 0,
             static_slots: Vec::new(),
+            value_fields: Vec::new(),
+            static_fields: Vec::new(),
+            prims: Vec::new(),
+            static_prims: Vec::new(),
         };
         if kind != ClassKind::Instance {
             return class;
@@ -313,6 +359,7 @@ impl ClassPlan {
             if f.modifiers & ACC_STATIC != 0 {
                 class.static_slots.push(class.statics.len() as u32);
                 class.statics.push(FieldDecl { name: f.name.as_str().into(), ty: field_type(&f.signature) });
+                class.static_fields.push(f.field as usize);
             } else {
                 class.static_slots.push(NO_SLOT);
             }
@@ -336,6 +383,7 @@ impl ClassPlan {
                 let decl = FieldDecl { name: f.name.as_str().into(), ty };
                 class.instance_slots[(first_index as usize) + k] = class.values.len() as u32;
                 class.values.push(ValueSlot { offset, ty, name: decl.name.clone() });
+                class.value_fields.push(f.field as usize);
                 if s == id {
                     class.fields.push(decl);
                 }
@@ -345,6 +393,28 @@ impl ClassPlan {
         }
         class.instance_size = offset;
         class
+    }
+}
+
+/// Fills `class.prims` and `class.static_prims`; false (and both empty) if a field's place is unknown.
+fn locate_class(class: &mut DumpClass, offsets: &FieldOffsets) -> bool {
+    let prims: Option<Vec<Prim>> = (class.values.iter().zip(&class.value_fields))
+        .filter(|(slot, _)| slot.ty != BasicType::Object)
+        .map(|(slot, &f)| Some(Prim { vm: offsets.instance(f)?, at: slot.offset, ty: slot.ty }))
+        .collect();
+    let statics: Option<Vec<Prim>> = (class.statics.iter().zip(&class.static_fields).enumerate())
+        .filter(|(_, (decl, _))| decl.ty != BasicType::Object)
+        .map(|(i, (decl, &f))| Some(Prim { vm: offsets.static_field(f)?, at: i as u32, ty: decl.ty }))
+        .collect();
+    match (prims, statics) {
+        (Some(p), Some(s)) => {
+            (class.prims, class.static_prims) = (p, s);
+            true
+        }
+        _ => {
+            (class.prims, class.static_prims) = (Vec::new(), Vec::new());
+            false
+        }
     }
 }
 

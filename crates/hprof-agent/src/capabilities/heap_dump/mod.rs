@@ -7,7 +7,8 @@
 //! - [`walk`], [`callbacks`], [`identify`], [`array_sizes`]: the JVMTI FollowReferences pass and its
 //!   callbacks;
 //! - [`naming`]: how a dump names its objects: by address ([`addresses`], trusted after [`probe`], in the
-//!   heap [`java_heap`] finds through HotSpot's [`vm_structs`]) or by tag ([`ids`]);
+//!   heap [`java_heap`] finds through HotSpot's [`vm_structs`]; primitive values then read from memory,
+//!   [`field_offsets`]) or by tag ([`ids`]);
 //! - [`sink`], [`binary`], [`text`], [`spool`]: the records, in either format, spooled;
 //! - [`late`]: objects whose classes the walk met before the plan knew them.
 
@@ -16,6 +17,7 @@ mod array_sizes;
 mod binary;
 mod callbacks;
 mod dump;
+mod field_offsets;
 mod identify;
 mod ids;
 mod java_heap;

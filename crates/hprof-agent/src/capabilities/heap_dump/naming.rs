@@ -5,10 +5,14 @@
 //! address costs nothing. Addresses are used when the JVM is a HotSpot with a verified collector
 //! ([`JavaHeap::find`]), the identifiers the agent hands out (classes, threads) lie below the heap so that
 //! no address can equal one, and the probe walk ([`super::probe`]) finds the callback layout as expected.
+//! With addresses, primitive values are read from the objects' memory where every field's place could be
+//! found and the probe confirmed one of each kind ([`super::field_offsets`]), else the JVM reports them.
 //! `HPROF_HEAP_DUMP_TAGS` in the environment forces tags (for tests and diagnosis).
 
 use super::addresses::ObjectAddresses;
+use super::field_offsets::FieldOffsets;
 use super::java_heap::JavaHeap;
+use super::layout::ClassPlan;
 use super::probe;
 use crate::agent::Agent;
 use jvmti::{Jni, Jvmti};
@@ -19,28 +23,35 @@ const ID_HEADROOM: u64 = 1 << 24;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Naming {
-    Addresses(ObjectAddresses),
+    /// Addresses, and whether primitive values are read from memory (the plan's classes are located).
+    Addresses(ObjectAddresses, bool),
     /// Tags, and why not addresses.
     Tags(String),
 }
 
 impl Naming {
-    pub fn choose(agent: &Agent, jni: Jni, env: Jvmti) -> Naming {
+    pub fn choose(agent: &Agent, jni: Jni, env: Jvmti, plan: &mut ClassPlan) -> Naming {
         match addresses(agent, jni, env) {
-            Ok(a) => Naming::Addresses(a),
+            Ok((a, Some(offsets))) => Naming::Addresses(a, plan.locate(offsets)),
+            Ok((a, None)) => Naming::Addresses(a, false),
             Err(why) => Naming::Tags(why),
         }
     }
 
     pub fn addresses(&self) -> Option<ObjectAddresses> {
         match self {
-            Naming::Addresses(a) => Some(*a),
+            Naming::Addresses(a, _) => Some(*a),
             Naming::Tags(_) => None,
         }
     }
+
+    pub fn reads_fields(&self) -> bool {
+        matches!(self, Naming::Addresses(_, true))
+    }
 }
 
-fn addresses(agent: &Agent, jni: Jni, env: Jvmti) -> Result<ObjectAddresses, String> {
+/// Addresses, and field offsets if they passed the probe too.
+fn addresses(agent: &Agent, jni: Jni, env: Jvmti) -> Result<(ObjectAddresses, Option<FieldOffsets>), String> {
     if std::env::var_os("HPROF_HEAP_DUMP_TAGS").is_some() {
         return Err("HPROF_HEAP_DUMP_TAGS is set".into());
     }
@@ -52,14 +63,16 @@ fn addresses(agent: &Agent, jni: Jni, env: Jvmti) -> Result<ObjectAddresses, Str
         return Err(format!("the agent's identifiers reach {next_id:#x}, the heap starts at {:#x}", heap.start));
     }
     let addresses = ObjectAddresses::new(heap);
-    probe::check(jni, env, addresses)?;
-    Ok(addresses)
+    let offsets = FieldOffsets::find(inside_libjvm);
+    let fields_hold = probe::check(jni, env, addresses, offsets)?;
+    Ok((addresses, offsets.filter(|_| fields_hold)))
 }
 
 impl fmt::Display for Naming {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Naming::Addresses(_) => write!(f, "object addresses"),
+            Naming::Addresses(_, true) => write!(f, "object addresses, fields read from memory"),
+            Naming::Addresses(_, false) => write!(f, "object addresses"),
             Naming::Tags(why) => write!(f, "tags ({why})"),
         }
     }

@@ -13,10 +13,14 @@
 //! JNI reference holds, each object at one address as referee, as referrer (inner's reference to itself
 //! included) and in its field and array value reports, all of them aligned inside the heap, and the
 //! array lengths JVMTI reports in the arrays' headers. Reads of the objects themselves are made with
-//! `process_vm_readv`, which fails instead of faulting, since nothing is trusted yet.
+//! [`peek`], which fails instead of faulting, since nothing is trusted yet.
+//!
+//! Field offsets ([`super::field_offsets`]) are checked on the same walk: `Integer.value` must hold
+//! 0x5EED1234 in `boxed`, and the static `Integer.MAX_VALUE` its value in Integer's class object.
 
-use super::addresses::ObjectAddresses;
+use super::addresses::{ObjectAddresses, peek};
 use super::callbacks::VISIT;
+use super::field_offsets::FieldOffsets;
 use crate::panic_guard::guard;
 use jvmti::{HeapCallbacks, Jni, Jvmti, sys};
 use std::ffi::c_void;
@@ -43,18 +47,26 @@ struct Element {
 struct Seen {
     addresses: Option<ObjectAddresses>,
     outer: usize,
+    /// The decoded offsets of Integer.value and Integer.MAX_VALUE, if any.
+    value_offset: Option<u32>,
+    max_offset: Option<u32>,
     elements: Vec<Element>,
-    /// (object, value) of each int field reported.
-    int_fields: Vec<(u64, i32)>,
+    /// (referrer, class object, the int at `max_offset` in it) of each class reference.
+    class_refs: Vec<(u64, u64, Option<i32>)>,
+    /// (object, value, the int at `value_offset` in it) of each int field reported.
+    int_fields: Vec<(u64, i32, Option<i32>)>,
     /// (object, count, values) of each int array reported.
     int_arrays: Vec<(u64, i32, Vec<i32>)>,
 }
 
-/// Checks object addresses on a walk of probe objects; the error says what did not hold.
-pub fn check(jni: Jni, env: Jvmti, addresses: ObjectAddresses) -> Result<(), String> {
+/// Checks object addresses on a walk of probe objects, and `offsets` if given; the error says what did
+/// not hold. Ok(true): the field offsets can be trusted too.
+pub fn check(jni: Jni, env: Jvmti, addresses: ObjectAddresses, offsets: Option<FieldOffsets>) -> Result<bool, String> {
     jni.with_local_frame(16, || {
         let outer = build(jni).map_err(|e| format!("the probe objects cannot be made: {e}"))?;
-        let mut seen = Seen { addresses: Some(addresses), outer: outer as usize, ..Default::default() };
+        let (value_offset, max_offset) = offsets.map_or((None, None), |o| integer_offsets(jni, env, o));
+        let mut seen =
+            Seen { addresses: Some(addresses), outer: outer as usize, value_offset, max_offset, ..Default::default() };
         let mut callbacks: HeapCallbacks = unsafe { std::mem::zeroed() };
         callbacks.heap_reference_callback = Some(on_reference);
         callbacks.primitive_field_callback = Some(on_field);
@@ -64,6 +76,14 @@ pub fn check(jni: Jni, env: Jvmti, addresses: ObjectAddresses) -> Result<(), Str
             .map_err(|e| format!("the probe walk failed: {e}"))?;
         verify(&seen, &addresses)
     })
+}
+
+/// The offsets `offsets` decodes for Integer.value and Integer.MAX_VALUE.
+fn integer_offsets(jni: Jni, env: Jvmti, offsets: FieldOffsets) -> (Option<u32>, Option<u32>) {
+    let Ok(integer) = jni.find_class(c"java/lang/Integer") else { return (None, None) };
+    let fields = env.field_infos(integer).unwrap_or_default();
+    let field = |name: &str| fields.iter().find(|f| f.name == name && f.signature == "I").map(|f| f.field as usize);
+    (field("value").and_then(|f| offsets.instance(f)), field("MAX_VALUE").and_then(|f| offsets.static_field(f)))
 }
 
 fn build(jni: Jni) -> Result<sys::jobject, jvmti::JniError> {
@@ -82,8 +102,8 @@ fn build(jni: Jni) -> Result<sys::jobject, jvmti::JniError> {
     Ok(outer)
 }
 
-/// What the walk must have shown, given what it did show.
-fn verify(seen: &Seen, addresses: &ObjectAddresses) -> Result<(), String> {
+/// What the walk must have shown, given what it did show. Ok(true): the field offsets hold too.
+fn verify(seen: &Seen, addresses: &ObjectAddresses) -> Result<bool, String> {
     let fail = |what: &str| Err(format!("object addresses failed the probe: {what} ({seen:?})"));
     let from =
         |index: i32, length: i32| seen.elements.iter().find(|e| !e.to_self && e.index == index && e.length == length);
@@ -116,29 +136,27 @@ fn verify(seen: &Seen, addresses: &ObjectAddresses) -> Result<(), String> {
     if !self_ref || !inner_to_boxed {
         return fail("inner's references (to itself and to the Integer)");
     }
-    if !seen.int_fields.iter().any(|&(o, v)| o == boxed && v == BOXED) {
+    if !seen.int_fields.iter().any(|&(o, v, _)| o == boxed && v == BOXED) {
         return fail("the Integer's value field");
     }
     if !seen.int_arrays.iter().any(|(o, n, v)| *o == ints && *n == INTS.len() as i32 && v[..] == INTS) {
         return fail("the int[]'s values");
     }
-    Ok(())
+    let value_read = seen.int_fields.iter().any(|&(o, _, read)| o == boxed && read == Some(BOXED));
+    let max_read = seen.class_refs.iter().any(|&(from, _, read)| from == boxed && read == Some(i32::MAX));
+    Ok(value_read && max_read)
 }
 
-/// Reads a value of the process's own memory without faulting on an unmapped address.
-fn read<T: Copy + Default>(addr: u64) -> Option<T> {
-    let mut value = T::default();
-    let size = std::mem::size_of::<T>();
-    let local = libc::iovec { iov_base: &mut value as *mut T as *mut c_void, iov_len: size };
-    let remote = libc::iovec { iov_base: addr as *mut c_void, iov_len: size };
-    let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
-    (n == size as isize).then_some(value)
+/// The int at `offset` in the object that may be at `addr`.
+fn int_in(seen: &Seen, addr: u64, offset: Option<u32>) -> Option<i32> {
+    let heap = seen.addresses?.heap;
+    heap.holds(addr).then(|| peek::<i32>(addr + offset? as u64)).flatten()
 }
 
 /// The header length of the array that may be at `addr`, if `addr` can be an object.
 fn header_length(seen: &Seen, addr: u64) -> Option<i32> {
     let heap = seen.addresses?.heap;
-    heap.holds(addr).then(|| read::<i32>(addr + heap.length_offset)).flatten()
+    heap.holds(addr).then(|| peek::<i32>(addr + heap.length_offset)).flatten()
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -156,13 +174,19 @@ unsafe extern "C" fn on_reference(
     let seen = unsafe { &mut *(user_data as *mut Seen) };
     guard(
         || {
-            if kind != sys::JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT || info.is_null() || referrer_tag_ptr.is_null() {
+            if referrer_tag_ptr.is_null() {
                 return 0;
             }
             // Words of the callback wrappers on the VM thread's stack: readable whatever their layout.
             let referee = unsafe { *(tag_ptr as *const u64).sub(2) };
             let to_self = referrer_tag_ptr == tag_ptr;
             let referrer = if to_self { referee } else { unsafe { *(referrer_tag_ptr as *const u64).sub(1) } };
+            if kind == sys::JVMTI_HEAP_REFERENCE_CLASS {
+                seen.class_refs.push((referrer, referee, int_in(seen, referee, seen.max_offset)));
+            }
+            if kind != sys::JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT || info.is_null() {
+                return 0;
+            }
             let element = Element {
                 index: unsafe { (*info).array.index },
                 referrer,
@@ -172,7 +196,7 @@ unsafe extern "C" fn on_reference(
                 referee_header: if length >= 0 { header_length(seen, referee) } else { None },
                 referrer_header: header_length(seen, referrer),
                 // A JNI local reference points to the slot holding the object (the low bits tag a kind).
-                outer_handle: read::<u64>(seen.outer as u64 & !3),
+                outer_handle: peek::<u64>(seen.outer as u64 & !3),
             };
             seen.elements.push(element);
             VISIT
@@ -194,7 +218,8 @@ unsafe extern "C" fn on_field(
     guard(
         || {
             if kind == sys::JVMTI_HEAP_REFERENCE_FIELD && value_type == sys::JVMTI_PRIMITIVE_TYPE_INT {
-                seen.int_fields.push((unsafe { *(tag_ptr as *const u64).sub(2) }, unsafe { value.i }));
+                let object = unsafe { *(tag_ptr as *const u64).sub(2) };
+                seen.int_fields.push((object, unsafe { value.i }, int_in(seen, object, seen.value_offset)));
             }
             0
         },
@@ -223,16 +248,4 @@ unsafe extern "C" fn on_values(
         },
         0,
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn own_memory_is_read_and_unmapped_memory_is_not() {
-        let x: u64 = 0x1234_5678_9ABC_DEF0;
-        assert_eq!(read::<u64>(&x as *const u64 as u64), Some(x));
-        assert_eq!(read::<u64>(8), None);
-    }
 }

@@ -16,10 +16,12 @@ use super::array_sizes::ArraySizes;
 use super::callbacks::{
     ABORT, VISIT, basic_type, on_array_values, on_primitive_field, on_reference, primitive_array_name, primitive_bits,
 };
+use super::field_offsets;
 use super::identify::Owner;
 use super::ids::{DumpIds, array_length};
 use super::late::{LateObjects, LateValueKind};
 use super::layout::{ClassKind, ClassPlan};
+use super::naming::Naming;
 use super::sink::{ClassValues, HeapSink, Root};
 use super::threads::{SeenFrame, ThreadRoots};
 use hprof_format::tags::BasicType;
@@ -67,6 +69,8 @@ pub struct Walk<'a> {
     pub(super) ids: &'a mut DumpIds,
     /// Objects are named by their addresses; `None`: by tags.
     pub(super) addresses: Option<ObjectAddresses>,
+    /// Primitive values are read from memory (with addresses), not reported by the JVM.
+    pub(super) read_fields: bool,
     sink: &'a mut dyn HeapSink,
     pub(super) late: &'a mut LateObjects,
     /// Identifiers from here on were handed out by the walk (before it: class loaders and monitors).
@@ -104,7 +108,7 @@ impl<'a> Walk<'a> {
         plan: &'a ClassPlan,
         threads: &'a ThreadRoots,
         ids: &'a mut DumpIds,
-        addresses: Option<ObjectAddresses>,
+        naming: &Naming,
         side_lengths: &'a mut FxHashMap<u64, u32>,
         sink: &'a mut dyn HeapSink,
         late: &'a mut LateObjects,
@@ -114,7 +118,8 @@ impl<'a> Walk<'a> {
             plan,
             threads,
             ids,
-            addresses,
+            addresses: naming.addresses(),
+            read_fields: naming.reads_fields(),
             sink,
             late,
             walk_ids_from,
@@ -148,7 +153,10 @@ impl<'a> Walk<'a> {
         }
         let mut callbacks: HeapCallbacks = unsafe { std::mem::zeroed() };
         callbacks.heap_reference_callback = Some(on_reference);
-        callbacks.primitive_field_callback = Some(on_primitive_field);
+        // Each primitive field reported costs the JVM two tag look-ups: read from memory where possible.
+        if !self.read_fields {
+            callbacks.primitive_field_callback = Some(on_primitive_field);
+        }
         callbacks.array_primitive_value_callback = Some(on_array_values);
         let user_data = self as *mut Walk as *const c_void;
         let result =
@@ -263,7 +271,14 @@ impl<'a> Walk<'a> {
             self.current = match self.plan.index_of(id) {
                 // A class the plan could not read (not prepared then) is read again after the walk.
                 Some(c) if self.plan.get(c).fields_known => {
-                    self.class_values.reset(self.plan.get(c));
+                    let dc = self.plan.get(c);
+                    self.class_values.reset(dc);
+                    if self.read_fields {
+                        for p in &dc.static_prims {
+                            let bits = unsafe { field_offsets::bits_at(owner.addr + p.vm as u64, p.ty) };
+                            self.class_values.statics[p.at as usize] = bits;
+                        }
+                    }
                     Current::Class { class: c }
                 }
                 _ => {
@@ -279,6 +294,9 @@ impl<'a> Walk<'a> {
             Some((c, dc)) if dc.kind == ClassKind::Instance && dc.fields_known => {
                 self.values.clear();
                 self.values.resize(dc.instance_size as usize, 0);
+                if self.read_fields {
+                    unsafe { field_offsets::read_values(owner.addr, &dc.prims, &mut self.values) };
+                }
                 Current::Instance { id, class: c }
             }
             Some((c, dc)) if dc.kind == ClassKind::ObjectArray => {
