@@ -91,6 +91,18 @@ impl Jni {
         Ok(m)
     }
 
+    /// The value of the static reference field `name` (of type `sig`) of an initialized class.
+    pub fn static_object_field(self, class: sys::jclass, name: &CStr, sig: &CStr) -> JniResult<sys::jobject> {
+        let f = unsafe { jni_fn!(self, GetStaticFieldID)(self.0, class, name.as_ptr(), sig.as_ptr()) };
+        self.check("GetStaticFieldID")?;
+        if f.is_null() {
+            return Err(JniError::NotFound(name.to_string_lossy().into_owned()));
+        }
+        let v = unsafe { jni_fn!(self, GetStaticObjectField)(self.0, class, f) };
+        self.check("GetStaticObjectField")?;
+        Ok(v)
+    }
+
     pub fn new_object(self, class: sys::jclass, ctor: sys::jmethodID, args: &[sys::jvalue]) -> JniResult<sys::jobject> {
         let o = unsafe { jni_fn!(self, NewObjectA)(self.0, class, ctor, args.as_ptr()) };
         self.check("NewObject")?;

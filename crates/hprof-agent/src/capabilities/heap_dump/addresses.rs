@@ -63,6 +63,20 @@ impl ObjectAddresses {
         self.heap.holds(addr).then_some(addr)
     }
 
+    /// The class word in the header of the object at `addr` (0 with compact headers): equal for any two
+    /// objects of one class, different for objects of two classes.
+    ///
+    /// # Safety
+    /// `addr` must be an object's address that [`JavaHeap::holds`], read inside the walk.
+    #[inline]
+    pub unsafe fn class_word(&self, addr: u64) -> u64 {
+        match self.heap.class_word {
+            Some(4) => unsafe { *((addr + 8) as *const u32) as u64 },
+            Some(_) => unsafe { *((addr + 8) as *const u64) },
+            None => 0,
+        }
+    }
+
     /// The length in the header of the array at `addr`.
     ///
     /// # Safety
@@ -127,7 +141,7 @@ mod tests {
 
     #[test]
     fn objects_and_referrers_come_from_the_wrapper() {
-        let heap = JavaHeap { start: 0x1000, end: 0x10_0000, length_offset: 12 };
+        let heap = JavaHeap { start: 0x1000, end: 0x10_0000, length_offset: 12, class_word: None, sizes: None };
         let a = ObjectAddresses::new(heap);
         let w = wrapper(0x2000, 0x3008);
         let tag_ptr = &w.obj_tag as *const i64;
@@ -150,7 +164,7 @@ mod tests {
     fn array_lengths_are_read_at_the_header_offset() {
         let words: [u32; 6] = [1, 0, 0xCAFE, 7, 0, 0];
         let addr = words.as_ptr() as u64;
-        let heap = JavaHeap { start: addr, end: addr + 24, length_offset: 12 };
+        let heap = JavaHeap { start: addr, end: addr + 24, length_offset: 12, class_word: None, sizes: None };
         assert_eq!(unsafe { ObjectAddresses::new(heap).array_length(addr) }, 7);
     }
 }

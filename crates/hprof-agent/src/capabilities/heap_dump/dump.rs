@@ -16,6 +16,7 @@ use super::binary::{self, BinarySink, FieldNames};
 use super::ids::{self, DumpIds};
 use super::late::LateObjects;
 use super::layout::ClassPlan;
+use super::named::Named;
 use super::naming::Naming;
 use super::sink::{ClassValues, HeapSink};
 use super::spool::Spool;
@@ -139,14 +140,39 @@ fn write_with(
     started: Instant,
 ) -> Result<DumpReport, String> {
     let mut ids = DumpIds::new(ids::DUMP_BASE);
-    let mut plan = ClassPlan::build(agent, jni, env, &mut ids)?;
-    let threads = ThreadRoots::collect(agent, jni, env, &mut ids);
-    let naming = Naming::choose(agent, jni, env, &mut plan);
+    let mut naming = Naming::choose(agent, jni, env);
+    if naming.addresses().is_some() {
+        ids.named = Some(Named::default());
+    }
+    let result = write_named(agent, jni, env, &mut ids, &mut naming, empty_trace_written, started);
+    if let Some(mut named) = ids.named.take() {
+        named.release(jni);
+    }
+    result
+}
+
+fn write_named(
+    agent: &Agent,
+    jni: Jni,
+    env: Jvmti,
+    ids: &mut DumpIds,
+    naming: &mut Naming,
+    empty_trace_written: &AtomicBool,
+    started: Instant,
+) -> Result<DumpReport, String> {
+    let mut plan = ClassPlan::build(agent, jni, env, ids)?;
+    let threads = ThreadRoots::collect(agent, jni, env, ids);
+    naming.locate(&mut plan);
+    if let Some(mut named) = ids.named.take() {
+        named.primitive_classes(jni, || ids.plain().1);
+        ids.named = Some(named);
+    }
     let prep_ms = started.elapsed().as_millis();
+    let naming = naming.clone();
     let mut report = if agent.output.is_binary() {
-        binary_dump(agent, jni, env, &mut plan, &threads, &mut ids, naming, empty_trace_written)?
+        binary_dump(agent, jni, env, &mut plan, &threads, ids, naming, empty_trace_written)?
     } else {
-        text_dump(agent, jni, env, &mut plan, &threads, &mut ids, naming)?
+        text_dump(agent, jni, env, &mut plan, &threads, ids, naming)?
     };
     report.classes = plan.len();
     report.prep_ms = prep_ms;
@@ -212,6 +238,14 @@ fn walk_into<S: HeapSink>(
     loop {
         let mut side_lengths = FxHashMap::default();
         let mut late = LateObjects::default();
+        if let Some(named) = &ids.named {
+            // By address, the tag map keeps java.lang.Class's tag alone; by tag (after a failed check), it is
+            // filled again.
+            // java.lang.Class's tag tells class objects where the class words in the headers cannot.
+            let words = naming.addresses().is_some_and(|a| a.heap.class_word.is_some());
+            let class_class = if words { 0 } else { plan.class_class.map_or(0, |c| plan.get(c).id()) };
+            named.set_tags(env, naming.addresses().is_none(), class_class);
+        }
         match walk(env, plan, threads, ids, naming, &mut side_lengths, &mut sink, &mut late).map_err(spool_error)? {
             Ok(walked) => return Ok(WalkedInto { sink, walked, late, side_lengths }),
             Err(WalkFailure::Addresses(why)) if naming.addresses().is_some() => {

@@ -12,6 +12,9 @@
 //! bit 63 set, bits 32..63 the length, bits 0..32 the array's number in the range. Tags are never written
 //! to the file; [`DumpIds::id_of`] turns a tag into the identifier.
 
+use super::named::Named;
+use jvmti::{Jni, sys};
+
 /// The first identifier of every dump's range.
 pub const DUMP_BASE: u64 = 1 << 61;
 
@@ -27,12 +30,21 @@ const LENGTH_MASK: u64 = 0x7FFF_FFFF;
 pub struct DumpIds {
     base: u64,
     next: u64,
+    /// Where the objects tagged are also remembered, for a walk by address ([`Named`]).
+    pub named: Option<Named>,
 }
 
 impl DumpIds {
     /// `base` is the first of [`RESERVED`] identifiers for this dump.
     pub fn new(base: u64) -> DumpIds {
-        DumpIds { base, next: 0 }
+        DumpIds { base, next: 0, named: None }
+    }
+
+    /// Notes that `object` was tagged with `id` (a class object's LOAD CLASS identifier if `is_class`).
+    pub fn tagged(&mut self, jni: Jni, object: sys::jobject, id: u64, is_class: bool) {
+        if let Some(named) = &mut self.named {
+            named.object(jni, object, id, is_class);
+        }
     }
 
     /// A fresh identifier and the tag that carries it.
@@ -108,7 +120,7 @@ mod tests {
 
     #[test]
     fn past_32_bit_numbers_arrays_get_plain_tags() {
-        let mut ids = DumpIds { base: 10, next: SEQ_MASK + 1 };
+        let mut ids = DumpIds { base: 10, next: SEQ_MASK + 1, named: None };
         assert!(ids.object_array(3).is_none());
         let (tag, id) = ids.plain();
         assert_eq!(id, 10 + SEQ_MASK + 1);

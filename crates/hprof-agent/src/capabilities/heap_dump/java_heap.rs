@@ -6,15 +6,20 @@
 //! Shenandoah (coloured or forwarded pointers, concurrent relocation) and any other are refused, and the
 //! dump then names objects by tags.
 
+use super::object_sizes::ObjectSizes;
 use super::vm_structs::VmStructs;
 use std::ffi::c_void;
 
-/// The heap's reserved address range and the offset of an array's length in its header.
+/// The heap's reserved address range, the offset of an array's length in its header, the width of the
+/// class word after the mark word (none with compact headers, where the class is in the mark word), and
+/// where sizes of objects of unknown classes are found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct JavaHeap {
     pub start: u64,
     pub end: u64,
     pub length_offset: u64,
+    pub class_word: Option<u8>,
+    pub sizes: Option<ObjectSizes>,
 }
 
 /// Collectors whose heap walk was verified with object addresses (their `-XX:+Use…GC` flags).
@@ -34,14 +39,14 @@ impl JavaHeap {
             return Err(format!("the heap's reserved range {start:#x}..{end:#x} is not usable"));
         }
         // As arrayOopDesc::length_offset_in_bytes(): the length follows the mark word and the class word.
-        let length_offset = if vm.bool_flag("UseCompactObjectHeaders") == Some(true) {
-            8
-        } else if vm.bool_flag("UseCompressedClassPointers").ok_or("UseCompressedClassPointers is unknown")? {
-            12
-        } else {
-            16
+        let compact = vm.bool_flag("UseCompactObjectHeaders") == Some(true);
+        let compressed = vm.bool_flag("UseCompressedClassPointers").ok_or("UseCompressedClassPointers is unknown")?;
+        let (length_offset, class_word) = match (compact, compressed) {
+            (true, _) => (8, None),
+            (false, true) => (12, Some(4)),
+            (false, false) => (16, Some(8)),
         };
-        Ok(JavaHeap { start, end, length_offset })
+        Ok(JavaHeap { start, end, length_offset, class_word, sizes: ObjectSizes::find(&vm) })
     }
 
     /// Whether `addr` can be an object: 8-byte aligned, inside the reserved range.
@@ -72,7 +77,8 @@ mod tests {
 
     #[test]
     fn objects_lie_aligned_inside_the_range() {
-        let heap = JavaHeap { start: 0x7_0000_0000, end: 0x8_0000_0000, length_offset: 12 };
+        let heap =
+            JavaHeap { start: 0x7_0000_0000, end: 0x8_0000_0000, length_offset: 12, class_word: None, sizes: None };
         assert!(heap.holds(0x7_0000_0000));
         assert!(heap.holds(0x7_1234_5678));
         assert!(!heap.holds(0x7_1234_5674), "not 8-byte aligned");

@@ -136,7 +136,11 @@ impl LateObjects {
             return resolved;
         }
         for class in agent.jvmti.loaded_classes().unwrap_or_default() {
-            let id = dump_env.tag(class).map_or(0, |t| ids.id_of(t));
+            // Tagged by the walk, or (untagged for a walk by address) by its LOAD CLASS identifier.
+            let id = match dump_env.tag(class) {
+                Ok(t) if t != 0 => ids.id_of(t),
+                _ => agent.jvmti.tag(class).ok().and_then(|t| agent.classes.by_tag(t)).map_or(0, |r| r.object_id),
+            };
             if wanted.remove(&id)
                 && let Some(index) = plan.add_late(agent, jni, dump_env, ids, class)
             {

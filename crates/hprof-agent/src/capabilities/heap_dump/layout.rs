@@ -42,6 +42,24 @@ pub struct ValueSlot {
 
 const NO_SLOT: u32 = u32::MAX;
 
+/// Entries of an [`IndexTable`] at most (4 bytes each).
+const MAX_INDEX_TABLE: u64 = 1 << 22;
+
+/// Class indexes by class identifier.
+#[derive(Debug, Default)]
+pub struct IndexTable {
+    base: u64,
+    table: Vec<u32>,
+}
+
+impl IndexTable {
+    #[inline]
+    pub fn get(&self, class_id: u64) -> Option<u32> {
+        let i = class_id.wrapping_sub(self.base);
+        self.table.get(usize::try_from(i).ok()?).copied().filter(|&k| k != u32::MAX)
+    }
+}
+
 /// A primitive value to read from an object's memory: its offset in the object, where it goes (a byte
 /// offset in the instance values, or the index of a static), its type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +88,8 @@ pub struct DumpClass {
     index_base: u32,
     /// JVMTI field index - `index_base` → index into `values` (NO_SLOT for statics).
     instance_slots: Vec<u32>,
+    /// JVMTI field index - `index_base` → offset in the values of a reference field (NO_SLOT: none).
+    ref_offsets: Vec<u32>,
     static_base: u32,
     /// JVMTI field index - `static_base` → index into `statics` (NO_SLOT for instance fields).
     static_slots: Vec<u32>,
@@ -104,6 +124,7 @@ impl DumpClass {
             fields_known: true,
             index_base: 0,
             instance_slots: Vec::new(),
+            ref_offsets: Vec::new(),
             static_base: 0,
             static_slots: Vec::new(),
             value_fields: Vec::new(),
@@ -126,6 +147,13 @@ impl DumpClass {
         let i = (index as u32).checked_sub(self.index_base)?;
         let slot = *self.instance_slots.get(i as usize)?;
         self.values.get(slot as usize)
+    }
+
+    /// Where in the values a reference field reported with JVMTI index `index` goes.
+    #[inline]
+    pub fn reference_offset(&self, index: i32) -> Option<u32> {
+        let i = (index as u32).checked_sub(self.index_base)?;
+        self.ref_offsets.get(i as usize).copied().filter(|&o| o != NO_SLOT)
     }
 
     /// The position in `statics` of a static field reported with JVMTI index `index`.
@@ -240,6 +268,21 @@ impl ClassPlan {
         self.by_id.get(&class_id).copied()
     }
 
+    /// The classes' indexes by identifier as a table, for the walk's many look-ups: the identifiers come
+    /// from one counter and are dense. `None` if they are too spread out.
+    pub fn index_table(&self) -> Option<IndexTable> {
+        let lo = self.by_id.keys().copied().min()?;
+        let hi = self.by_id.keys().copied().max()?;
+        if hi - lo >= MAX_INDEX_TABLE {
+            return None;
+        }
+        let mut table = vec![u32::MAX; (hi - lo + 1) as usize];
+        for (&id, &index) in &self.by_id {
+            table[(id - lo) as usize] = index;
+        }
+        Some(IndexTable { base: lo, table })
+    }
+
     pub fn get(&self, index: u32) -> &DumpClass {
         &self.classes[index as usize]
     }
@@ -337,6 +380,7 @@ impl ClassPlan {
             fields_known: raw.fields.is_some() || kind != ClassKind::Instance,
             index_base: 0,
             instance_slots: Vec::new(),
+            ref_offsets: Vec::new(),
             static_base: 0,
             static_slots: Vec::new(),
             value_fields: Vec::new(),
@@ -392,6 +436,12 @@ impl ClassPlan {
             s = r.super_id;
         }
         class.instance_size = offset;
+        class.ref_offsets = (class.instance_slots.iter())
+            .map(|&s| match class.values.get(s as usize) {
+                Some(v) if v.ty == BasicType::Object => v.offset,
+                _ => NO_SLOT,
+            })
+            .collect();
         class
     }
 }
@@ -438,6 +488,7 @@ fn gather(
 ) -> Option<RawClass> {
     let record = agent.classes.register(agent, class)?;
     dump_env.set_tag(class, record.object_id as i64).ok()?;
+    ids.tagged(jni, class, record.object_id, true);
     let jvmti = agent.jvmti;
     let fields = match jvmti.field_infos(class) {
         Err(JvmtiError(sys::JVMTI_ERROR_CLASS_NOT_PREPARED)) if link => {
@@ -455,7 +506,7 @@ fn gather(
         .filter_map(|i| agent.classes.register(agent, i).map(|r| r.object_id))
         .collect();
     let loader = jvmti.class_loader(class).unwrap_or(std::ptr::null_mut());
-    let loader_id = if loader.is_null() { 0 } else { tag_object(dump_env, ids, loader) };
+    let loader_id = if loader.is_null() { 0 } else { tag_object(jni, dump_env, ids, loader) };
     let is_interface = jvmti.class_modifiers(class).map(|m| m & ACC_INTERFACE != 0).unwrap_or(false);
     Some(RawClass { record, fields, super_id, interfaces, loader_id, is_interface })
 }
@@ -473,7 +524,7 @@ fn link_class(jni: Jni, class: sys::jclass) {
 }
 
 /// The identifier of an object that is not an object array, tagging it if the dump has not yet.
-pub fn tag_object(dump_env: Jvmti, ids: &mut DumpIds, object: sys::jobject) -> u64 {
+pub fn tag_object(jni: Jni, dump_env: Jvmti, ids: &mut DumpIds, object: sys::jobject) -> u64 {
     match dump_env.tag(object) {
         Ok(t) if t != 0 => ids.id_of(t),
         _ => {
@@ -481,6 +532,7 @@ pub fn tag_object(dump_env: Jvmti, ids: &mut DumpIds, object: sys::jobject) -> u
             if dump_env.set_tag(object, tag).is_err() {
                 return 0;
             }
+            ids.tagged(jni, object, id, false);
             id
         }
     }

@@ -23,30 +23,38 @@ const ID_HEADROOM: u64 = 1 << 24;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Naming {
-    /// Addresses, and whether primitive values are read from memory (the plan's classes are located).
-    Addresses(ObjectAddresses, bool),
+    /// Addresses; field offsets, if they passed the probe; whether primitive values are read from memory
+    /// (the plan's classes are located with them).
+    Addresses(ObjectAddresses, Option<FieldOffsets>, bool),
     /// Tags, and why not addresses.
     Tags(String),
 }
 
 impl Naming {
-    pub fn choose(agent: &Agent, jni: Jni, env: Jvmti, plan: &mut ClassPlan) -> Naming {
+    /// Chooses before the dump's classes are gathered (which tags objects accordingly).
+    pub fn choose(agent: &Agent, jni: Jni, env: Jvmti) -> Naming {
         match addresses(agent, jni, env) {
-            Ok((a, Some(offsets))) => Naming::Addresses(a, plan.locate(offsets)),
-            Ok((a, None)) => Naming::Addresses(a, false),
+            Ok((a, offsets)) => Naming::Addresses(a, offsets, false),
             Err(why) => Naming::Tags(why),
+        }
+    }
+
+    /// With field offsets, finds the plan's primitive fields: their values are then read from memory.
+    pub fn locate(&mut self, plan: &mut ClassPlan) {
+        if let Naming::Addresses(_, Some(offsets), reads) = self {
+            *reads = plan.locate(*offsets);
         }
     }
 
     pub fn addresses(&self) -> Option<ObjectAddresses> {
         match self {
-            Naming::Addresses(a, _) => Some(*a),
+            Naming::Addresses(a, ..) => Some(*a),
             Naming::Tags(_) => None,
         }
     }
 
     pub fn reads_fields(&self) -> bool {
-        matches!(self, Naming::Addresses(_, true))
+        matches!(self, Naming::Addresses(_, _, true))
     }
 }
 
@@ -71,8 +79,8 @@ fn addresses(agent: &Agent, jni: Jni, env: Jvmti) -> Result<(ObjectAddresses, Op
 impl fmt::Display for Naming {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Naming::Addresses(_, true) => write!(f, "object addresses, fields read from memory"),
-            Naming::Addresses(_, false) => write!(f, "object addresses"),
+            Naming::Addresses(_, _, true) => write!(f, "object addresses, fields read from memory"),
+            Naming::Addresses(..) => write!(f, "object addresses"),
             Naming::Tags(why) => write!(f, "tags ({why})"),
         }
     }

@@ -10,17 +10,21 @@
 //! ```
 //!
 //! The walk starts at `outer` and follows array elements only. It must see `outer` at the address its
-//! JNI reference holds, each object at one address as referee, as referrer (inner's reference to itself
+//! JNI local and weak global references hold ([`super::named`] reads weak global references), each object at one address as referee, as referrer (inner's reference to itself
 //! included) and in its field and array value reports, all of them aligned inside the heap, and the
 //! array lengths JVMTI reports in the arrays' headers. Reads of the objects themselves are made with
 //! [`peek`], which fails instead of faulting, since nothing is trusted yet.
 //!
 //! Field offsets ([`super::field_offsets`]) are checked on the same walk: `Integer.value` must hold
-//! 0x5EED1234 in `boxed`, and the static `Integer.MAX_VALUE` its value in Integer's class object.
+//! 0x5EED1234 in `boxed`, and the static `Integer.MAX_VALUE` its value in Integer's class object; and
+//! the class metadata [`super::object_sizes`] reads: Integer's instances are as large as JVMTI says
+//! `boxed` is, int[]'s are arrays, and both class objects are as large as JVMTI says; and the class words
+//! in the headers: the two class objects' alike, the other objects' different from theirs.
 
 use super::addresses::{ObjectAddresses, peek};
 use super::callbacks::VISIT;
 use super::field_offsets::FieldOffsets;
+use super::object_sizes::{Shape, shape};
 use crate::panic_guard::guard;
 use jvmti::{HeapCallbacks, Jni, Jvmti, sys};
 use std::ffi::c_void;
@@ -37,22 +41,38 @@ struct Element {
     to_self: bool,
     /// The length JVMTI reports for the referee (-1: not an array), and the ones the headers hold.
     length: i32,
+    size: i64,
+    referee_class_word: Option<u64>,
     referee_header: Option<i32>,
     referrer_header: Option<i32>,
-    /// What `outer`'s JNI reference held at that moment.
+    /// What `outer`'s JNI local and weak global references held at that moment.
     outer_handle: Option<u64>,
+    outer_global: Option<u64>,
+}
+
+/// What one class reference showed: the referrer, the class object and its size as JVMTI reports it, and
+/// what the class object holds where [`Seen::max_offset`] and the object sizes' offsets point.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct ClassRef {
+    referrer: u64,
+    mirror: u64,
+    mirror_size: i64,
+    max_value: Option<i32>,
+    layout_helper: Option<i32>,
+    words: Option<i32>,
+    class_word: Option<u64>,
 }
 
 #[derive(Debug, Default)]
 struct Seen {
     addresses: Option<ObjectAddresses>,
     outer: usize,
+    outer_global: usize,
     /// The decoded offsets of Integer.value and Integer.MAX_VALUE, if any.
     value_offset: Option<u32>,
     max_offset: Option<u32>,
     elements: Vec<Element>,
-    /// (referrer, class object, the int at `max_offset` in it) of each class reference.
-    class_refs: Vec<(u64, u64, Option<i32>)>,
+    class_refs: Vec<ClassRef>,
     /// (object, value, the int at `value_offset` in it) of each int field reported.
     int_fields: Vec<(u64, i32, Option<i32>)>,
     /// (object, count, values) of each int array reported.
@@ -65,15 +85,23 @@ pub fn check(jni: Jni, env: Jvmti, addresses: ObjectAddresses, offsets: Option<F
     jni.with_local_frame(16, || {
         let outer = build(jni).map_err(|e| format!("the probe objects cannot be made: {e}"))?;
         let (value_offset, max_offset) = offsets.map_or((None, None), |o| integer_offsets(jni, env, o));
-        let mut seen =
-            Seen { addresses: Some(addresses), outer: outer as usize, value_offset, max_offset, ..Default::default() };
+        let global = jni.new_weak_global_ref(outer);
+        let mut seen = Seen {
+            addresses: Some(addresses),
+            outer: outer as usize,
+            outer_global: global as usize,
+            value_offset,
+            max_offset,
+            ..Default::default()
+        };
         let mut callbacks: HeapCallbacks = unsafe { std::mem::zeroed() };
         callbacks.heap_reference_callback = Some(on_reference);
         callbacks.primitive_field_callback = Some(on_field);
         callbacks.array_primitive_value_callback = Some(on_values);
         let user_data = &mut seen as *mut Seen as *const c_void;
-        unsafe { env.follow_references(0, std::ptr::null_mut(), outer, &callbacks, user_data) }
-            .map_err(|e| format!("the probe walk failed: {e}"))?;
+        let walked = unsafe { env.follow_references(0, std::ptr::null_mut(), outer, &callbacks, user_data) };
+        jni.delete_weak_global_ref(global);
+        walked.map_err(|e| format!("the probe walk failed: {e}"))?;
         verify(&seen, &addresses)
     })
 }
@@ -111,8 +139,8 @@ fn verify(seen: &Seen, addresses: &ObjectAddresses) -> Result<bool, String> {
         return fail("the probe arrays were not reported");
     };
     let outer = to_inner.referrer;
-    if to_inner.outer_handle != Some(outer) {
-        return fail("outer is not where its JNI reference points");
+    if to_inner.outer_handle != Some(outer) || to_inner.outer_global != Some(outer) {
+        return fail("outer is not where its JNI references point");
     }
     let (inner, ints) = (to_inner.referee, to_ints.referee);
     let Some(to_boxed) = seen.elements.iter().find(|e| e.referrer == outer && e.index == 1) else {
@@ -142,9 +170,58 @@ fn verify(seen: &Seen, addresses: &ObjectAddresses) -> Result<bool, String> {
     if !seen.int_arrays.iter().any(|(o, n, v)| *o == ints && *n == INTS.len() as i32 && v[..] == INTS) {
         return fail("the int[]'s values");
     }
+    let class_of = |object: u64| seen.class_refs.iter().find(|c| c.referrer == object);
+    let (Some(integer), Some(int_array)) = (class_of(boxed), class_of(ints)) else {
+        return fail("the probe objects' class references");
+    };
+    if addresses.heap.sizes.is_some() {
+        let sized = |c: &ClassRef| c.words.is_some_and(|w| w as i64 * 8 == c.mirror_size);
+        let boxed_size = integer.layout_helper.map(shape) == Some(Shape::Instance(to_boxed.size as u64));
+        let int_arrays = int_array.layout_helper.map(shape) == Some(Shape::Array);
+        if !boxed_size || !int_arrays || !sized(integer) || !sized(int_array) {
+            return fail("the class metadata's sizes");
+        }
+    }
+    if addresses.heap.class_word.is_some() {
+        let class_class = integer.class_word.filter(|&w| w != 0 && int_array.class_word == Some(w));
+        let others = [to_inner.referee_class_word, to_ints.referee_class_word, to_boxed.referee_class_word];
+        if class_class.is_none() || others.iter().any(|w| w.is_none_or(|w| w == 0 || Some(w) == class_class)) {
+            return fail("the class words in the headers");
+        }
+    }
     let value_read = seen.int_fields.iter().any(|&(o, _, read)| o == boxed && read == Some(BOXED));
-    let max_read = seen.class_refs.iter().any(|&(from, _, read)| from == boxed && read == Some(i32::MAX));
-    Ok(value_read && max_read)
+    Ok(value_read && integer.max_value == Some(i32::MAX))
+}
+
+/// What a class reference shows of the class object at `mirror`.
+fn class_ref(seen: &Seen, referrer: u64, mirror: u64, mirror_size: i64) -> ClassRef {
+    let sizes =
+        seen.addresses.and_then(|a| a.heap.sizes).filter(|_| seen.addresses.is_some_and(|a| a.heap.holds(mirror)));
+    let layout_helper = sizes.and_then(|s| {
+        let klass = peek::<u64>(mirror + s.klass_offset)?;
+        peek::<i32>(klass + s.layout_helper)
+    });
+    ClassRef {
+        referrer,
+        mirror,
+        mirror_size,
+        max_value: int_in(seen, mirror, seen.max_offset),
+        layout_helper,
+        words: sizes.and_then(|s| int_in(seen, mirror, Some(s.oop_size_offset as u32))),
+        class_word: class_word_in(seen, mirror),
+    }
+}
+
+/// The class word in the header of the object that may be at `addr`.
+fn class_word_in(seen: &Seen, addr: u64) -> Option<u64> {
+    let heap = seen.addresses?.heap;
+    if !heap.holds(addr) {
+        return None;
+    }
+    match heap.class_word? {
+        4 => peek::<u32>(addr + 8).map(u64::from),
+        _ => peek::<u64>(addr + 8),
+    }
 }
 
 /// The int at `offset` in the object that may be at `addr`.
@@ -165,7 +242,7 @@ unsafe extern "C" fn on_reference(
     info: *const sys::jvmtiHeapReferenceInfo,
     _class_tag: sys::jlong,
     _referrer_class_tag: sys::jlong,
-    _size: sys::jlong,
+    size: sys::jlong,
     tag_ptr: *mut sys::jlong,
     referrer_tag_ptr: *mut sys::jlong,
     length: sys::jint,
@@ -182,7 +259,8 @@ unsafe extern "C" fn on_reference(
             let to_self = referrer_tag_ptr == tag_ptr;
             let referrer = if to_self { referee } else { unsafe { *(referrer_tag_ptr as *const u64).sub(1) } };
             if kind == sys::JVMTI_HEAP_REFERENCE_CLASS {
-                seen.class_refs.push((referrer, referee, int_in(seen, referee, seen.max_offset)));
+                let class_ref = class_ref(seen, referrer, referee, size);
+                seen.class_refs.push(class_ref);
             }
             if kind != sys::JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT || info.is_null() {
                 return 0;
@@ -193,10 +271,13 @@ unsafe extern "C" fn on_reference(
                 referee,
                 to_self,
                 length,
+                size,
+                referee_class_word: class_word_in(seen, referee),
                 referee_header: if length >= 0 { header_length(seen, referee) } else { None },
                 referrer_header: header_length(seen, referrer),
                 // A JNI local reference points to the slot holding the object (the low bits tag a kind).
                 outer_handle: peek::<u64>(seen.outer as u64 & !3),
+                outer_global: peek::<u64>(seen.outer_global as u64 & !3),
             };
             seen.elements.push(element);
             VISIT

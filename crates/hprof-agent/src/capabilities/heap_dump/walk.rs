@@ -17,11 +17,13 @@ use super::callbacks::{
     ABORT, VISIT, basic_type, on_array_values, on_primitive_field, on_reference, primitive_array_name, primitive_bits,
 };
 use super::field_offsets;
-use super::identify::Owner;
+use super::identify::{Owner, OwnerKind};
 use super::ids::{DumpIds, array_length};
 use super::late::{LateObjects, LateValueKind};
-use super::layout::{ClassKind, ClassPlan};
+use super::layout::{ClassKind, ClassPlan, IndexTable};
+use super::named::NamedMap;
 use super::naming::Naming;
+use super::object_sizes::Shape;
 use super::sink::{ClassValues, HeapSink, Root};
 use super::threads::{SeenFrame, ThreadRoots};
 use hprof_format::tags::BasicType;
@@ -37,6 +39,7 @@ enum Current {
     Instance {
         id: u64,
         class: u32,
+        size: u64,
     },
     ObjectArray,
     /// An object array whose length its tag does not carry (never expected): elements are kept.
@@ -81,7 +84,12 @@ pub struct Walk<'a> {
     class_values: ClassValues,
     /// Objects tagged before the walk that the VM has been asked to visit.
     pub(super) visit_requested: FxHashSet<u64>,
-    pub(super) last_requested: u64,
+    /// The last few of those, direct-mapped: class objects are met again for every object of their class.
+    pub(super) recent_requested: [u64; 64],
+    /// With addresses: the objects named before the walk, by address (resolved on its first callback).
+    pub(super) named: Option<NamedMap>,
+    /// With addresses, for a sink that prints sizes: the sizes of objects reported, until visited.
+    pub(super) pending_sizes: Option<FxHashMap<u64, u32>>,
     monitors: FxHashSet<u64>,
     /// Lengths of object arrays their tags cannot carry, or (with addresses) of a class the plan lacks.
     pub(super) side_lengths: &'a mut FxHashMap<u64, u32>,
@@ -96,6 +104,12 @@ pub struct Walk<'a> {
     pub thread_objects: Vec<(u64, u32)>,
     next_jni_global: u64,
     last_class: (i64, Option<u32>),
+    class_table: Option<IndexTable>,
+    /// The tag of java.lang.Class's class object (0: unknown): JVMTI's class tag of any class object,
+    /// where the class words in the headers cannot tell.
+    pub(super) class_class_tag: i64,
+    /// The class word of class objects (0: unknown), read from a named one.
+    pub(super) class_class_word: u64,
     pub error: Option<io::Error>,
     /// What made object addresses untrustworthy: the walk stops, to be made again with tags.
     pub failed: Option<String>,
@@ -114,6 +128,7 @@ impl<'a> Walk<'a> {
         late: &'a mut LateObjects,
     ) -> Walk<'a> {
         let walk_ids_from = ids.next_id();
+        let wants_sizes = sink.wants_sizes();
         Walk {
             plan,
             threads,
@@ -128,7 +143,9 @@ impl<'a> Walk<'a> {
             values: Vec::new(),
             class_values: ClassValues::default(),
             visit_requested: FxHashSet::default(),
-            last_requested: 0,
+            recent_requested: [0; 64],
+            named: None,
+            pending_sizes: (naming.addresses().is_some() && wants_sizes).then(FxHashMap::default),
             monitors: FxHashSet::default(),
             side_lengths,
             instance_sizes: vec![0; plan.len()],
@@ -138,6 +155,9 @@ impl<'a> Walk<'a> {
             thread_objects: Vec::new(),
             next_jni_global: 1,
             last_class: (0, None),
+            class_table: plan.index_table(),
+            class_class_tag: plan.class_class.map_or(0, |c| plan.get(c).id() as i64),
+            class_class_word: 0,
             error: None,
             failed: None,
             panicked: false,
@@ -187,7 +207,12 @@ impl<'a> Walk<'a> {
             return None;
         }
         if self.last_class.0 != class_tag {
-            self.last_class = (class_tag, self.plan.index_of(class_tag as u64));
+            let id = class_tag as u64;
+            let index = match &self.class_table {
+                Some(t) => t.get(id),
+                None => self.plan.index_of(id),
+            };
+            self.last_class = (class_tag, index);
         }
         self.last_class.1
     }
@@ -199,8 +224,30 @@ impl<'a> Walk<'a> {
         }
     }
 
-    fn thread_of(&self, thread_tag: i64) -> u32 {
-        self.threads.get(self.ids.id_of(thread_tag)).map_or(0, |t| t.serial)
+    /// A stack root's thread, by its tag or (objects named by address) its Java thread id.
+    fn thread_of(&self, thread_tag: i64, thread_id: i64) -> u32 {
+        if thread_tag != 0 {
+            return self.threads.get(self.ids.id_of(thread_tag)).map_or(0, |t| t.serial);
+        }
+        self.threads.serial_of_tid(thread_id).unwrap_or(0)
+    }
+
+    /// False once the walk is to stop. On its first callback, inside the safepoint, the objects named before
+    /// the walk are found by address.
+    #[inline]
+    fn ready(&mut self) -> bool {
+        if self.named.is_none()
+            && self.addresses.is_some()
+            && let Some(named) = &self.ids.named
+        {
+            let map = named.resolve(self.plan);
+            if let (Some(a), Some(mirror)) = (self.addresses, map.some_class_object()) {
+                self.class_class_word = unsafe { a.class_word(mirror) };
+            }
+            self.named = Some(map);
+            self.late.mirrors.extend(named.primitive_class_ids());
+        }
+        self.error.is_none() && self.failed.is_none()
     }
 
     fn root(&mut self, kind: u32, info: *const sys::jvmtiHeapReferenceInfo, id: u64) {
@@ -222,7 +269,7 @@ impl<'a> Walk<'a> {
             }
             sys::JVMTI_HEAP_REFERENCE_STACK_LOCAL if !info.is_null() => {
                 let local = unsafe { (*info).stack_local };
-                let thread = self.thread_of(local.thread_tag);
+                let thread = self.thread_of(local.thread_tag, local.thread_id);
                 self.seen_frames.push(SeenFrame {
                     thread,
                     depth: local.depth,
@@ -233,7 +280,7 @@ impl<'a> Walk<'a> {
             }
             sys::JVMTI_HEAP_REFERENCE_JNI_LOCAL if !info.is_null() => {
                 let local = unsafe { (*info).jni_local };
-                let thread = self.thread_of(local.thread_tag);
+                let thread = self.thread_of(local.thread_tag, local.thread_id);
                 // A JNI local of a thread with no Java frame lives on its native stack.
                 if local.method.is_null() {
                     self.emit_root(&Root::NativeStack { id, thread });
@@ -253,11 +300,15 @@ impl<'a> Walk<'a> {
         }
     }
 
-    /// Makes `owner` the current object, writing the previous one if it differs.
-    fn enter(&mut self, owner: Owner, owner_class_tag: i64) {
-        if owner.id == self.current_id && !matches!(self.current, Current::None) {
-            return;
-        }
+    /// Whether `owner` is the object being visited already.
+    #[inline]
+    fn is_current(&self, owner: &Owner) -> bool {
+        owner.id == self.current_id && !matches!(self.current, Current::None)
+    }
+
+    /// Makes `owner`, of `kind`, the current object, writing the previous one. `tag_slot` is its tag
+    /// pointer in this callback.
+    fn enter(&mut self, owner: Owner, kind: OwnerKind, tag_slot: *mut i64) {
         self.finish_current();
         self.current_id = owner.id;
         if owner.id == 0 {
@@ -266,72 +317,121 @@ impl<'a> Walk<'a> {
             return;
         }
         let id = owner.id;
-        let class = self.class_index(owner_class_tag);
-        if class.is_some() && class == self.plan.class_class {
-            self.current = match self.plan.index_of(id) {
-                // A class the plan could not read (not prepared then) is read again after the walk.
-                Some(c) if self.plan.get(c).fields_known => {
-                    let dc = self.plan.get(c);
-                    self.class_values.reset(dc);
-                    if self.read_fields {
-                        for p in &dc.static_prims {
-                            let bits = unsafe { field_offsets::bits_at(owner.addr + p.vm as u64, p.ty) };
-                            self.class_values.statics[p.at as usize] = bits;
-                        }
-                    }
-                    Current::Class { class: c }
-                }
-                _ => {
-                    self.late.begin(id, 0, true);
-                    Current::Late
-                }
-            };
-            return;
-        }
-        self.stats.objects += 1;
         let plan = self.plan;
-        self.current = match class.map(|c| (c, plan.get(c))) {
-            Some((c, dc)) if dc.kind == ClassKind::Instance && dc.fields_known => {
-                self.values.clear();
-                self.values.resize(dc.instance_size as usize, 0);
+        self.current = match kind {
+            // A class the plan could not read (not prepared then) is read again after the walk.
+            OwnerKind::ClassObject(Some(c)) if plan.get(c).fields_known => {
+                let dc = plan.get(c);
+                self.class_values.reset(dc);
                 if self.read_fields {
-                    unsafe { field_offsets::read_values(owner.addr, &dc.prims, &mut self.values) };
-                }
-                Current::Instance { id, class: c }
-            }
-            Some((c, dc)) if dc.kind == ClassKind::ObjectArray => {
-                let length = match self.addresses {
-                    // Its length in the header was checked when it was reported as a referee.
-                    Some(a) if owner.addr != 0 => Some(unsafe { a.array_length(owner.addr) }.max(0) as u32),
-                    _ => array_length(owner.tag).or_else(|| self.side_lengths.get(&id).copied()),
-                };
-                match length {
-                    Some(length) => {
-                        let size = self.array_sizes.estimate(length);
-                        if let Err(e) = self.sink.object_array_begin(id, dc, size, length) {
-                            self.error.get_or_insert(e);
-                        }
-                        Current::ObjectArray
+                    for p in &dc.static_prims {
+                        let bits = unsafe { field_offsets::bits_at(owner.addr + p.vm as u64, p.ty) };
+                        self.class_values.statics[p.at as usize] = bits;
                     }
-                    None => Current::UnsizedArray { id, class: c, elements: Vec::new() },
                 }
+                Current::Class { class: c }
             }
-            Some((_, dc)) if matches!(dc.kind, ClassKind::PrimitiveArray(_)) => Current::Done,
-            _ => {
-                let class_id = if owner_class_tag == 0 { 0 } else { self.ids.id_of(owner_class_tag) };
-                self.late.begin(id, class_id, false);
+            OwnerKind::ClassObject(c) => {
+                self.late.begin(id, 0, true);
+                if self.addresses.is_some() {
+                    if c.is_none() && owner.tag == 0 {
+                        // Tagged with its address, to be found again after the walk.
+                        unsafe { *tag_slot = owner.addr as i64 };
+                    }
+                    self.copy_late(&owner, None);
+                }
                 Current::Late
             }
+            OwnerKind::Object { class: c, mirror } => {
+                self.stats.objects += 1;
+                let dc = plan.get(c);
+                match dc.kind {
+                    ClassKind::Instance if dc.fields_known => {
+                        self.values.clear();
+                        self.values.resize(dc.instance_size as usize, 0);
+                        if self.read_fields {
+                            unsafe { field_offsets::read_values(owner.addr, &dc.prims, &mut self.values) };
+                        }
+                        let size = self.size_of(&owner).unwrap_or(self.instance_sizes[c as usize] as u64);
+                        Current::Instance { id, class: c, size }
+                    }
+                    ClassKind::ObjectArray => self.begin_array(&owner, c),
+                    ClassKind::PrimitiveArray(_) => {
+                        self.size_of(&owner);
+                        Current::Done
+                    }
+                    ClassKind::Instance => {
+                        self.late.begin(id, dc.id(), false);
+                        self.copy_late(&owner, Some(mirror));
+                        Current::Late
+                    }
+                }
+            }
+            OwnerKind::LateObject { class_id, mirror } => {
+                self.stats.objects += 1;
+                self.late.begin(id, class_id, false);
+                self.copy_late(&owner, Some(mirror));
+                Current::Late
+            }
+            OwnerKind::Unknown => {
+                self.stats.mismatches += 1;
+                Current::Done
+            }
         };
+    }
+
+    fn begin_array(&mut self, owner: &Owner, class: u32) -> Current {
+        let id = owner.id;
+        let length = match self.addresses {
+            // Its length in the header was checked when it was reported as a referee.
+            Some(a) => Some(unsafe { a.array_length(owner.addr) }.max(0) as u32),
+            None => array_length(owner.tag).or_else(|| self.side_lengths.get(&id).copied()),
+        };
+        let Some(length) = length else {
+            return Current::UnsizedArray { id, class, elements: Vec::new() };
+        };
+        let size = self.size_of(owner).unwrap_or_else(|| self.array_sizes.estimate(length));
+        if let Err(e) = self.sink.object_array_begin(id, self.plan.get(class), size, length) {
+            self.error.get_or_insert(e);
+        }
+        Current::ObjectArray
+    }
+
+    /// The size the walk saw `owner` reported with, where the sink wants sizes and objects are named by
+    /// address (with tags, sizes are learned per class).
+    fn size_of(&mut self, owner: &Owner) -> Option<u64> {
+        self.pending_sizes.as_mut()?.remove(&owner.addr).map(u64::from)
+    }
+
+    /// With addresses: keeps what a late object's record will need after the walk — a copy of its bytes
+    /// (for the primitive values read from memory), or an array's length. `mirror` is its class object
+    /// (`None`: it is a class object itself).
+    fn copy_late(&mut self, owner: &Owner, mirror: Option<u64>) {
+        let (Some(a), true) = (self.addresses, owner.addr != 0) else { return };
+        let Some(sizes) = a.heap.sizes else { return };
+        match mirror {
+            None if self.read_fields => unsafe {
+                let size = sizes.class_object_size(owner.addr);
+                self.late.copy(owner.id, owner.addr, size);
+            },
+            None => {}
+            Some(mirror) => match unsafe { sizes.shape(mirror) } {
+                Some(Shape::Instance(size)) if self.read_fields => unsafe {
+                    self.late.copy(owner.id, owner.addr, size)
+                },
+                Some(Shape::Array) => {
+                    let length = unsafe { a.array_length(owner.addr) }.max(0) as u32;
+                    self.side_lengths.insert(owner.id, length);
+                }
+                _ => {}
+            },
+        }
     }
 
     /// Writes the current object's record.
     pub fn finish_current(&mut self) {
         let result = match std::mem::replace(&mut self.current, Current::None) {
-            Current::Instance { id, class } => {
-                let size = self.instance_sizes[class as usize] as u64;
-                self.sink.instance(id, self.plan.get(class), size, &self.values)
-            }
+            Current::Instance { id, class, size } => self.sink.instance(id, self.plan.get(class), size, &self.values),
             Current::ObjectArray => self.sink.object_array_end(),
             Current::UnsizedArray { id, class, elements } => {
                 self.stats.mismatches += 1;
@@ -372,25 +472,30 @@ impl<'a> Walk<'a> {
         referrer_tag_ptr: *mut i64,
         length: i32,
     ) -> i32 {
-        if self.error.is_some() || self.failed.is_some() {
+        if !self.ready() {
             return ABORT;
         }
-        let Some((id, first)) = self.referee(class_tag, size, tag_ptr, length) else { return ABORT };
-        let visit = if first { VISIT } else { 0 };
+        let Some(referee) = self.referee(class_tag, size, tag_ptr, length) else { return ABORT };
+        let (id, visit) = (referee.id, if referee.visit { VISIT } else { 0 });
         if kind >= sys::JVMTI_HEAP_REFERENCE_JNI_GLOBAL {
             self.root(kind, info, id);
             return if self.error.is_some() { ABORT } else { visit };
         }
         let Some(owner) = self.referrer(referrer_tag_ptr, tag_ptr) else { return ABORT };
-        self.enter(owner, referrer_class_tag);
+        if !self.is_current(&owner) {
+            let owner_kind = self.referrer_kind(&owner, kind, referrer_class_tag, &referee);
+            self.enter(owner, owner_kind, referrer_tag_ptr);
+        }
         let index = info_index(info);
         match (&mut self.current, kind) {
             (Current::Instance { class, .. }, sys::JVMTI_HEAP_REFERENCE_FIELD) => {
-                match self.plan.get(*class).instance_slot(index) {
-                    Some(slot) if slot.ty == BasicType::Object => {
-                        super::binary::store_value(&mut self.values, slot, id)
+                match self.plan.get(*class).reference_offset(index) {
+                    Some(at) => {
+                        if let Some(v) = self.values.get_mut(at as usize..at as usize + 8) {
+                            v.copy_from_slice(&id.to_be_bytes())
+                        }
                     }
-                    _ => {
+                    None => {
                         let c = *class;
                         self.mismatch(c, "ref field", index);
                     }
@@ -459,12 +564,15 @@ impl<'a> Walk<'a> {
         value: sys::jvalue,
         value_type: u32,
     ) -> i32 {
-        if self.error.is_some() || self.failed.is_some() {
+        if !self.ready() {
             return ABORT;
         }
         let Some((ty, bits)) = primitive_bits(value, value_type) else { return 0 };
         let Some(owner) = self.owner(tag_ptr) else { return ABORT };
-        self.enter(owner, class_tag);
+        if !self.is_current(&owner) {
+            let owner_kind = self.owner_kind(&owner, class_tag);
+            self.enter(owner, owner_kind, tag_ptr);
+        }
         let index = info_index(info);
         match (&self.current, kind) {
             (Current::Instance { class, .. }, sys::JVMTI_HEAP_REFERENCE_FIELD) => {
@@ -505,7 +613,7 @@ impl<'a> Walk<'a> {
         element_type: u32,
         elements: *const c_void,
     ) -> i32 {
-        if self.error.is_some() || self.failed.is_some() {
+        if !self.ready() {
             return ABORT;
         }
         let Some(owner) = self.owner(tag_ptr) else { return ABORT };
@@ -515,7 +623,10 @@ impl<'a> Walk<'a> {
             self.fail(format!("primitive array at {:#x} has {count} elements, its header says otherwise", owner.addr));
             return ABORT;
         }
-        self.enter(owner, class_tag);
+        if !self.is_current(&owner) {
+            let owner_kind = self.owner_kind(&owner, class_tag);
+            self.enter(owner, owner_kind, tag_ptr);
+        }
         let Some(ty) = basic_type(element_type) else { return 0 };
         let id = owner.id;
         let count = count.max(0) as u32;
