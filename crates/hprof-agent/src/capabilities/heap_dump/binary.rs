@@ -249,7 +249,21 @@ impl HeapSink for BinarySink {
     }
 
     fn instance(&mut self, id: u64, class: &DumpClass, _size: u64, values: &[u8]) -> io::Result<()> {
-        self.begin(1 + ID_SIZE as u64 + 4 + ID_SIZE as u64 + 4 + values.len() as u64)?;
+        let len = 1 + ID_SIZE as u64 + 4 + ID_SIZE as u64 + 4 + values.len() as u64;
+        self.begin(len)?;
+        if self.direct_left == 0 {
+            // The common case, millions of times: one header, one copy into the segment.
+            const _: () = assert!(ID_SIZE == 8);
+            let mut head = [0u8; 25];
+            head[0] = sub::INSTANCE_DUMP;
+            head[1..9].copy_from_slice(&id.to_be_bytes());
+            head[9..13].copy_from_slice(&NO_TRACE.to_be_bytes());
+            head[13..21].copy_from_slice(&class.id().to_be_bytes());
+            head[21..25].copy_from_slice(&(values.len() as u32).to_be_bytes());
+            self.pending.extend_from_slice(&head);
+            self.pending.extend_from_slice(values);
+            return Ok(());
+        }
         self.u1(sub::INSTANCE_DUMP)?;
         self.id(id)?;
         self.u4(NO_TRACE)?;

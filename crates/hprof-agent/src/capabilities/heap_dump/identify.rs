@@ -173,7 +173,7 @@ impl Walk<'_> {
         Some(self.by_address(addr, tag))
     }
 
-    fn by_address(&self, addr: u64, tag: i64) -> Owner {
+    fn by_address(&mut self, addr: u64, tag: i64) -> Owner {
         let name = self.name_of(addr);
         let id = name.map_or(if tag != 0 { tag as u64 } else { addr }, Name::id);
         Owner { id, tag, addr, name }
@@ -234,8 +234,8 @@ impl Walk<'_> {
 
     /// The object named `addr` before the walk.
     #[inline]
-    fn name_of(&self, addr: u64) -> Option<Name> {
-        self.named.as_ref()?.get(addr)
+    fn name_of(&mut self, addr: u64) -> Option<Name> {
+        self.named.as_mut()?.get(addr)
     }
 
     /// Whether the object at `addr`, whose class has tag `class_tag`, is a class object: by the class word

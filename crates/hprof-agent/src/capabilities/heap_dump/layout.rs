@@ -42,6 +42,22 @@ pub struct ValueSlot {
 
 const NO_SLOT: u32 = u32::MAX;
 
+/// Where in an instance's values its reference fields go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReferenceOffsets<'a> {
+    base: u32,
+    offsets: &'a [u32],
+}
+
+impl ReferenceOffsets<'_> {
+    /// Where the reference field reported with JVMTI index `index` goes.
+    #[inline]
+    pub fn get(&self, index: i32) -> Option<u32> {
+        let i = (index as u32).checked_sub(self.base)?;
+        self.offsets.get(i as usize).copied().filter(|&o| o != NO_SLOT)
+    }
+}
+
 /// Entries of an [`IndexTable`] at most (4 bytes each).
 const MAX_INDEX_TABLE: u64 = 1 << 22;
 
@@ -149,11 +165,9 @@ impl DumpClass {
         self.values.get(slot as usize)
     }
 
-    /// Where in the values a reference field reported with JVMTI index `index` goes.
-    #[inline]
-    pub fn reference_offset(&self, index: i32) -> Option<u32> {
-        let i = (index as u32).checked_sub(self.index_base)?;
-        self.ref_offsets.get(i as usize).copied().filter(|&o| o != NO_SLOT)
+    /// Where in the values reference fields go, by JVMTI field index.
+    pub fn reference_offsets(&self) -> ReferenceOffsets<'_> {
+        ReferenceOffsets { base: self.index_base, offsets: &self.ref_offsets }
     }
 
     /// The position in `statics` of a static field reported with JVMTI index `index`.

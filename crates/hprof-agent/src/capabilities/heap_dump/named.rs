@@ -106,7 +106,11 @@ impl Named {
     /// reference points to the slot holding its object's address (the low two bits tag its kind), as the
     /// probe walk checks.
     pub fn resolve(&self, plan: &ClassPlan) -> NamedMap {
-        let mut by_address = NamedMap { names: FxHashMap::default(), filter: vec![0; FILTER_WORDS] };
+        let mut by_address = NamedMap {
+            names: FxHashMap::default(),
+            filter: vec![0; FILTER_WORDS],
+            recent: vec![(0, Name::Object { id: 0 }); RECENT],
+        };
         by_address.names.reserve(self.held.len());
         for &(object, id, kind) in &self.held {
             let addr = unsafe { *((object as usize & !3) as *const u64) };
@@ -138,12 +142,17 @@ impl Named {
 const FILTER_WORDS: usize = 1 << 10;
 
 /// The named objects by address, behind a bit filter that turns away almost every other address (the
-/// walk asks about every object it meets) without a hash look-up.
+/// walk asks about every object it meets) without a hash look-up, and a small cache of the last found
+/// (each object's first report names its class object).
 #[derive(Debug, Default)]
 pub struct NamedMap {
     names: FxHashMap<u64, Name>,
     filter: Vec<u64>,
+    recent: Vec<(u64, Name)>,
 }
+
+/// Entries of [`NamedMap`]'s cache.
+const RECENT: usize = 64;
 
 impl NamedMap {
     fn bit(addr: u64) -> (usize, u64) {
@@ -158,12 +167,20 @@ impl NamedMap {
     }
 
     #[inline]
-    pub fn get(&self, addr: u64) -> Option<Name> {
+    pub fn get(&mut self, addr: u64) -> Option<Name> {
         let (word, bit) = Self::bit(addr);
         if self.filter.get(word).is_none_or(|w| w & bit == 0) {
             return None;
         }
-        self.names.get(&addr).copied()
+        let slot = (addr >> 3) as usize % RECENT;
+        if let Some(&(a, name)) = self.recent.get(slot)
+            && a == addr
+        {
+            return Some(name);
+        }
+        let name = self.names.get(&addr).copied()?;
+        self.recent[slot] = (addr, name);
+        Some(name)
     }
 
     /// The address of some class object, if any was named.

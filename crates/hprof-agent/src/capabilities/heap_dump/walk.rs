@@ -20,7 +20,7 @@ use super::field_offsets;
 use super::identify::{Owner, OwnerKind};
 use super::ids::{DumpIds, array_length};
 use super::late::{LateObjects, LateValueKind};
-use super::layout::{ClassKind, ClassPlan, IndexTable};
+use super::layout::{ClassKind, ClassPlan, IndexTable, ReferenceOffsets};
 use super::named::NamedMap;
 use super::naming::Naming;
 use super::object_sizes::Shape;
@@ -34,12 +34,13 @@ use std::io;
 
 /// The object whose references are being reported.
 #[derive(Debug)]
-enum Current {
+enum Current<'a> {
     None,
     Instance {
         id: u64,
         class: u32,
         size: u64,
+        refs: ReferenceOffsets<'a>,
     },
     ObjectArray,
     /// An object array whose length its tag does not carry (never expected): elements are kept.
@@ -79,7 +80,7 @@ pub struct Walk<'a> {
     /// Identifiers from here on were handed out by the walk (before it: class loaders and monitors).
     pub(super) walk_ids_from: u64,
     current_id: u64,
-    current: Current,
+    current: Current<'a>,
     values: Vec<u8>,
     class_values: ClassValues,
     /// Objects tagged before the walk that the VM has been asked to visit.
@@ -353,7 +354,7 @@ impl<'a> Walk<'a> {
                             unsafe { field_offsets::read_values(owner.addr, &dc.prims, &mut self.values) };
                         }
                         let size = self.size_of(&owner).unwrap_or(self.instance_sizes[c as usize] as u64);
-                        Current::Instance { id, class: c, size }
+                        Current::Instance { id, class: c, size, refs: dc.reference_offsets() }
                     }
                     ClassKind::ObjectArray => self.begin_array(&owner, c),
                     ClassKind::PrimitiveArray(_) => {
@@ -380,7 +381,7 @@ impl<'a> Walk<'a> {
         };
     }
 
-    fn begin_array(&mut self, owner: &Owner, class: u32) -> Current {
+    fn begin_array(&mut self, owner: &Owner, class: u32) -> Current<'a> {
         let id = owner.id;
         let length = match self.addresses {
             // Its length in the header was checked when it was reported as a referee.
@@ -431,7 +432,9 @@ impl<'a> Walk<'a> {
     /// Writes the current object's record.
     pub fn finish_current(&mut self) {
         let result = match std::mem::replace(&mut self.current, Current::None) {
-            Current::Instance { id, class, size } => self.sink.instance(id, self.plan.get(class), size, &self.values),
+            Current::Instance { id, class, size, .. } => {
+                self.sink.instance(id, self.plan.get(class), size, &self.values)
+            }
             Current::ObjectArray => self.sink.object_array_end(),
             Current::UnsizedArray { id, class, elements } => {
                 self.stats.mismatches += 1;
@@ -488,19 +491,17 @@ impl<'a> Walk<'a> {
         }
         let index = info_index(info);
         match (&mut self.current, kind) {
-            (Current::Instance { class, .. }, sys::JVMTI_HEAP_REFERENCE_FIELD) => {
-                match self.plan.get(*class).reference_offset(index) {
-                    Some(at) => {
-                        if let Some(v) = self.values.get_mut(at as usize..at as usize + 8) {
-                            v.copy_from_slice(&id.to_be_bytes())
-                        }
-                    }
-                    None => {
-                        let c = *class;
-                        self.mismatch(c, "ref field", index);
+            (Current::Instance { class, refs, .. }, sys::JVMTI_HEAP_REFERENCE_FIELD) => match refs.get(index) {
+                Some(at) => {
+                    if let Some(v) = self.values.get_mut(at as usize..at as usize + 8) {
+                        v.copy_from_slice(&id.to_be_bytes())
                     }
                 }
-            }
+                None => {
+                    let c = *class;
+                    self.mismatch(c, "ref field", index);
+                }
+            },
             (Current::ObjectArray, sys::JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT) => {
                 if let Err(e) = self.sink.object_array_element(index as u32, id) {
                     self.error.get_or_insert(e);
