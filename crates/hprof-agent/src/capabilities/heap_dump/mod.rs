@@ -29,6 +29,7 @@ mod object_sizes;
 mod probe;
 mod sink;
 mod spool;
+mod spool_writer;
 mod text;
 mod threads;
 mod vm_structs;
