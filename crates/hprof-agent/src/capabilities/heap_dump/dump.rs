@@ -239,16 +239,17 @@ fn walk_into<S: HeapSink>(
         let mut side_lengths = FxHashMap::default();
         let mut late = LateObjects::default();
         if let Some(named) = &ids.named {
-            // By address, the tag map keeps java.lang.Class's tag alone; by tag (after a failed check), it is
-            // filled again.
-            // java.lang.Class's tag tells class objects where the class words in the headers cannot.
-            let words = naming.addresses().is_some_and(|a| a.heap.class_word.is_some());
-            let class_class = if words { 0 } else { plan.class_class.map_or(0, |c| plan.get(c).id()) };
-            named.set_tags(env, naming.addresses().is_none(), class_class);
+            match naming.addresses() {
+                // java.lang.Class keeps its tag where class words in the headers cannot tell class objects.
+                Some(a) => named.untag(env, if a.heap.class_word.is_some() { 0 } else { plan.class_class_id() }),
+                // After a failed check: tags again.
+                None => named.retag(env),
+            }
         }
         match walk(env, plan, threads, ids, naming, &mut side_lengths, &mut sink, &mut late).map_err(spool_error)? {
             Ok(walked) => return Ok(WalkedInto { sink, walked, late, side_lengths }),
             Err(WalkFailure::Addresses(why)) if naming.addresses().is_some() => {
+                let why = format!("object addresses failed a check: {why}");
                 crate::log::warning(&format!("heap dump: {why}; the heap is walked again, with tags"));
                 *naming = Naming::Tags(why);
                 sink = new_sink(Some(sink))?;

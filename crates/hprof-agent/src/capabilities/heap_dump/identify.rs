@@ -174,6 +174,9 @@ impl Walk<'_> {
     }
 
     fn by_address(&mut self, addr: u64, tag: i64) -> Owner {
+        if addr == self.current_owner.addr && tag == self.current_owner.tag {
+            return self.current_owner;
+        }
         let name = self.name_of(addr);
         let id = name.map_or(if tag != 0 { tag as u64 } else { addr }, Name::id);
         Owner { id, tag, addr, name }

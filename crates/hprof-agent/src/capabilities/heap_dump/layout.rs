@@ -278,6 +278,11 @@ impl ClassPlan {
         }
     }
 
+    /// The identifier of java.lang.Class's class object (0: unknown).
+    pub fn class_class_id(&self) -> u64 {
+        self.class_class.map_or(0, |c| self.get(c).id())
+    }
+
     pub fn index_of(&self, class_id: u64) -> Option<u32> {
         self.by_id.get(&class_id).copied()
     }

@@ -92,12 +92,20 @@ impl Named {
         self.held.iter().filter(|h| h.2 == Kind::PrimitiveClass).map(|h| h.1)
     }
 
-    /// Takes the tags off (before the walk), or puts them back (for a walk with tags after all); the tag
-    /// `keep` stays on.
-    pub fn set_tags(&self, env: Jvmti, on: bool, keep: u64) {
+    /// Takes the tags off before a walk by address, but the one of the object named `keep`.
+    pub fn untag(&self, env: Jvmti, keep: u64) {
         for &(object, id, kind) in &self.held {
             if kind != Kind::PrimitiveClass && id != keep {
-                let _ = env.set_tag(object, if on { id as i64 } else { 0 });
+                let _ = env.set_tag(object, 0);
+            }
+        }
+    }
+
+    /// Puts the tags back, for a walk by tag after all.
+    pub fn retag(&self, env: Jvmti) {
+        for &(object, id, kind) in &self.held {
+            if kind != Kind::PrimitiveClass {
+                let _ = env.set_tag(object, id as i64);
             }
         }
     }

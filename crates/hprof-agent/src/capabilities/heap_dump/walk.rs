@@ -80,6 +80,8 @@ pub struct Walk<'a> {
     /// Identifiers from here on were handed out by the walk (before it: class loaders and monitors).
     pub(super) walk_ids_from: u64,
     current_id: u64,
+    /// The object being visited, as [`Walk::referrer`] found it (its callbacks come one after the other).
+    pub(super) current_owner: Owner,
     current: Current<'a>,
     values: Vec<u8>,
     class_values: ClassValues,
@@ -114,6 +116,8 @@ pub struct Walk<'a> {
     pub error: Option<io::Error>,
     /// What made object addresses untrustworthy: the walk stops, to be made again with tags.
     pub failed: Option<String>,
+    /// For tests of that: `HPROF_HEAP_DUMP_TEST_FAIL=n` fails the n-th callback of a walk by address.
+    fail_countdown: u64,
     pub panicked: bool,
     pub stats: WalkStats,
 }
@@ -140,6 +144,7 @@ impl<'a> Walk<'a> {
             late,
             walk_ids_from,
             current_id: 0,
+            current_owner: Owner { id: 0, tag: 0, addr: 0, name: None },
             current: Current::None,
             values: Vec::new(),
             class_values: ClassValues::default(),
@@ -157,10 +162,11 @@ impl<'a> Walk<'a> {
             next_jni_global: 1,
             last_class: (0, None),
             class_table: plan.index_table(),
-            class_class_tag: plan.class_class.map_or(0, |c| plan.get(c).id() as i64),
+            class_class_tag: plan.class_class_id() as i64,
             class_class_word: 0,
             error: None,
             failed: None,
+            fail_countdown: naming.addresses().map_or(0, |_| test_failure()),
             panicked: false,
             stats: WalkStats::default(),
         }
@@ -237,6 +243,12 @@ impl<'a> Walk<'a> {
     /// the walk are found by address.
     #[inline]
     fn ready(&mut self) -> bool {
+        if self.fail_countdown != 0 {
+            self.fail_countdown -= 1;
+            if self.fail_countdown == 0 {
+                self.fail("HPROF_HEAP_DUMP_TEST_FAIL is set".into());
+            }
+        }
         if self.named.is_none()
             && self.addresses.is_some()
             && let Some(named) = &self.ids.named
@@ -312,6 +324,7 @@ impl<'a> Walk<'a> {
     fn enter(&mut self, owner: Owner, kind: OwnerKind, tag_slot: *mut i64) {
         self.finish_current();
         self.current_id = owner.id;
+        self.current_owner = owner;
         if owner.id == 0 {
             self.current = Current::Done;
             self.stats.mismatches += 1;
@@ -646,6 +659,11 @@ impl<'a> Walk<'a> {
         self.current = Current::Done;
         0
     }
+}
+
+/// `HPROF_HEAP_DUMP_TEST_FAIL`'s number (0: unset).
+fn test_failure() -> u64 {
+    std::env::var("HPROF_HEAP_DUMP_TEST_FAIL").ok().and_then(|v| v.parse().ok()).unwrap_or(0)
 }
 
 /// The field, array or constant pool index a reference info carries (they share one place in the union);
