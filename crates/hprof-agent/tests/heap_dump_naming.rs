@@ -8,12 +8,16 @@ use heap_dump_support::HeapFile;
 use heap_dump_support::graph::{assert_graph, assert_sound};
 use jvm_harness::{Java, Jdk, all_jdks, scratch};
 
-/// Dumps HeapDumpGraph at exit with `env` set; checks the dump and returns the agent's stderr.
-fn dump_graph(jdk: &Jdk, what: &str, env: &[(&str, &str)]) -> String {
+/// Dumps HeapDumpGraph at exit with `env` set and `vm_args`; checks the dump and returns the agent's
+/// stderr.
+fn dump_graph_with(jdk: &Jdk, what: &str, env: &[(&str, &str)], vm_args: &[&str]) -> String {
     let dir = scratch("heap-dump-naming");
     let mut java = Java::new(jdk, dir.path()).agentpath("heap=dump,format=b").class("HeapDumpGraph");
     for (k, v) in [("HPROF_HEAP_DUMP_STATS", "1")].iter().chain(env) {
         java = java.env(k, v);
+    }
+    for arg in vm_args {
+        java = java.vm_arg(arg);
     }
     let run = java.run();
     run.assert_success();
@@ -26,6 +30,10 @@ fn dump_graph(jdk: &Jdk, what: &str, env: &[(&str, &str)]) -> String {
     assert_sound(&file, d, what);
     assert_graph(&file, d, what);
     run.stderr
+}
+
+fn dump_graph(jdk: &Jdk, what: &str, env: &[(&str, &str)]) -> String {
+    dump_graph_with(jdk, what, env, &[])
 }
 
 #[test]
@@ -60,5 +68,29 @@ fn a_check_failing_in_the_walk_makes_it_again_with_tags() {
             "{what}: the failure must be reported:\n{stderr}"
         );
         assert!(stderr.contains("; ids: tags (object addresses failed a check"), "{what}:\n{stderr}");
+    }
+}
+
+#[test]
+fn other_collectors_and_object_layouts() {
+    const ADDRESSES: &str = "; ids: object addresses, fields read from memory";
+    let cases: &[(&str, &[&str], &str)] = &[
+        ("17", &["-XX:+UseSerialGC"], ADDRESSES),
+        ("17", &["-XX:+UseParallelGC", "-XX:-UseCompressedOops"], ADDRESSES),
+        ("17", &["-XX:-UseCompressedClassPointers"], ADDRESSES),
+        ("17", &["-Xmx40g"], ADDRESSES),
+        ("17", &["-XX:+UseZGC"], "; ids: tags (ZGC is not a collector verified with object addresses)"),
+        ("21", &["-XX:+UseParallelGC"], ADDRESSES),
+        ("21", &["-XX:+UseZGC", "-XX:+ZGenerational"], "; ids: tags (ZGC is not"),
+        ("25", &["-XX:+UseCompactObjectHeaders"], ADDRESSES),
+        ("25", &["-XX:+UseSerialGC", "-XX:-UseCompressedClassPointers"], ADDRESSES),
+        ("25", &["-XX:+UseShenandoahGC"], "; ids: tags (Shenandoah is not a collector verified"),
+    ];
+    let jdks = all_jdks();
+    for (version, vm_args, expected) in cases {
+        let Some(jdk) = jdks.iter().find(|j| j.version == *version) else { continue };
+        let what = format!("JDK {version} {vm_args:?}");
+        let stderr = dump_graph_with(jdk, &what, &[], vm_args);
+        assert!(stderr.contains(expected), "{what}: expected {expected:?}:\n{stderr}");
     }
 }

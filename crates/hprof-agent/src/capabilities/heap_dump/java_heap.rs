@@ -25,14 +25,18 @@ pub struct JavaHeap {
 /// Collectors whose heap walk was verified with object addresses (their `-XX:+Use…GC` flags).
 const VERIFIED_GCS: [&str; 3] = ["UseSerialGC", "UseParallelGC", "UseG1GC"];
 
+/// The others, by name, for the message.
+const OTHER_GCS: [(&str, &str); 3] =
+    [("UseZGC", "ZGC"), ("UseShenandoahGC", "Shenandoah"), ("UseEpsilonGC", "Epsilon")];
+
 impl JavaHeap {
     /// Reads the heap of the running JVM; `inside_libjvm` is any JNI or JVMTI function. The error says why
     /// object addresses cannot be used.
     pub fn find(inside_libjvm: *const c_void) -> Result<JavaHeap, String> {
         let vm = VmStructs::find(inside_libjvm).ok_or("the JVM exports no HotSpot structure tables")?;
-        let gc = VERIFIED_GCS.iter().find(|f| vm.bool_flag(f) == Some(true));
-        if gc.is_none() {
-            return Err("the garbage collector is not one verified with object addresses".into());
+        if !VERIFIED_GCS.iter().any(|f| vm.bool_flag(f) == Some(true)) {
+            let gc = OTHER_GCS.iter().find(|(f, _)| vm.bool_flag(f) == Some(true)).map_or("the collector", |g| g.1);
+            return Err(format!("{gc} is not a collector verified with object addresses"));
         }
         let (start, end) = reserved_range(&vm).ok_or("the heap's reserved range is not readable")?;
         if start == 0 || end <= start || start % 8 != 0 {
