@@ -98,6 +98,7 @@ impl Walk<'_> {
     }
 
     /// Whether a tagged or named object is reported for the first time (asked to be visited once).
+    #[inline(always)]
     fn first_request(&mut self, id: u64) -> bool {
         let recent = (id ^ id >> 6) as usize & 63;
         if self.recent_requested[recent] == id {
@@ -173,6 +174,7 @@ impl Walk<'_> {
         Some(self.by_address(addr, tag))
     }
 
+    #[inline(always)]
     fn by_address(&mut self, addr: u64, tag: i64) -> Owner {
         if addr == self.current_owner.addr && tag == self.current_owner.tag {
             return self.current_owner;
@@ -236,7 +238,7 @@ impl Walk<'_> {
     }
 
     /// The object named `addr` before the walk.
-    #[inline]
+    #[inline(always)]
     fn name_of(&mut self, addr: u64) -> Option<Name> {
         self.named.as_mut()?.get(addr)
     }

@@ -174,7 +174,7 @@ impl NamedMap {
         self.names.insert(addr, name);
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn get(&mut self, addr: u64) -> Option<Name> {
         let (word, bit) = Self::bit(addr);
         if self.filter.get(word).is_none_or(|w| w & bit == 0) {

@@ -241,7 +241,7 @@ impl<'a> Walk<'a> {
 
     /// False once the walk is to stop. On its first callback, inside the safepoint, the objects named before
     /// the walk are found by address.
-    #[inline]
+    #[inline(always)]
     fn ready(&mut self) -> bool {
         if self.fail_countdown != 0 {
             self.fail_countdown -= 1;
