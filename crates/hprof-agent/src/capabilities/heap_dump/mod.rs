@@ -4,12 +4,14 @@
 //!
 //! - [`dump`]: one dump from start to end, and why in that order;
 //! - [`layout`], [`threads`]: what the walk needs to know beforehand, gathered with JVMTI and JNI;
+//! - [`naming`]: how a dump names its objects: by address ([`addresses`]; trusted after the [`probe`]
+//!   walk, in the heap [`java_heap`] finds through HotSpot's [`vm_structs`]; primitive values then read
+//!   from memory, [`field_offsets`]; the objects named beforehand found again, [`named`]; sizes of objects
+//!   of late classes, [`object_sizes`]) or by tag ([`ids`]);
 //! - [`walk`], [`callbacks`], [`identify`], [`array_sizes`]: the JVMTI FollowReferences pass and its
 //!   callbacks;
-//! - [`naming`]: how a dump names its objects: by address ([`addresses`], trusted after [`probe`], in the
-//!   heap [`java_heap`] finds through HotSpot's [`vm_structs`]; primitive values then read from memory,
-//!   [`field_offsets`]) or by tag ([`ids`]);
-//! - [`sink`], [`binary`], [`text`], [`spool`]: the records, in either format, spooled;
+//! - [`sink`], [`binary`], [`text`], [`spool`], [`spool_writer`]: the records, in either format, spooled
+//!   by a thread of their own;
 //! - [`late`]: objects whose classes the walk met before the plan knew them.
 
 mod addresses;

@@ -4,7 +4,8 @@
 //! Tags cost the JVM a tag map entry per object and several look-ups in it per reported reference; an
 //! address costs nothing. Addresses are used when the JVM is a HotSpot with a verified collector
 //! ([`JavaHeap::find`]), the identifiers the agent hands out (classes, threads) lie below the heap so that
-//! no address can equal one, and the probe walk ([`super::probe`]) finds the callback layout as expected.
+//! no address can equal one, and the probe walk ([`super::probe`]) has found the callback layout as
+//! expected (once per JVM: the layout cannot change while it runs).
 //! With addresses, primitive values are read from the objects' memory where every field's place could be
 //! found and the probe confirmed one of each kind ([`super::field_offsets`]), else the JVM reports them.
 //! `HPROF_HEAP_DUMP_TAGS` in the environment forces tags (for tests and diagnosis).
@@ -17,6 +18,7 @@ use super::probe;
 use crate::agent::Agent;
 use jvmti::{Jni, Jvmti};
 use std::fmt;
+use std::sync::OnceLock;
 
 /// Identifiers the agent may still hand out during a dump (late classes, threads), kept below the heap.
 const ID_HEADROOM: u64 = 1 << 24;
@@ -72,9 +74,20 @@ fn addresses(agent: &Agent, jni: Jni, env: Jvmti) -> Result<(ObjectAddresses, Op
     }
     let addresses = ObjectAddresses::new(heap);
     let offsets = FieldOffsets::find(inside_libjvm);
-    let fields_hold = probe::check(jni, env, addresses, offsets)?;
+    // The layouts cannot change while the JVM runs: one probe that passes is enough (a probe walk costs
+    // JDK 17 a pass over the whole heap to reset its marks).
+    let fields_hold = match PROBED.get() {
+        Some(&fields_hold) => fields_hold,
+        None => {
+            let fields_hold = probe::check(jni, env, addresses, offsets)?;
+            *PROBED.get_or_init(|| fields_hold)
+        }
+    };
     Ok((addresses, offsets.filter(|_| fields_hold)))
 }
+
+/// Set once a probe walk has passed: whether the field offsets held too.
+static PROBED: OnceLock<bool> = OnceLock::new();
 
 impl fmt::Display for Naming {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
