@@ -118,6 +118,8 @@ pub struct Walk<'a> {
     pub failed: Option<String>,
     /// For tests of that: `HPROF_HEAP_DUMP_TEST_FAIL=n` fails the n-th callback of a walk by address.
     fail_countdown: u64,
+    /// [`Walk::start`] is still to run.
+    starting: bool,
     pub panicked: bool,
     pub stats: WalkStats,
 }
@@ -167,6 +169,7 @@ impl<'a> Walk<'a> {
             error: None,
             failed: None,
             fail_countdown: naming.addresses().map_or(0, |_| test_failure()),
+            starting: true,
             panicked: false,
             stats: WalkStats::default(),
         }
@@ -239,16 +242,19 @@ impl<'a> Walk<'a> {
         self.threads.serial_of_tid(thread_id).unwrap_or(0)
     }
 
-    /// False once the walk is to stop. On its first callback, inside the safepoint, the objects named before
-    /// the walk are found by address.
+    /// False once the walk is to stop.
     #[inline(always)]
     fn ready(&mut self) -> bool {
-        if self.fail_countdown != 0 {
-            self.fail_countdown -= 1;
-            if self.fail_countdown == 0 {
-                self.fail("HPROF_HEAP_DUMP_TEST_FAIL is set".into());
-            }
+        if self.starting {
+            self.start();
         }
+        self.error.is_none() && self.failed.is_none()
+    }
+
+    /// On the walk's first callback, inside the safepoint: the objects named before the walk are found by
+    /// address. (Runs again on every callback while a test failure counts down.)
+    #[cold]
+    fn start(&mut self) {
         if self.named.is_none()
             && self.addresses.is_some()
             && let Some(named) = &self.ids.named
@@ -260,7 +266,13 @@ impl<'a> Walk<'a> {
             self.named = Some(map);
             self.late.mirrors.extend(named.primitive_class_ids());
         }
-        self.error.is_none() && self.failed.is_none()
+        if self.fail_countdown != 0 {
+            self.fail_countdown -= 1;
+            if self.fail_countdown == 0 {
+                self.fail("HPROF_HEAP_DUMP_TEST_FAIL is set".into());
+            }
+        }
+        self.starting = self.fail_countdown != 0;
     }
 
     fn root(&mut self, kind: u32, info: *const sys::jvmtiHeapReferenceInfo, id: u64) {
