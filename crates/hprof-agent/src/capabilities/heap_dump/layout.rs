@@ -88,6 +88,8 @@ pub struct Prim {
 #[derive(Debug)]
 pub struct DumpClass {
     pub record: Arc<ClassRecord>,
+    /// The record's object identifier, at hand (every instance record names it).
+    object_id: u64,
     pub kind: ClassKind,
     /// java.lang.Object for arrays and interfaces, as HotSpot writes them; 0 for Object.
     pub super_id: u64,
@@ -130,6 +132,7 @@ impl DumpClass {
         };
         DumpClass {
             record: Arc::new(record),
+            object_id,
             kind,
             super_id: 0,
             loader_id: 0,
@@ -151,7 +154,7 @@ impl DumpClass {
     }
 
     pub fn id(&self) -> u64 {
-        self.record.object_id
+        self.object_id
     }
 
     pub fn name(&self) -> &str {
@@ -388,6 +391,7 @@ impl ClassPlan {
             raw.super_id
         };
         let mut class = DumpClass {
+            object_id: record.object_id,
             record,
             kind,
             super_id,
