@@ -8,8 +8,8 @@
 //!   walk, in the heap [`java_heap`] finds through HotSpot's [`vm_structs`]; primitive values then read
 //!   from memory, [`field_offsets`]; the objects named beforehand found again, [`named`]; sizes of objects
 //!   of late classes, [`object_sizes`]) or by tag ([`ids`]);
-//! - [`walk`], [`callbacks`], [`identify`], [`array_sizes`]: the JVMTI FollowReferences pass and its
-//!   callbacks;
+//! - [`walk`], [`callbacks`], [`identify`], [`enter`], [`array_sizes`]: the JVMTI FollowReferences pass
+//!   and its callbacks;
 //! - [`sink`], [`binary`], [`text`], [`spool`], [`spool_writer`]: the records, in either format, spooled
 //!   by a thread of their own;
 //! - [`late`]: objects whose classes the walk met before the plan knew them.
@@ -19,6 +19,7 @@ mod array_sizes;
 mod binary;
 mod callbacks;
 mod dump;
+mod enter;
 mod field_offsets;
 mod identify;
 mod ids;
