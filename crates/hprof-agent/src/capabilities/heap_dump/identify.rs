@@ -3,12 +3,12 @@
 //! ([`super::addresses`]).
 //!
 //! By tag, every object is tagged on its first report, and JVMTI hands the classes' tags along. By address
-//! almost nothing is tagged (a near-empty tag map is what makes the walk fast, see [`super::named`]): an
-//! address is looked up among the objects named before the walk, and an object's class is the class
-//! object its first report — always its reference to its class — points to. java.lang.Class alone keeps
-//! its tag, so that JVMTI's class tags say which objects are class objects; a class object the plan
-//! lacks (a class loaded since, or one CDS archived but not loaded) is tagged with its address if the
-//! walk visits it, so that it can be found again after the walk.
+//! nothing is tagged (an empty tag map is what makes the walk fast, see [`super::named`]): an address is
+//! looked up among the objects named before the walk, and an object's class is the class object its first
+//! report — always its reference to its class — points to. Class objects are told by the class word in
+//! their headers (with compact headers, which have none, java.lang.Class keeps its tag and JVMTI's class
+//! tags tell). A class object the plan lacks (a class loaded since, or one CDS archived but not loaded) is
+//! tagged with its address if the walk visits it, so that it can be found again after the walk.
 
 use super::layout::ClassKind;
 use super::named::Name;
