@@ -2,8 +2,10 @@
 //!
 //! 1. Before the walk (JVMTI and JNI allowed): a JVMTI environment of the dump's own, so that its tags
 //!    never meet those of the class table or of heap=sites, and can all be dropped at once by disposing
-//!    of it; the class plan and the threads, with class objects, thread objects, class loaders and held
-//!    monitors tagged; the threads' stack traces written; how objects are named ([`super::naming`]).
+//!    of it; how objects are named ([`super::naming`]: by address, or by tag); the class plan and the
+//!    threads, with class objects, thread objects, class loaders and held monitors tagged (and, for a walk
+//!    by address, remembered to be untagged before it, [`super::named`]); the threads' stack traces
+//!    written.
 //! 2. The walk, streaming records into a spool file (see [`super::spool`]), holding nothing the program's
 //!    threads could wait for. If object addresses fail a check on the way, the walk stops, its records
 //!    are dropped, and the heap is walked again with tags.
