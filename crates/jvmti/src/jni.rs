@@ -91,6 +91,18 @@ impl Jni {
         Ok(m)
     }
 
+    /// The value of the static reference field `name` (of type `sig`) of an initialized class.
+    pub fn static_object_field(self, class: sys::jclass, name: &CStr, sig: &CStr) -> JniResult<sys::jobject> {
+        let f = unsafe { jni_fn!(self, GetStaticFieldID)(self.0, class, name.as_ptr(), sig.as_ptr()) };
+        self.check("GetStaticFieldID")?;
+        if f.is_null() {
+            return Err(JniError::NotFound(name.to_string_lossy().into_owned()));
+        }
+        let v = unsafe { jni_fn!(self, GetStaticObjectField)(self.0, class, f) };
+        self.check("GetStaticObjectField")?;
+        Ok(v)
+    }
+
     pub fn new_object(self, class: sys::jclass, ctor: sys::jmethodID, args: &[sys::jvalue]) -> JniResult<sys::jobject> {
         let o = unsafe { jni_fn!(self, NewObjectA)(self.0, class, ctor, args.as_ptr()) };
         self.check("NewObject")?;
@@ -105,6 +117,17 @@ impl Jni {
     pub fn call_static_long(self, class: sys::jclass, method: sys::jmethodID, args: &[sys::jvalue]) -> JniResult<i64> {
         let v = unsafe { jni_fn!(self, CallStaticLongMethodA)(self.0, class, method, args.as_ptr()) };
         self.check("CallStaticLongMethod")?;
+        Ok(v)
+    }
+
+    pub fn call_static_object(
+        self,
+        class: sys::jclass,
+        method: sys::jmethodID,
+        args: &[sys::jvalue],
+    ) -> JniResult<sys::jobject> {
+        let v = unsafe { jni_fn!(self, CallStaticObjectMethodA)(self.0, class, method, args.as_ptr()) };
+        self.check("CallStaticObjectMethod")?;
         Ok(v)
     }
 
@@ -214,6 +237,28 @@ impl Jni {
     pub fn new_byte_array(self, len: i32) -> JniResult<sys::jbyteArray> {
         let array = unsafe { jni_fn!(self, NewByteArray)(self.0, len) };
         self.check("NewByteArray")?;
+        Ok(array)
+    }
+
+    /// A new array of `len` references of class `element_class`, all null (a local reference).
+    pub fn new_object_array(self, len: i32, element_class: sys::jclass) -> JniResult<sys::jobjectArray> {
+        let array = unsafe { jni_fn!(self, NewObjectArray)(self.0, len, element_class, std::ptr::null_mut()) };
+        self.check("NewObjectArray")?;
+        Ok(array)
+    }
+
+    pub fn set_object_array_element(self, array: sys::jobjectArray, index: i32, value: sys::jobject) -> JniResult<()> {
+        unsafe { jni_fn!(self, SetObjectArrayElement)(self.0, array, index, value) };
+        self.check("SetObjectArrayElement")
+    }
+
+    /// A new `int[]` holding `values` (a local reference).
+    pub fn new_int_array(self, values: &[i32]) -> JniResult<sys::jintArray> {
+        let len = values.len() as i32;
+        let array = unsafe { jni_fn!(self, NewIntArray)(self.0, len) };
+        self.check("NewIntArray")?;
+        unsafe { jni_fn!(self, SetIntArrayRegion)(self.0, array, 0, len, values.as_ptr()) };
+        self.check("SetIntArrayRegion")?;
         Ok(array)
     }
 

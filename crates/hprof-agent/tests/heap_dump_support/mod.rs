@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod graph;
+
 use hprof_format::binary::heap::ids as array_ids;
 use hprof_format::binary::{ClassDump, HeapRecord, HeapRecords, Record, Records, parse_header};
 use hprof_format::tags::BasicType;

@@ -64,7 +64,7 @@ impl BinarySink {
         BinarySink {
             spool,
             names,
-            pending: Vec::with_capacity(SEGMENT_LIMIT),
+            pending: segment_start(Vec::with_capacity(SEGMENT_HEAD + SEGMENT_LIMIT)),
             direct_left: 0,
             array: None,
             segments: 0,
@@ -78,21 +78,24 @@ impl BinarySink {
     }
 
     fn segment_header(&mut self, len: u64) -> io::Result<()> {
-        let len = u32::try_from(len)
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "heap dump sub-record over 4 GiB"))?;
-        // The time field is 0, as HotSpot writes it.
-        let mut head = [0u8; 9];
-        head[0] = record::HEAP_DUMP_SEGMENT;
-        head[5..9].copy_from_slice(&len.to_be_bytes());
+        let head = segment_head(len)?;
         self.segments += 1;
         self.spool.write_all(&head)
     }
 
+    /// Bytes of sub-records in the segment being filled.
+    fn body_len(&self) -> usize {
+        self.pending.len() - SEGMENT_HEAD
+    }
+
+    /// Hands the segment being filled, its header written in the room kept for it, to the spool whole.
     fn flush_segment(&mut self) -> io::Result<()> {
-        if !self.pending.is_empty() {
-            self.segment_header(self.pending.len() as u64)?;
-            self.spool.write_all(&self.pending)?;
-            self.pending.clear();
+        if self.body_len() > 0 {
+            let head = segment_head(self.body_len() as u64)?;
+            self.pending[..SEGMENT_HEAD].copy_from_slice(&head);
+            self.segments += 1;
+            self.spool.write_chunk(&mut self.pending)?;
+            self.pending = segment_start(std::mem::take(&mut self.pending));
         }
         Ok(())
     }
@@ -104,7 +107,7 @@ impl BinarySink {
             self.flush_segment()?;
             self.segment_header(len)?;
             self.direct_left = len;
-        } else if self.pending.len() + len as usize > SEGMENT_LIMIT {
+        } else if self.body_len() + len as usize > SEGMENT_LIMIT {
             self.flush_segment()?;
         }
         Ok(())
@@ -148,6 +151,26 @@ impl BinarySink {
         }
         Ok(())
     }
+}
+
+/// Bytes of a HEAP DUMP SEGMENT record's header.
+const SEGMENT_HEAD: usize = 9;
+
+/// A HEAP DUMP SEGMENT header for a body of `len` bytes; the time field is 0, as HotSpot writes it.
+fn segment_head(len: u64) -> io::Result<[u8; SEGMENT_HEAD]> {
+    let len = u32::try_from(len)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "heap dump sub-record over 4 GiB"))?;
+    let mut head = [0u8; SEGMENT_HEAD];
+    head[0] = record::HEAP_DUMP_SEGMENT;
+    head[5..9].copy_from_slice(&len.to_be_bytes());
+    Ok(head)
+}
+
+/// An empty segment: room for its header.
+fn segment_start(mut buf: Vec<u8>) -> Vec<u8> {
+    buf.clear();
+    buf.resize(SEGMENT_HEAD, 0);
+    buf
 }
 
 /// The byte size of a CLASS DUMP.
@@ -249,7 +272,21 @@ impl HeapSink for BinarySink {
     }
 
     fn instance(&mut self, id: u64, class: &DumpClass, _size: u64, values: &[u8]) -> io::Result<()> {
-        self.begin(1 + ID_SIZE as u64 + 4 + ID_SIZE as u64 + 4 + values.len() as u64)?;
+        let len = 1 + ID_SIZE as u64 + 4 + ID_SIZE as u64 + 4 + values.len() as u64;
+        self.begin(len)?;
+        if self.direct_left == 0 {
+            // The common case, millions of times: one header, one copy into the segment.
+            const _: () = assert!(ID_SIZE == 8);
+            let mut head = [0u8; 25];
+            head[0] = sub::INSTANCE_DUMP;
+            head[1..9].copy_from_slice(&id.to_be_bytes());
+            head[9..13].copy_from_slice(&NO_TRACE.to_be_bytes());
+            head[13..21].copy_from_slice(&class.id().to_be_bytes());
+            head[21..25].copy_from_slice(&(values.len() as u32).to_be_bytes());
+            self.pending.extend_from_slice(&head);
+            self.pending.extend_from_slice(values);
+            return Ok(());
+        }
         self.u1(sub::INSTANCE_DUMP)?;
         self.id(id)?;
         self.u4(NO_TRACE)?;

@@ -1,11 +1,14 @@
 //! One heap dump from start to end, in the order that keeps the VM safe and memory small:
 //!
 //! 1. Before the walk (JVMTI and JNI allowed): a JVMTI environment of the dump's own, so that its tags
-//!    (the object identifiers) never meet those of the class table or of heap=sites, and can all be
-//!    dropped at once by disposing of it; the class plan and the threads, with class objects, thread
-//!    objects, class loaders and held monitors tagged; the threads' stack traces written.
+//!    never meet those of the class table or of heap=sites, and can all be dropped at once by disposing
+//!    of it; how objects are named ([`super::naming`]: by address, or by tag); the class plan and the
+//!    threads, with class objects, thread objects, class loaders and held monitors tagged (and, for a walk
+//!    by address, remembered to be untagged before it, [`super::named`]); the threads' stack traces
+//!    written.
 //! 2. The walk, streaming records into a spool file (see [`super::spool`]), holding nothing the program's
-//!    threads could wait for.
+//!    threads could wait for. If object addresses fail a check on the way, the walk stops, its records
+//!    are dropped, and the heap is walked again with tags.
 //! 3. After the walk: the few objects whose classes the plan did not know, the CLASS DUMPs of classes
 //!    the walk did not visit; then the spool is copied into the profile, closed by HEAP DUMP END (or
 //!    opened by HEAP DUMP BEGIN with the totals, in text).
@@ -15,6 +18,8 @@ use super::binary::{self, BinarySink, FieldNames};
 use super::ids::{self, DumpIds};
 use super::late::LateObjects;
 use super::layout::ClassPlan;
+use super::named::Named;
+use super::naming::Naming;
 use super::sink::{ClassValues, HeapSink};
 use super::spool::Spool;
 use super::text::TextSink;
@@ -40,6 +45,8 @@ pub struct DumpReport {
     pub bytes: u64,
     pub walk_ms: u128,
     pub total_ms: u128,
+    /// How objects were named: "object addresses", or "tags (why)".
+    pub naming: String,
 }
 
 /// When the dump's tags are released.
@@ -134,43 +141,124 @@ fn write_with(
     empty_trace_written: &AtomicBool,
     started: Instant,
 ) -> Result<DumpReport, String> {
-    let mut ids = DumpIds::new(agent.ids.reserve(ids::RESERVED));
-    let mut plan = ClassPlan::build(agent, jni, env, &mut ids)?;
-    let threads = ThreadRoots::collect(agent, jni, env, &mut ids);
+    let mut ids = DumpIds::new(ids::DUMP_BASE);
+    let mut naming = Naming::choose(agent, jni, env);
+    if naming.addresses().is_some() {
+        ids.named = Some(Named::default());
+    }
+    let result = write_named(agent, jni, env, &mut ids, &mut naming, empty_trace_written, started);
+    if let Some(mut named) = ids.named.take() {
+        named.release(jni);
+    }
+    result
+}
+
+fn write_named(
+    agent: &Agent,
+    jni: Jni,
+    env: Jvmti,
+    ids: &mut DumpIds,
+    naming: &mut Naming,
+    empty_trace_written: &AtomicBool,
+    started: Instant,
+) -> Result<DumpReport, String> {
+    let mut plan = ClassPlan::build(agent, jni, env, ids)?;
+    let threads = ThreadRoots::collect(agent, jni, env, ids);
+    naming.locate(&mut plan);
+    if let Some(mut named) = ids.named.take() {
+        named.primitive_classes(jni, || ids.plain().1);
+        ids.named = Some(named);
+    }
     let prep_ms = started.elapsed().as_millis();
+    let naming = naming.clone();
     let mut report = if agent.output.is_binary() {
-        binary_dump(agent, jni, env, &mut plan, &threads, &mut ids, empty_trace_written)?
+        binary_dump(agent, jni, env, &mut plan, &threads, ids, naming, empty_trace_written)?
     } else {
-        text_dump(agent, jni, env, &mut plan, &threads, &mut ids)?
+        text_dump(agent, jni, env, &mut plan, &threads, ids, naming)?
     };
     report.classes = plan.len();
     report.prep_ms = prep_ms;
     Ok(report)
 }
 
+/// Why a walk stopped short.
+enum WalkFailure {
+    /// Object addresses failed a check: the walk is to be made again with tags.
+    Addresses(String),
+    Other(String),
+}
+
+#[allow(clippy::too_many_arguments)]
 fn walk(
     env: Jvmti,
     plan: &ClassPlan,
     threads: &ThreadRoots,
     ids: &mut DumpIds,
+    naming: &Naming,
     side_lengths: &mut FxHashMap<u64, u32>,
     sink: &mut dyn HeapSink,
     late: &mut LateObjects,
-) -> io::Result<Result<Walked, String>> {
+) -> io::Result<Result<Walked, WalkFailure>> {
     let started = Instant::now();
-    let mut walk = Walk::new(plan, threads, ids, side_lengths, sink, late);
+    let mut walk = Walk::new(plan, threads, ids, naming, side_lengths, sink, late);
     let outcome = walk.run(env);
     if let Some(e) = walk.error.take() {
         return Err(e);
     }
+    if let Some(why) = walk.failed.take() {
+        return Ok(Err(WalkFailure::Addresses(why)));
+    }
     let millis = started.elapsed().as_millis();
-    Ok(outcome.map(|()| Walked {
+    Ok(outcome.map_err(WalkFailure::Other).map(|()| Walked {
         stats: walk.stats,
         emitted: std::mem::take(&mut walk.emitted),
         seen_frames: std::mem::take(&mut walk.seen_frames),
         thread_objects: std::mem::take(&mut walk.thread_objects),
         millis,
     }))
+}
+
+/// A finished walk, with what the records after it need.
+struct WalkedInto<S> {
+    sink: S,
+    walked: Walked,
+    late: LateObjects,
+    side_lengths: FxHashMap<u64, u32>,
+}
+
+/// Walks the heap into a sink from `new_sink`, named as `naming` says; if object addresses fail a check,
+/// into a fresh sink again with tags (`new_sink` gets the abandoned one back), and `naming` says why.
+fn walk_into<S: HeapSink>(
+    env: Jvmti,
+    plan: &ClassPlan,
+    threads: &ThreadRoots,
+    ids: &mut DumpIds,
+    naming: &mut Naming,
+    mut new_sink: impl FnMut(Option<S>) -> Result<S, String>,
+) -> Result<WalkedInto<S>, String> {
+    let mut sink = new_sink(None)?;
+    loop {
+        let mut side_lengths = FxHashMap::default();
+        let mut late = LateObjects::default();
+        if let Some(named) = &ids.named {
+            match naming.addresses() {
+                // java.lang.Class keeps its tag where class words in the headers cannot tell class objects.
+                Some(a) => named.untag(env, if a.heap.class_word.is_some() { 0 } else { plan.class_class_id() }),
+                // After a failed check: tags again.
+                None => named.retag(env),
+            }
+        }
+        match walk(env, plan, threads, ids, naming, &mut side_lengths, &mut sink, &mut late).map_err(spool_error)? {
+            Ok(walked) => return Ok(WalkedInto { sink, walked, late, side_lengths }),
+            Err(WalkFailure::Addresses(why)) if naming.addresses().is_some() => {
+                let why = format!("object addresses failed a check: {why}");
+                crate::log::warning(&format!("heap dump: {why}; the heap is walked again, with tags"));
+                *naming = Naming::Tags(why);
+                sink = new_sink(Some(sink))?;
+            }
+            Err(WalkFailure::Addresses(why) | WalkFailure::Other(why)) => return Err(why),
+        }
+    }
 }
 
 /// The threads' traces, settled against what the walk saw, written to the profile (before the dump).
@@ -209,6 +297,7 @@ fn complete(
     Ok(unplaced)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn binary_dump(
     agent: &Agent,
     jni: Jni,
@@ -216,6 +305,7 @@ fn binary_dump(
     plan: &mut ClassPlan,
     threads: &ThreadRoots,
     ids: &mut DumpIds,
+    mut naming: Naming,
     empty_trace_written: &AtomicBool,
 ) -> Result<DumpReport, String> {
     let closed = || format!("the heap dump could not be written to {}", agent.output.description());
@@ -230,11 +320,12 @@ fn binary_dump(
         names = Some(n);
         Ok(())
     });
-    let names = names.ok_or_else(closed)?;
-    let mut sink = BinarySink::new(open_spool(agent)?, names);
-    let mut side_lengths = FxHashMap::default();
-    let mut late = LateObjects::default();
-    let mut walked = walk(env, plan, threads, ids, &mut side_lengths, &mut sink, &mut late).map_err(spool_error)??;
+    let new_sink = |old: Option<BinarySink>| -> Result<BinarySink, String> {
+        let names = old.map(|s| s.names).or_else(|| names.take()).ok_or_else(closed)?;
+        Ok(BinarySink::new(open_spool(agent)?, names))
+    };
+    let WalkedInto { mut sink, mut walked, late, side_lengths } =
+        walk_into(env, plan, threads, ids, &mut naming, new_sink)?;
 
     let named = plan.len();
     let resolved = late.resolve(agent, jni, env, plan, ids);
@@ -254,7 +345,7 @@ fn binary_dump(
     let bytes = spool.written();
     let mut copied = false;
     agent.output.binary(|enc| {
-        spool.copy_to(enc.writer().get_mut())?;
+        spool.copy_into(enc.writer().get_mut())?;
         enc.writer().heap_dump_end()?;
         copied = true;
         Ok(())
@@ -262,7 +353,14 @@ fn binary_dump(
     if !copied {
         return Err(closed());
     }
-    Ok(DumpReport { stats: walked.stats, late_unplaced: unplaced, walk_ms: walked.millis, bytes, ..Default::default() })
+    Ok(DumpReport {
+        stats: walked.stats,
+        late_unplaced: unplaced,
+        walk_ms: walked.millis,
+        bytes,
+        naming: naming.to_string(),
+        ..Default::default()
+    })
 }
 
 fn open_spool(agent: &Agent) -> Result<Spool, String> {
@@ -281,11 +379,11 @@ fn text_dump(
     plan: &mut ClassPlan,
     threads: &ThreadRoots,
     ids: &mut DumpIds,
+    mut naming: Naming,
 ) -> Result<DumpReport, String> {
-    let mut sink = TextSink::new(open_spool(agent)?);
-    let mut side_lengths = FxHashMap::default();
-    let mut late = LateObjects::default();
-    let mut walked = walk(env, plan, threads, ids, &mut side_lengths, &mut sink, &mut late).map_err(spool_error)??;
+    let new_sink = |_: Option<TextSink>| Ok(TextSink::new(open_spool(agent)?));
+    let WalkedInto { mut sink, mut walked, late, side_lengths } =
+        walk_into(env, plan, threads, ids, &mut naming, new_sink)?;
     let resolved = late.resolve(agent, jni, env, plan, ids);
     let traces = settle_traces(agent, jni, threads, &walked);
     let unplaced =
@@ -304,6 +402,7 @@ fn text_dump(
         late_unplaced: unplaced,
         walk_ms: walked.millis,
         bytes: spooled,
+        naming: naming.to_string(),
         ..Default::default()
     })
 }

@@ -1,16 +1,24 @@
-//! Object identifiers of one heap dump, and how they live in the dump's JVMTI tags.
+//! Object identifiers of one heap dump that live in the dump's JVMTI tags.
 //!
-//! Every object the dump meets is tagged (in the dump's own JVMTI environment) with its identifier, so
-//! that a reference to it and its own record agree. Class objects and thread objects carry the identifiers
-//! the class and thread tables gave them (those of LOAD CLASS and THREAD START); every other object gets
-//! one from a range reserved in the agent's identifier counter for this dump.
+//! Objects the dump tags (in its own JVMTI environment) carry their identifiers in their tags, so that a
+//! reference to one and its own record agree: class objects and thread objects the identifiers the class
+//! and thread tables gave them (those of LOAD CLASS and THREAD START), class loaders and held monitors
+//! (tagged before the walk) and, when objects are named by tags rather than addresses
+//! ([`super::naming`]), every other object, one from a range of the dump's own: [`DUMP_BASE`] onwards,
+//! above any address and far above any identifier of the class and thread tables.
 //!
 //! Object arrays are the exception: the heap walk reports an array's elements but never its length, and the
 //! tag is the only thing about the array it hands back. So an object array's tag holds the length too:
 //! bit 63 set, bits 32..63 the length, bits 0..32 the array's number in the range. Tags are never written
 //! to the file; [`DumpIds::id_of`] turns a tag into the identifier.
 
-/// Identifiers reserved per dump: far more than any heap holds objects.
+use super::named::Named;
+use jvmti::{Jni, sys};
+
+/// The first identifier of every dump's range.
+pub const DUMP_BASE: u64 = 1 << 61;
+
+/// Identifiers in a dump's range: far more than any heap holds objects.
 pub const RESERVED: u64 = 1 << 40;
 
 const ARRAY_BIT: u64 = 1 << 63;
@@ -22,12 +30,21 @@ const LENGTH_MASK: u64 = 0x7FFF_FFFF;
 pub struct DumpIds {
     base: u64,
     next: u64,
+    /// Where the objects tagged are also remembered, for a walk by address ([`Named`]).
+    pub named: Option<Named>,
 }
 
 impl DumpIds {
-    /// `base` is the first of [`RESERVED`] identifiers reserved for this dump.
+    /// `base` is the first of [`RESERVED`] identifiers for this dump.
     pub fn new(base: u64) -> DumpIds {
-        DumpIds { base, next: 0 }
+        DumpIds { base, next: 0, named: None }
+    }
+
+    /// Notes that `object` was tagged with `id` (a class object's LOAD CLASS identifier if `is_class`).
+    pub fn tagged(&mut self, jni: Jni, object: sys::jobject, id: u64, is_class: bool) {
+        if let Some(named) = &mut self.named {
+            named.object(jni, object, id, is_class);
+        }
     }
 
     /// A fresh identifier and the tag that carries it.
@@ -103,7 +120,7 @@ mod tests {
 
     #[test]
     fn past_32_bit_numbers_arrays_get_plain_tags() {
-        let mut ids = DumpIds { base: 10, next: SEQ_MASK + 1 };
+        let mut ids = DumpIds { base: 10, next: SEQ_MASK + 1, named: None };
         assert!(ids.object_array(3).is_none());
         let (tag, id) = ids.plain();
         assert_eq!(id, 10 + SEQ_MASK + 1);

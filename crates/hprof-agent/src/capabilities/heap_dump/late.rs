@@ -1,8 +1,10 @@
 //! Objects the walk cannot place because the plan does not know their class: the class objects of the
 //! primitive types (int.class, …, which no class list contains), and anything of a class loaded between
-//! the plan and the walk. Their values are kept as reported; after the walk, when JVMTI and JNI may be
-//! called again, their classes are looked up and their records written.
+//! the plan and the walk. Their values are kept as reported (and, where the walk reads primitive values
+//! from memory rather than having them reported, a copy of their bytes); after the walk, when JVMTI and
+//! JNI may be called again, their classes are looked up and their records written.
 
+use super::field_offsets::{bits_in, copy_values};
 use super::ids::DumpIds;
 use super::layout::{ClassKind, ClassPlan};
 use super::sink::{ClassValues, HeapSink};
@@ -47,7 +49,12 @@ pub struct LateObjects {
     objects: Vec<LateObject>,
     values: Vec<LateValue>,
     open: Option<usize>,
+    /// Copies of objects' bytes, by identifier, for the primitive values their classes locate.
+    raw: FxHashMap<u64, Box<[u8]>>,
 }
+
+/// Objects larger than this are not copied (a late object's primitive values then stay zero).
+const MAX_COPY: u64 = 1 << 20;
 
 /// What the lookup after the walk found.
 #[derive(Debug, Default)]
@@ -93,6 +100,17 @@ impl LateObjects {
         self.open = None;
     }
 
+    /// Keeps a copy of the `size` bytes of the object `id` at `addr`, once.
+    ///
+    /// # Safety
+    /// `addr` must be a live object of `size` bytes, read inside the heap walk.
+    pub unsafe fn copy(&mut self, id: u64, addr: u64, size: u64) {
+        if size <= MAX_COPY && !self.raw.contains_key(&id) {
+            let bytes = unsafe { std::slice::from_raw_parts(addr as *const u8, size as usize) };
+            self.raw.insert(id, bytes.into());
+        }
+    }
+
     /// Finds the classes of the late objects among the loaded classes (by their class objects' tags) and
     /// adds them to the plan. A class object that is no loaded class (a primitive type's, or one whose
     /// loading never completed, on which JVMTI class functions are not safe) is an instance of
@@ -118,7 +136,11 @@ impl LateObjects {
             return resolved;
         }
         for class in agent.jvmti.loaded_classes().unwrap_or_default() {
-            let id = dump_env.tag(class).map_or(0, |t| ids.id_of(t));
+            // Tagged by the walk, or (untagged for a walk by address) by its LOAD CLASS identifier.
+            let id = match dump_env.tag(class) {
+                Ok(t) if t != 0 => ids.id_of(t),
+                _ => agent.jvmti.tag(class).ok().and_then(|t| agent.classes.by_tag(t)).map_or(0, |r| r.object_id),
+            };
             if wanted.remove(&id)
                 && let Some(index) = plan.add_late(agent, jni, dump_env, ids, class)
             {
@@ -170,6 +192,11 @@ impl LateObjects {
                         _ => {}
                     }
                 }
+                if let Some(raw) = self.raw.get(&o.id) {
+                    for p in &dc.static_prims {
+                        class_values.statics[p.at as usize] = bits_in(raw, p).unwrap_or(0);
+                    }
+                }
                 sink.class_dump(k, dc, &class_values)?;
                 written_classes.push(k);
                 continue;
@@ -188,6 +215,9 @@ impl LateObjects {
                             Some(slot) if slot.ty == v.ty => super::binary::store_value(&mut values, slot, v.bits),
                             _ => unplaced += 1,
                         }
+                    }
+                    if let Some(raw) = self.raw.get(&o.id) {
+                        copy_values(raw, &dc.prims, &mut values);
                     }
                     sink.instance(o.id, dc, 0, &values)?;
                 }

@@ -8,6 +8,7 @@
 //! values in another order: the class's own fields, then its superclass's, up to Object. A layout maps the
 //! one to the other.
 
+use super::field_offsets::FieldOffsets;
 use super::ids::DumpIds;
 use crate::agent::Agent;
 use crate::classes::ClassRecord;
@@ -41,9 +42,54 @@ pub struct ValueSlot {
 
 const NO_SLOT: u32 = u32::MAX;
 
+/// Where in an instance's values its reference fields go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReferenceOffsets<'a> {
+    base: u32,
+    offsets: &'a [u32],
+}
+
+impl ReferenceOffsets<'_> {
+    /// Where the reference field reported with JVMTI index `index` goes.
+    #[inline]
+    pub fn get(&self, index: i32) -> Option<u32> {
+        let i = (index as u32).checked_sub(self.base)?;
+        self.offsets.get(i as usize).copied().filter(|&o| o != NO_SLOT)
+    }
+}
+
+/// Entries of an [`IndexTable`] at most (4 bytes each).
+const MAX_INDEX_TABLE: u64 = 1 << 22;
+
+/// Class indexes by class identifier.
+#[derive(Debug, Default)]
+pub struct IndexTable {
+    base: u64,
+    table: Vec<u32>,
+}
+
+impl IndexTable {
+    #[inline]
+    pub fn get(&self, class_id: u64) -> Option<u32> {
+        let i = class_id.wrapping_sub(self.base);
+        self.table.get(usize::try_from(i).ok()?).copied().filter(|&k| k != u32::MAX)
+    }
+}
+
+/// A primitive value to read from an object's memory: its offset in the object, where it goes (a byte
+/// offset in the instance values, or the index of a static), its type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Prim {
+    pub vm: u32,
+    pub at: u32,
+    pub ty: BasicType,
+}
+
 #[derive(Debug)]
 pub struct DumpClass {
     pub record: Arc<ClassRecord>,
+    /// The record's object identifier, at hand (every instance record names it).
+    object_id: u64,
     pub kind: ClassKind,
     /// java.lang.Object for arrays and interfaces, as HotSpot writes them; 0 for Object.
     pub super_id: u64,
@@ -60,9 +106,17 @@ pub struct DumpClass {
     index_base: u32,
     /// JVMTI field index - `index_base` → index into `values` (NO_SLOT for statics).
     instance_slots: Vec<u32>,
+    /// JVMTI field index - `index_base` → offset in the values of a reference field (NO_SLOT: none).
+    ref_offsets: Vec<u32>,
     static_base: u32,
     /// JVMTI field index - `static_base` → index into `statics` (NO_SLOT for instance fields).
     static_slots: Vec<u32>,
+    /// The jfieldIDs of `values` and of `statics`, in their orders.
+    value_fields: Vec<usize>,
+    static_fields: Vec<usize>,
+    /// The primitive instance values and statics, where [`ClassPlan::locate`] found them.
+    pub prims: Vec<Prim>,
+    pub static_prims: Vec<Prim>,
 }
 
 impl DumpClass {
@@ -78,6 +132,7 @@ impl DumpClass {
         };
         DumpClass {
             record: Arc::new(record),
+            object_id,
             kind,
             super_id: 0,
             loader_id: 0,
@@ -88,13 +143,18 @@ impl DumpClass {
             fields_known: true,
             index_base: 0,
             instance_slots: Vec::new(),
+            ref_offsets: Vec::new(),
             static_base: 0,
             static_slots: Vec::new(),
+            value_fields: Vec::new(),
+            static_fields: Vec::new(),
+            prims: Vec::new(),
+            static_prims: Vec::new(),
         }
     }
 
     pub fn id(&self) -> u64 {
-        self.record.object_id
+        self.object_id
     }
 
     pub fn name(&self) -> &str {
@@ -106,6 +166,11 @@ impl DumpClass {
         let i = (index as u32).checked_sub(self.index_base)?;
         let slot = *self.instance_slots.get(i as usize)?;
         self.values.get(slot as usize)
+    }
+
+    /// Where in the values reference fields go, by JVMTI field index.
+    pub fn reference_offsets(&self) -> ReferenceOffsets<'_> {
+        ReferenceOffsets { base: self.index_base, offsets: &self.ref_offsets }
     }
 
     /// The position in `statics` of a static field reported with JVMTI index `index`.
@@ -137,6 +202,8 @@ pub struct ClassPlan {
     pub object_class_id: u64,
     /// The index of java.lang.Class: objects of this class are class objects.
     pub class_class: Option<u32>,
+    /// Set once [`ClassPlan::locate`] has found every primitive field (late classes are located too).
+    located: Option<FieldOffsets>,
 }
 
 const ACC_STATIC: i32 = 0x0008;
@@ -207,15 +274,35 @@ impl ClassPlan {
         match existing {
             // Known, but not prepared when the plan was made: its fields can be read now.
             Some(i) => {
-                self.classes[i as usize] = self.layout(id);
+                self.classes[i as usize] = self.layout_located(id);
                 Some(i)
             }
             None => Some(self.add_layout(id)),
         }
     }
 
+    /// The identifier of java.lang.Class's class object (0: unknown).
+    pub fn class_class_id(&self) -> u64 {
+        self.class_class.map_or(0, |c| self.get(c).id())
+    }
+
     pub fn index_of(&self, class_id: u64) -> Option<u32> {
         self.by_id.get(&class_id).copied()
+    }
+
+    /// The classes' indexes by identifier as a table, for the walk's many look-ups: the identifiers come
+    /// from one counter and are dense. `None` if they are too spread out.
+    pub fn index_table(&self) -> Option<IndexTable> {
+        let lo = self.by_id.keys().copied().min()?;
+        let hi = self.by_id.keys().copied().max()?;
+        if hi - lo >= MAX_INDEX_TABLE {
+            return None;
+        }
+        let mut table = vec![u32::MAX; (hi - lo + 1) as usize];
+        for (&id, &index) in &self.by_id {
+            table[(id - lo) as usize] = index;
+        }
+        Some(IndexTable { base: lo, table })
     }
 
     pub fn get(&self, index: u32) -> &DumpClass {
@@ -226,11 +313,31 @@ impl ClassPlan {
         self.classes.len()
     }
 
+    /// Finds every primitive field's place in its objects (instance values) and class object (statics).
+    /// False if some field's cannot be found: the dump then has the JVM report primitive values.
+    pub fn locate(&mut self, offsets: FieldOffsets) -> bool {
+        let mut all = true;
+        for class in &mut self.classes {
+            all &= locate_class(class, &offsets);
+        }
+        self.located = all.then_some(offsets);
+        all
+    }
+
+    fn layout_located(&self, id: u64) -> DumpClass {
+        let mut class = self.layout(id);
+        if let Some(offsets) = self.located {
+            // A late class whose fields cannot be located keeps its primitive values at zero.
+            locate_class(&mut class, &offsets);
+        }
+        class
+    }
+
     fn add_layout(&mut self, id: u64) -> u32 {
         if let Some(&i) = self.by_id.get(&id) {
             return i;
         }
-        let class = self.layout(id);
+        let class = self.layout_located(id);
         let index = self.classes.len() as u32;
         self.classes.push(class);
         self.by_id.insert(id, index);
@@ -284,6 +391,7 @@ impl ClassPlan {
             raw.super_id
         };
         let mut class = DumpClass {
+            object_id: record.object_id,
             record,
             kind,
             super_id,
@@ -295,8 +403,13 @@ impl ClassPlan {
             fields_known: raw.fields.is_some() || kind != ClassKind::Instance,
             index_base: 0,
             instance_slots: Vec::new(),
+            ref_offsets: Vec::new(),
             static_base: 0,
             static_slots: Vec::new(),
+            value_fields: Vec::new(),
+            static_fields: Vec::new(),
+            prims: Vec::new(),
+            static_prims: Vec::new(),
         };
         if kind != ClassKind::Instance {
             return class;
@@ -313,6 +426,7 @@ impl ClassPlan {
             if f.modifiers & ACC_STATIC != 0 {
                 class.static_slots.push(class.statics.len() as u32);
                 class.statics.push(FieldDecl { name: f.name.as_str().into(), ty: field_type(&f.signature) });
+                class.static_fields.push(f.field as usize);
             } else {
                 class.static_slots.push(NO_SLOT);
             }
@@ -336,6 +450,7 @@ impl ClassPlan {
                 let decl = FieldDecl { name: f.name.as_str().into(), ty };
                 class.instance_slots[(first_index as usize) + k] = class.values.len() as u32;
                 class.values.push(ValueSlot { offset, ty, name: decl.name.clone() });
+                class.value_fields.push(f.field as usize);
                 if s == id {
                     class.fields.push(decl);
                 }
@@ -344,7 +459,35 @@ impl ClassPlan {
             s = r.super_id;
         }
         class.instance_size = offset;
+        class.ref_offsets = (class.instance_slots.iter())
+            .map(|&s| match class.values.get(s as usize) {
+                Some(v) if v.ty == BasicType::Object => v.offset,
+                _ => NO_SLOT,
+            })
+            .collect();
         class
+    }
+}
+
+/// Fills `class.prims` and `class.static_prims`; false (and both empty) if a field's place is unknown.
+fn locate_class(class: &mut DumpClass, offsets: &FieldOffsets) -> bool {
+    let prims: Option<Vec<Prim>> = (class.values.iter().zip(&class.value_fields))
+        .filter(|(slot, _)| slot.ty != BasicType::Object)
+        .map(|(slot, &f)| Some(Prim { vm: offsets.instance(f)?, at: slot.offset, ty: slot.ty }))
+        .collect();
+    let statics: Option<Vec<Prim>> = (class.statics.iter().zip(&class.static_fields).enumerate())
+        .filter(|(_, (decl, _))| decl.ty != BasicType::Object)
+        .map(|(i, (decl, &f))| Some(Prim { vm: offsets.static_field(f)?, at: i as u32, ty: decl.ty }))
+        .collect();
+    match (prims, statics) {
+        (Some(p), Some(s)) => {
+            (class.prims, class.static_prims) = (p, s);
+            true
+        }
+        _ => {
+            (class.prims, class.static_prims) = (Vec::new(), Vec::new());
+            false
+        }
     }
 }
 
@@ -368,6 +511,7 @@ fn gather(
 ) -> Option<RawClass> {
     let record = agent.classes.register(agent, class)?;
     dump_env.set_tag(class, record.object_id as i64).ok()?;
+    ids.tagged(jni, class, record.object_id, true);
     let jvmti = agent.jvmti;
     let fields = match jvmti.field_infos(class) {
         Err(JvmtiError(sys::JVMTI_ERROR_CLASS_NOT_PREPARED)) if link => {
@@ -385,7 +529,7 @@ fn gather(
         .filter_map(|i| agent.classes.register(agent, i).map(|r| r.object_id))
         .collect();
     let loader = jvmti.class_loader(class).unwrap_or(std::ptr::null_mut());
-    let loader_id = if loader.is_null() { 0 } else { tag_object(dump_env, ids, loader) };
+    let loader_id = if loader.is_null() { 0 } else { tag_object(jni, dump_env, ids, loader) };
     let is_interface = jvmti.class_modifiers(class).map(|m| m & ACC_INTERFACE != 0).unwrap_or(false);
     Some(RawClass { record, fields, super_id, interfaces, loader_id, is_interface })
 }
@@ -403,7 +547,7 @@ fn link_class(jni: Jni, class: sys::jclass) {
 }
 
 /// The identifier of an object that is not an object array, tagging it if the dump has not yet.
-pub fn tag_object(dump_env: Jvmti, ids: &mut DumpIds, object: sys::jobject) -> u64 {
+pub fn tag_object(jni: Jni, dump_env: Jvmti, ids: &mut DumpIds, object: sys::jobject) -> u64 {
     match dump_env.tag(object) {
         Ok(t) if t != 0 => ids.id_of(t),
         _ => {
@@ -411,6 +555,7 @@ pub fn tag_object(dump_env: Jvmti, ids: &mut DumpIds, object: sys::jobject) -> u
             if dump_env.set_tag(object, tag).is_err() {
                 return 0;
             }
+            ids.tagged(jni, object, id, false);
             id
         }
     }

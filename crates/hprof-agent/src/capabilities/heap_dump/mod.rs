@@ -4,22 +4,38 @@
 //!
 //! - [`dump`]: one dump from start to end, and why in that order;
 //! - [`layout`], [`threads`]: what the walk needs to know beforehand, gathered with JVMTI and JNI;
-//! - [`walk`], [`callbacks`], [`array_sizes`]: the JVMTI FollowReferences pass and its callbacks;
-//! - [`ids`]: the objects' identifiers and how tags carry them;
-//! - [`sink`], [`binary`], [`text`], [`spool`]: the records, in either format, spooled;
+//! - [`naming`]: how a dump names its objects: by address ([`addresses`]; trusted after the [`probe`]
+//!   walk, in the heap [`java_heap`] finds through HotSpot's [`vm_structs`]; primitive values then read
+//!   from memory, [`field_offsets`]; the objects named beforehand found again, [`named`]; sizes of objects
+//!   of late classes, [`object_sizes`]) or by tag ([`ids`]);
+//! - [`walk`], [`callbacks`], [`identify`], [`enter`], [`array_sizes`]: the JVMTI FollowReferences pass
+//!   and its callbacks;
+//! - [`sink`], [`binary`], [`text`], [`spool`], [`spool_writer`]: the records, in either format, spooled
+//!   by a thread of their own;
 //! - [`late`]: objects whose classes the walk met before the plan knew them.
 
+mod addresses;
 mod array_sizes;
 mod binary;
 mod callbacks;
 mod dump;
+mod enter;
+mod field_offsets;
+mod identify;
 mod ids;
+mod java_heap;
 mod late;
 mod layout;
+mod named;
+mod naming;
+mod object_sizes;
+mod probe;
 mod sink;
 mod spool;
+mod spool_writer;
 mod text;
 mod threads;
+mod vm_structs;
 mod walk;
 
 use crate::agent::Agent;
@@ -61,14 +77,15 @@ impl HeapDump {
                 }
                 if std::env::var_os("HPROF_HEAP_DUMP_STATS").is_some() {
                     log::warning(&format!(
-                        "heap dump: {} objects, {} roots, {} classes, {} bytes in {} ms ({} ms before the walk, {} ms walking)",
+                        "heap dump: {} objects, {} roots, {} classes, {} bytes in {} ms ({} ms before the walk, {} ms walking); ids: {}",
                         report.stats.objects,
                         report.stats.roots,
                         report.classes,
                         report.bytes,
                         report.total_ms,
                         report.prep_ms,
-                        report.walk_ms
+                        report.walk_ms,
+                        report.naming
                     ));
                 }
             }

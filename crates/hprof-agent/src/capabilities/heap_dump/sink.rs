@@ -34,6 +34,11 @@ impl ClassValues {
 
 /// Receives a heap dump record by record. Sizes are the objects' sizes in the VM (text output prints them).
 pub trait HeapSink {
+    /// Whether the sizes passed matter (text prints them; binary records have none).
+    fn wants_sizes(&self) -> bool {
+        false
+    }
+
     fn root(&mut self, root: &Root<'_>) -> io::Result<()>;
 
     /// CLASS DUMP of `class` (index `index` in the plan).

@@ -55,6 +55,10 @@ impl HeapSink for TextSink {
         Ok(())
     }
 
+    fn wants_sizes(&self) -> bool {
+        true
+    }
+
     fn instance(&mut self, id: u64, class: &DumpClass, size: u64, values: &[u8]) -> io::Result<()> {
         self.objects += 1;
         self.bytes += size;

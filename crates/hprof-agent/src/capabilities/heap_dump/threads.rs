@@ -44,6 +44,9 @@ pub struct ThreadRoots {
     by_id: FxHashMap<u64, DumpThread>,
     /// Identifiers of objects whose monitors some thread holds.
     pub monitors: Vec<u64>,
+    /// Thread serials by Java thread id (`Thread.getId()`), for the walk's stack roots when the thread
+    /// objects carry no tags.
+    by_tid: FxHashMap<i64, u32>,
 }
 
 impl ThreadRoots {
@@ -69,6 +72,10 @@ impl ThreadRoots {
         if dump_env.set_tag(thread, record.object_id as i64).is_err() {
             return;
         }
+        ids.tagged(jni, thread, record.object_id, false);
+        if let Some(tid) = thread_id(jni, thread) {
+            self.by_tid.insert(tid, record.serial);
+        }
         let frames = stack(agent, thread);
         let trace_serial = agent.traces.intern_raw(agent, Some(jni), agent.trace_thread_serial(record.serial), &frames);
         self.by_id.insert(record.object_id, DumpThread { serial: record.serial, trace_serial, frames });
@@ -77,7 +84,7 @@ impl ThreadRoots {
             let class = jni.object_class(monitor);
             let is_array = agent.classes.register(agent, class).is_some_and(|c| c.signature.starts_with('['));
             if !is_array {
-                let id = tag_object(dump_env, ids, monitor);
+                let id = tag_object(jni, dump_env, ids, monitor);
                 if id != 0 {
                     self.monitors.push(id);
                 }
@@ -87,6 +94,11 @@ impl ThreadRoots {
 
     pub fn get(&self, thread_object_id: u64) -> Option<&DumpThread> {
         self.by_id.get(&thread_object_id)
+    }
+
+    /// The serial of the thread with Java thread id `tid`.
+    pub fn serial_of_tid(&self, tid: i64) -> Option<u32> {
+        self.by_tid.get(&tid).copied()
     }
 
     /// The trace each thread's ROOT THREAD OBJECT names (by thread serial), given the frames the walk saw
@@ -123,6 +135,14 @@ fn trace_from_walk(agent: &Agent, jni: Jni, thread_serial: u32, seen: &[&SeenFra
         })
         .collect();
     agent.traces.intern(agent.trace_thread_serial(thread_serial), &indexes)
+}
+
+/// `Thread.getId()` (final in every JDK; `threadId()` only exists from JDK 19).
+fn thread_id(jni: Jni, thread: sys::jthread) -> Option<i64> {
+    let class = jni.find_class(c"java/lang/Thread").ok()?;
+    let method = jni.method_id(class, c"getId", c"()J");
+    jni.delete_local_ref(class);
+    jni.call_long(thread, method.ok()?, &[]).ok()
 }
 
 /// The thread's whole stack, top first.

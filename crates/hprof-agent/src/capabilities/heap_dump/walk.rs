@@ -1,23 +1,27 @@
-//! The heap walk: one JVMTI FollowReferences pass that tags objects as it meets them and streams their
+//! The heap walk: one JVMTI FollowReferences pass that names objects as it meets them and streams their
 //! records to the sink, holding no more than one object's values at a time.
 //!
 //! FollowReferences reports the roots first, then visits each reachable object once, reporting all of
 //! that object's references (with field or array indexes), primitive field values and array contents one
 //! after the other before moving to the next object. So the walk keeps only the object being visited:
 //! when a callback names another referrer, the previous object is complete and its record is written.
-//! An object is tagged (given its identifier) the first time it is reported as a referee; only then does
-//! the callback ask the VM to visit it, so each object enters the VM's visit stack once.
+//! Objects are named by their addresses ([`super::addresses`]) or, where those cannot be trusted, by tags
+//! ([`super::ids`]); [`super::identify`] reads a callback's objects either way.
 //!
 //! Heap callbacks ([`super::callbacks`]) run inside a VM operation on the VM thread: no JNI, no JVMTI, no
 //! lock a Java thread could hold. Everything they need was gathered before ([`ClassPlan`], [`ThreadRoots`]).
 
+use super::addresses::ObjectAddresses;
 use super::array_sizes::ArraySizes;
 use super::callbacks::{
     ABORT, VISIT, basic_type, on_array_values, on_primitive_field, on_reference, primitive_array_name, primitive_bits,
 };
-use super::ids::{DumpIds, array_length};
+use super::identify::Owner;
+use super::ids::DumpIds;
 use super::late::{LateObjects, LateValueKind};
-use super::layout::{ClassKind, ClassPlan};
+use super::layout::{ClassPlan, IndexTable, ReferenceOffsets};
+use super::named::NamedMap;
+use super::naming::Naming;
 use super::sink::{ClassValues, HeapSink, Root};
 use super::threads::{SeenFrame, ThreadRoots};
 use hprof_format::tags::BasicType;
@@ -28,11 +32,13 @@ use std::io;
 
 /// The object whose references are being reported.
 #[derive(Debug)]
-enum Current {
+pub(super) enum Current<'a> {
     None,
     Instance {
         id: u64,
         class: u32,
+        size: u64,
+        refs: ReferenceOffsets<'a>,
     },
     ObjectArray,
     /// An object array whose length its tag does not carry (never expected): elements are kept.
@@ -60,26 +66,37 @@ pub struct WalkStats {
 }
 
 pub struct Walk<'a> {
-    plan: &'a ClassPlan,
+    pub(super) plan: &'a ClassPlan,
     threads: &'a ThreadRoots,
-    ids: &'a mut DumpIds,
-    sink: &'a mut dyn HeapSink,
-    late: &'a mut LateObjects,
+    pub(super) ids: &'a mut DumpIds,
+    /// Objects are named by their addresses; `None`: by tags.
+    pub(super) addresses: Option<ObjectAddresses>,
+    /// Primitive values are read from memory (with addresses), not reported by the JVM.
+    pub(super) read_fields: bool,
+    pub(super) sink: &'a mut dyn HeapSink,
+    pub(super) late: &'a mut LateObjects,
     /// Identifiers from here on were handed out by the walk (before it: class loaders and monitors).
-    walk_ids_from: u64,
-    current_tag: i64,
-    current: Current,
-    values: Vec<u8>,
-    class_values: ClassValues,
+    pub(super) walk_ids_from: u64,
+    pub(super) current_id: u64,
+    /// The object being visited, as [`Walk::referrer`] found it (its callbacks come one after the other).
+    pub(super) current_owner: Owner,
+    pub(super) current: Current<'a>,
+    pub(super) values: Vec<u8>,
+    pub(super) class_values: ClassValues,
     /// Objects tagged before the walk that the VM has been asked to visit.
-    visit_requested: FxHashSet<u64>,
-    last_requested: u64,
+    pub(super) visit_requested: FxHashSet<u64>,
+    /// The last few of those, direct-mapped: class objects are met again for every object of their class.
+    pub(super) recent_requested: [u64; 64],
+    /// With addresses: the objects named before the walk, by address (resolved on its first callback).
+    pub(super) named: Option<NamedMap>,
+    /// With addresses, for a sink that prints sizes: the sizes of objects reported, until visited.
+    pub(super) pending_sizes: Option<FxHashMap<u64, u32>>,
     monitors: FxHashSet<u64>,
-    /// Lengths of object arrays whose tags cannot carry them.
-    side_lengths: &'a mut FxHashMap<u64, u32>,
+    /// Lengths of object arrays their tags cannot carry, or (with addresses) of a class the plan lacks.
+    pub(super) side_lengths: &'a mut FxHashMap<u64, u32>,
     /// Per class: its instances' size in the VM, learned from the walk.
-    instance_sizes: Vec<u32>,
-    array_sizes: ArraySizes,
+    pub(super) instance_sizes: Vec<u32>,
+    pub(super) array_sizes: ArraySizes,
     /// Per class: CLASS DUMP written.
     pub emitted: Vec<bool>,
     /// Frames holding roots, for the threads' traces.
@@ -88,7 +105,19 @@ pub struct Walk<'a> {
     pub thread_objects: Vec<(u64, u32)>,
     next_jni_global: u64,
     last_class: (i64, Option<u32>),
+    class_table: Option<IndexTable>,
+    /// The tag of java.lang.Class's class object (0: unknown): JVMTI's class tag of any class object,
+    /// where the class words in the headers cannot tell.
+    pub(super) class_class_tag: i64,
+    /// The class word of class objects (0: unknown), read from a named one.
+    pub(super) class_class_word: u64,
     pub error: Option<io::Error>,
+    /// What made object addresses untrustworthy: the walk stops, to be made again with tags.
+    pub failed: Option<String>,
+    /// For tests of that: `HPROF_HEAP_DUMP_TEST_FAIL=n` fails the n-th callback of a walk by address.
+    fail_countdown: u64,
+    /// [`Walk::start`] is still to run.
+    starting: bool,
     pub panicked: bool,
     pub stats: WalkStats,
 }
@@ -98,24 +127,31 @@ impl<'a> Walk<'a> {
         plan: &'a ClassPlan,
         threads: &'a ThreadRoots,
         ids: &'a mut DumpIds,
+        naming: &Naming,
         side_lengths: &'a mut FxHashMap<u64, u32>,
         sink: &'a mut dyn HeapSink,
         late: &'a mut LateObjects,
     ) -> Walk<'a> {
         let walk_ids_from = ids.next_id();
+        let wants_sizes = sink.wants_sizes();
         Walk {
             plan,
             threads,
             ids,
+            addresses: naming.addresses(),
+            read_fields: naming.reads_fields(),
             sink,
             late,
             walk_ids_from,
-            current_tag: 0,
+            current_id: 0,
+            current_owner: Owner { id: 0, tag: 0, addr: 0, name: None },
             current: Current::None,
             values: Vec::new(),
             class_values: ClassValues::default(),
             visit_requested: FxHashSet::default(),
-            last_requested: 0,
+            recent_requested: [0; 64],
+            named: None,
+            pending_sizes: (naming.addresses().is_some() && wants_sizes).then(FxHashMap::default),
             monitors: FxHashSet::default(),
             side_lengths,
             instance_sizes: vec![0; plan.len()],
@@ -125,7 +161,13 @@ impl<'a> Walk<'a> {
             thread_objects: Vec::new(),
             next_jni_global: 1,
             last_class: (0, None),
+            class_table: plan.index_table(),
+            class_class_tag: plan.class_class_id() as i64,
+            class_class_word: 0,
             error: None,
+            failed: None,
+            fail_countdown: naming.addresses().map_or(0, |_| test_failure()),
+            starting: true,
             panicked: false,
             stats: WalkStats::default(),
         }
@@ -139,7 +181,10 @@ impl<'a> Walk<'a> {
         }
         let mut callbacks: HeapCallbacks = unsafe { std::mem::zeroed() };
         callbacks.heap_reference_callback = Some(on_reference);
-        callbacks.primitive_field_callback = Some(on_primitive_field);
+        // Each primitive field reported costs the JVM two tag look-ups: read from memory where possible.
+        if !self.read_fields {
+            callbacks.primitive_field_callback = Some(on_primitive_field);
+        }
         callbacks.array_primitive_value_callback = Some(on_array_values);
         let user_data = self as *mut Walk as *const c_void;
         let result =
@@ -148,6 +193,9 @@ impl<'a> Walk<'a> {
         if self.error.is_some() {
             // The caller takes the I/O error from `error`.
             return Err("cannot write the heap dump".into());
+        }
+        if let Some(why) = &self.failed {
+            return Err(format!("object addresses failed a check: {why}"));
         }
         if self.panicked {
             return Err("the heap walk stopped after an internal error".into());
@@ -162,59 +210,19 @@ impl<'a> Walk<'a> {
         }
     }
 
-    fn class_index(&mut self, class_tag: i64) -> Option<u32> {
+    pub(super) fn class_index(&mut self, class_tag: i64) -> Option<u32> {
         if class_tag == 0 {
             return None;
         }
         if self.last_class.0 != class_tag {
-            self.last_class = (class_tag, self.plan.index_of(class_tag as u64));
+            let id = class_tag as u64;
+            let index = match &self.class_table {
+                Some(t) => t.get(id),
+                None => self.plan.index_of(id),
+            };
+            self.last_class = (class_tag, index);
         }
         self.last_class.1
-    }
-
-    /// The referee's identifier, tagging it if this is the first report of it, and whether the VM should
-    /// visit it (only on its first report).
-    fn referee(&mut self, class_tag: i64, size: i64, tag_ptr: *mut i64, length: i32) -> (u64, bool) {
-        let tag = unsafe { *tag_ptr };
-        if tag != 0 {
-            let id = self.ids.id_of(tag);
-            // Objects tagged before the walk (class objects above all: every object refers to its class)
-            // are visited once too.
-            if id == self.last_requested || (self.ids.is_reserved(id) && id >= self.walk_ids_from) {
-                return (id, false);
-            }
-            self.last_requested = id;
-            return (id, self.visit_requested.insert(id));
-        }
-        let class = self.class_index(class_tag);
-        let kind = class.map(|c| self.plan.get(c).kind);
-        let is_object_array = length >= 0 && !is_primitive_array(kind);
-        let (new_tag, id) = if is_object_array {
-            match self.ids.object_array(length as u32) {
-                Some(t) => t,
-                None => {
-                    let t = self.ids.plain();
-                    self.side_lengths.insert(t.1, length as u32);
-                    t
-                }
-            }
-        } else {
-            self.ids.plain()
-        };
-        unsafe { *tag_ptr = new_tag };
-        match (class, kind) {
-            (Some(c), Some(ClassKind::Instance)) => {
-                if Some(c) == self.plan.class_class {
-                    // A class object the plan does not know: a primitive type's, or a class loaded since.
-                    self.late.mirrors.push(id);
-                } else {
-                    self.instance_sizes[c as usize] = size as u32;
-                }
-            }
-            (_, Some(ClassKind::ObjectArray)) => self.array_sizes.observe(size as u64, length as u64),
-            _ => {}
-        }
-        (id, true)
     }
 
     fn emit_root(&mut self, root: &Root<'_>) {
@@ -224,8 +232,45 @@ impl<'a> Walk<'a> {
         }
     }
 
-    fn thread_of(&self, thread_tag: i64) -> u32 {
-        self.threads.get(self.ids.id_of(thread_tag)).map_or(0, |t| t.serial)
+    /// A stack root's thread, by its tag or (objects named by address) its Java thread id.
+    fn thread_of(&self, thread_tag: i64, thread_id: i64) -> u32 {
+        if thread_tag != 0 {
+            return self.threads.get(self.ids.id_of(thread_tag)).map_or(0, |t| t.serial);
+        }
+        self.threads.serial_of_tid(thread_id).unwrap_or(0)
+    }
+
+    /// False once the walk is to stop.
+    #[inline(always)]
+    fn ready(&mut self) -> bool {
+        if self.starting {
+            self.start();
+        }
+        self.error.is_none() && self.failed.is_none()
+    }
+
+    /// On the walk's first callback, inside the safepoint: the objects named before the walk are found by
+    /// address. (Runs again on every callback while a test failure counts down.)
+    #[cold]
+    fn start(&mut self) {
+        if self.named.is_none()
+            && self.addresses.is_some()
+            && let Some(named) = &self.ids.named
+        {
+            let map = named.resolve(self.plan);
+            if let (Some(a), Some(mirror)) = (self.addresses, map.some_class_object()) {
+                self.class_class_word = unsafe { a.class_word(mirror) };
+            }
+            self.named = Some(map);
+            self.late.mirrors.extend(named.primitive_class_ids());
+        }
+        if self.fail_countdown != 0 {
+            self.fail_countdown -= 1;
+            if self.fail_countdown == 0 {
+                self.fail("HPROF_HEAP_DUMP_TEST_FAIL is set".into());
+            }
+        }
+        self.starting = self.fail_countdown != 0;
     }
 
     fn root(&mut self, kind: u32, info: *const sys::jvmtiHeapReferenceInfo, id: u64) {
@@ -247,7 +292,7 @@ impl<'a> Walk<'a> {
             }
             sys::JVMTI_HEAP_REFERENCE_STACK_LOCAL if !info.is_null() => {
                 let local = unsafe { (*info).stack_local };
-                let thread = self.thread_of(local.thread_tag);
+                let thread = self.thread_of(local.thread_tag, local.thread_id);
                 self.seen_frames.push(SeenFrame {
                     thread,
                     depth: local.depth,
@@ -258,7 +303,7 @@ impl<'a> Walk<'a> {
             }
             sys::JVMTI_HEAP_REFERENCE_JNI_LOCAL if !info.is_null() => {
                 let local = unsafe { (*info).jni_local };
-                let thread = self.thread_of(local.thread_tag);
+                let thread = self.thread_of(local.thread_tag, local.thread_id);
                 // A JNI local of a thread with no Java frame lives on its native stack.
                 if local.method.is_null() {
                     self.emit_root(&Root::NativeStack { id, thread });
@@ -278,69 +323,10 @@ impl<'a> Walk<'a> {
         }
     }
 
-    /// Makes the object tagged `owner_tag` the current one, writing the previous one if it differs.
-    fn enter(&mut self, owner_tag: i64, owner_class_tag: i64) {
-        if owner_tag == self.current_tag && !matches!(self.current, Current::None) {
-            return;
-        }
-        self.finish_current();
-        self.current_tag = owner_tag;
-        if owner_tag == 0 {
-            self.current = Current::Done;
-            self.stats.mismatches += 1;
-            return;
-        }
-        let id = self.ids.id_of(owner_tag);
-        let class = self.class_index(owner_class_tag);
-        if class.is_some() && class == self.plan.class_class {
-            self.current = match self.plan.index_of(id) {
-                // A class the plan could not read (not prepared then) is read again after the walk.
-                Some(c) if self.plan.get(c).fields_known => {
-                    self.class_values.reset(self.plan.get(c));
-                    Current::Class { class: c }
-                }
-                _ => {
-                    self.late.begin(id, 0, true);
-                    Current::Late
-                }
-            };
-            return;
-        }
-        self.stats.objects += 1;
-        let plan = self.plan;
-        self.current = match class.map(|c| (c, plan.get(c))) {
-            Some((c, dc)) if dc.kind == ClassKind::Instance && dc.fields_known => {
-                self.values.clear();
-                self.values.resize(dc.instance_size as usize, 0);
-                Current::Instance { id, class: c }
-            }
-            Some((c, dc)) if dc.kind == ClassKind::ObjectArray => {
-                let length = array_length(owner_tag).or_else(|| self.side_lengths.get(&id).copied());
-                match length {
-                    Some(length) => {
-                        let size = self.array_sizes.estimate(length);
-                        if let Err(e) = self.sink.object_array_begin(id, dc, size, length) {
-                            self.error.get_or_insert(e);
-                        }
-                        Current::ObjectArray
-                    }
-                    None => Current::UnsizedArray { id, class: c, elements: Vec::new() },
-                }
-            }
-            Some((_, dc)) if matches!(dc.kind, ClassKind::PrimitiveArray(_)) => Current::Done,
-            _ => {
-                let class_id = if owner_class_tag == 0 { 0 } else { self.ids.id_of(owner_class_tag) };
-                self.late.begin(id, class_id, false);
-                Current::Late
-            }
-        };
-    }
-
     /// Writes the current object's record.
     pub fn finish_current(&mut self) {
         let result = match std::mem::replace(&mut self.current, Current::None) {
-            Current::Instance { id, class } => {
-                let size = self.instance_sizes[class as usize] as u64;
+            Current::Instance { id, class, size, .. } => {
                 self.sink.instance(id, self.plan.get(class), size, &self.values)
             }
             Current::ObjectArray => self.sink.object_array_end(),
@@ -383,30 +369,33 @@ impl<'a> Walk<'a> {
         referrer_tag_ptr: *mut i64,
         length: i32,
     ) -> i32 {
-        if self.error.is_some() {
+        if !self.ready() {
             return ABORT;
         }
-        let (id, first) = self.referee(class_tag, size, tag_ptr, length);
-        let visit = if first { VISIT } else { 0 };
+        let Some(referee) = self.referee(class_tag, size, tag_ptr, length) else { return ABORT };
+        let (id, visit) = (referee.id, if referee.visit { VISIT } else { 0 });
         if kind >= sys::JVMTI_HEAP_REFERENCE_JNI_GLOBAL {
             self.root(kind, info, id);
             return if self.error.is_some() { ABORT } else { visit };
         }
-        let owner_tag = if referrer_tag_ptr.is_null() { 0 } else { unsafe { *referrer_tag_ptr } };
-        self.enter(owner_tag, referrer_class_tag);
+        let Some(owner) = self.referrer(referrer_tag_ptr, tag_ptr) else { return ABORT };
+        if !self.is_current(&owner) {
+            let owner_kind = self.referrer_kind(&owner, kind, referrer_class_tag, &referee);
+            self.enter(owner, owner_kind, referrer_tag_ptr);
+        }
         let index = info_index(info);
         match (&mut self.current, kind) {
-            (Current::Instance { class, .. }, sys::JVMTI_HEAP_REFERENCE_FIELD) => {
-                match self.plan.get(*class).instance_slot(index) {
-                    Some(slot) if slot.ty == BasicType::Object => {
-                        super::binary::store_value(&mut self.values, slot, id)
-                    }
-                    _ => {
-                        let c = *class;
-                        self.mismatch(c, "ref field", index);
+            (Current::Instance { class, refs, .. }, sys::JVMTI_HEAP_REFERENCE_FIELD) => match refs.get(index) {
+                Some(at) => {
+                    if let Some(v) = self.values.get_mut(at as usize..at as usize + 8) {
+                        v.copy_from_slice(&id.to_be_bytes())
                     }
                 }
-            }
+                None => {
+                    let c = *class;
+                    self.mismatch(c, "ref field", index);
+                }
+            },
             (Current::ObjectArray, sys::JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT) => {
                 if let Err(e) = self.sink.object_array_element(index as u32, id) {
                     self.error.get_or_insert(e);
@@ -470,11 +459,15 @@ impl<'a> Walk<'a> {
         value: sys::jvalue,
         value_type: u32,
     ) -> i32 {
-        if self.error.is_some() {
+        if !self.ready() {
             return ABORT;
         }
         let Some((ty, bits)) = primitive_bits(value, value_type) else { return 0 };
-        self.enter(unsafe { *tag_ptr }, class_tag);
+        let Some(owner) = self.owner(tag_ptr) else { return ABORT };
+        if !self.is_current(&owner) {
+            let owner_kind = self.owner_kind(&owner, class_tag);
+            self.enter(owner, owner_kind, tag_ptr);
+        }
         let index = info_index(info);
         match (&self.current, kind) {
             (Current::Instance { class, .. }, sys::JVMTI_HEAP_REFERENCE_FIELD) => {
@@ -515,13 +508,22 @@ impl<'a> Walk<'a> {
         element_type: u32,
         elements: *const c_void,
     ) -> i32 {
-        if self.error.is_some() {
+        if !self.ready() {
             return ABORT;
         }
-        let tag = unsafe { *tag_ptr };
-        self.enter(tag, class_tag);
+        let Some(owner) = self.owner(tag_ptr) else { return ABORT };
+        if let Some(a) = self.addresses
+            && unsafe { a.array_length(owner.addr) } != count
+        {
+            self.fail(format!("primitive array at {:#x} has {count} elements, its header says otherwise", owner.addr));
+            return ABORT;
+        }
+        if !self.is_current(&owner) {
+            let owner_kind = self.owner_kind(&owner, class_tag);
+            self.enter(owner, owner_kind, tag_ptr);
+        }
         let Some(ty) = basic_type(element_type) else { return 0 };
-        let id = self.ids.id_of(tag);
+        let id = owner.id;
         let count = count.max(0) as u32;
         let bytes = count as usize * ty.size(super::ID_SIZE) as usize;
         let data: &[u8] = if elements.is_null() || bytes == 0 {
@@ -540,12 +542,13 @@ impl<'a> Walk<'a> {
     }
 }
 
+/// `HPROF_HEAP_DUMP_TEST_FAIL`'s number (0: unset).
+fn test_failure() -> u64 {
+    std::env::var("HPROF_HEAP_DUMP_TEST_FAIL").ok().and_then(|v| v.parse().ok()).unwrap_or(0)
+}
+
 /// The field, array or constant pool index a reference info carries (they share one place in the union);
 /// -1 for kinds that come without info (the JVM passes null).
 fn info_index(info: *const sys::jvmtiHeapReferenceInfo) -> i32 {
     if info.is_null() { -1 } else { unsafe { (*info).field.index } }
-}
-
-fn is_primitive_array(kind: Option<ClassKind>) -> bool {
-    matches!(kind, Some(ClassKind::PrimitiveArray(_)))
 }

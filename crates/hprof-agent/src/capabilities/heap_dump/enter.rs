@@ -1,0 +1,143 @@
+//! What the walk does when a callback names an object other than the one it was visiting: the previous
+//! object's record is finished (in [`super::walk`]) and the new one's begun, from what the object turned out
+//! to be ([`OwnerKind`]): a class object (its statics read), an instance (its primitive values read from
+//! memory when the walk reads fields), an object array (its header written), or an object of a class the
+//! plan lacks, kept for after the walk ([`super::late`]).
+
+use super::field_offsets;
+use super::identify::{Owner, OwnerKind};
+use super::ids::array_length;
+use super::layout::ClassKind;
+use super::object_sizes::Shape;
+use super::walk::{Current, Walk};
+
+impl<'a> Walk<'a> {
+    /// Whether `owner` is the object being visited already.
+    #[inline]
+    pub(super) fn is_current(&self, owner: &Owner) -> bool {
+        owner.id == self.current_id && !matches!(self.current, Current::None)
+    }
+
+    /// Makes `owner`, of `kind`, the current object, writing the previous one. `tag_slot` is its tag
+    /// pointer in this callback.
+    pub(super) fn enter(&mut self, owner: Owner, kind: OwnerKind, tag_slot: *mut i64) {
+        self.finish_current();
+        self.current_id = owner.id;
+        self.current_owner = owner;
+        if owner.id == 0 {
+            self.current = Current::Done;
+            self.stats.mismatches += 1;
+            return;
+        }
+        let id = owner.id;
+        let plan = self.plan;
+        self.current = match kind {
+            // A class the plan could not read (not prepared then) is read again after the walk.
+            OwnerKind::ClassObject(Some(c)) if plan.get(c).fields_known => {
+                let dc = plan.get(c);
+                self.class_values.reset(dc);
+                if self.read_fields {
+                    for p in &dc.static_prims {
+                        let bits = unsafe { field_offsets::bits_at(owner.addr + p.vm as u64, p.ty) };
+                        self.class_values.statics[p.at as usize] = bits;
+                    }
+                }
+                Current::Class { class: c }
+            }
+            OwnerKind::ClassObject(c) => {
+                self.late.begin(id, 0, true);
+                if self.addresses.is_some() {
+                    if c.is_none() && owner.tag == 0 {
+                        // Tagged with its address, to be found again after the walk.
+                        unsafe { *tag_slot = owner.addr as i64 };
+                    }
+                    self.copy_late(&owner, None);
+                }
+                Current::Late
+            }
+            OwnerKind::Object { class: c, mirror } => {
+                self.stats.objects += 1;
+                let dc = plan.get(c);
+                match dc.kind {
+                    ClassKind::Instance if dc.fields_known => {
+                        self.values.clear();
+                        self.values.resize(dc.instance_size as usize, 0);
+                        if self.read_fields {
+                            unsafe { field_offsets::read_values(owner.addr, &dc.prims, &mut self.values) };
+                        }
+                        let size = self.size_of(&owner).unwrap_or(self.instance_sizes[c as usize] as u64);
+                        Current::Instance { id, class: c, size, refs: dc.reference_offsets() }
+                    }
+                    ClassKind::ObjectArray => self.begin_array(&owner, c),
+                    ClassKind::PrimitiveArray(_) => {
+                        self.size_of(&owner);
+                        Current::Done
+                    }
+                    ClassKind::Instance => {
+                        self.late.begin(id, dc.id(), false);
+                        self.copy_late(&owner, Some(mirror));
+                        Current::Late
+                    }
+                }
+            }
+            OwnerKind::LateObject { class_id, mirror } => {
+                self.stats.objects += 1;
+                self.late.begin(id, class_id, false);
+                self.copy_late(&owner, Some(mirror));
+                Current::Late
+            }
+            OwnerKind::Unknown => {
+                self.stats.mismatches += 1;
+                Current::Done
+            }
+        };
+    }
+
+    fn begin_array(&mut self, owner: &Owner, class: u32) -> Current<'a> {
+        let id = owner.id;
+        let length = match self.addresses {
+            // Its length in the header was checked when it was reported as a referee.
+            Some(a) => Some(unsafe { a.array_length(owner.addr) }.max(0) as u32),
+            None => array_length(owner.tag).or_else(|| self.side_lengths.get(&id).copied()),
+        };
+        let Some(length) = length else {
+            return Current::UnsizedArray { id, class, elements: Vec::new() };
+        };
+        let size = self.size_of(owner).unwrap_or_else(|| self.array_sizes.estimate(length));
+        if let Err(e) = self.sink.object_array_begin(id, self.plan.get(class), size, length) {
+            self.error.get_or_insert(e);
+        }
+        Current::ObjectArray
+    }
+
+    /// The size the walk saw `owner` reported with, where the sink wants sizes and objects are named by
+    /// address (with tags, sizes are learned per class).
+    fn size_of(&mut self, owner: &Owner) -> Option<u64> {
+        self.pending_sizes.as_mut()?.remove(&owner.addr).map(u64::from)
+    }
+
+    /// With addresses: keeps what a late object's record will need after the walk — a copy of its bytes
+    /// (for the primitive values read from memory), or an array's length. `mirror` is its class object
+    /// (`None`: it is a class object itself).
+    fn copy_late(&mut self, owner: &Owner, mirror: Option<u64>) {
+        let (Some(a), true) = (self.addresses, owner.addr != 0) else { return };
+        let Some(sizes) = a.heap.sizes else { return };
+        match mirror {
+            None if self.read_fields => unsafe {
+                let size = sizes.class_object_size(owner.addr);
+                self.late.copy(owner.id, owner.addr, size);
+            },
+            None => {}
+            Some(mirror) => match unsafe { sizes.shape(mirror) } {
+                Some(Shape::Instance(size)) if self.read_fields => unsafe {
+                    self.late.copy(owner.id, owner.addr, size)
+                },
+                Some(Shape::Array) => {
+                    let length = unsafe { a.array_length(owner.addr) }.max(0) as u32;
+                    self.side_lengths.insert(owner.id, length);
+                }
+                _ => {}
+            },
+        }
+    }
+}
