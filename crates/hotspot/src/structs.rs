@@ -25,8 +25,38 @@ pub struct VmStructs {
 
 /// Looks up a data symbol of the already loaded libjvm.
 fn symbol(name: &CStr) -> Option<*const c_void> {
-    let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
+    let p = unsafe { libc::dlsym(libjvm(), name.as_ptr()) };
     (!p.is_null()).then_some(p as *const c_void)
+}
+
+/// `RTLD_DEFAULT` when libjvm.so's symbols are global (the java launcher's way), else a handle on the loaded
+/// libjvm.so (a JVM an application created after loading it with RTLD_LOCAL).
+fn libjvm() -> *mut c_void {
+    static HANDLE: OnceLock<usize> = OnceLock::new();
+    *HANDLE.get_or_init(|| {
+        if !unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"gHotSpotVMStructs".as_ptr()) }.is_null() {
+            return libc::RTLD_DEFAULT as usize;
+        }
+        let mut path: Option<std::ffi::CString> = None;
+        unsafe { libc::dl_iterate_phdr(Some(find_libjvm), &mut path as *mut _ as *mut c_void) };
+        // RTLD_NOLOAD: only a library already loaded; the reference it adds is never dropped (libjvm stays).
+        path.map(|p| unsafe { libc::dlopen(p.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) } as usize)
+            .filter(|h| *h != 0)
+            .unwrap_or(libc::RTLD_DEFAULT as usize)
+    }) as *mut c_void
+}
+
+unsafe extern "C" fn find_libjvm(info: *mut libc::dl_phdr_info, _: libc::size_t, data: *mut c_void) -> libc::c_int {
+    let name = unsafe { (*info).dlpi_name };
+    if name.is_null() {
+        return 0;
+    }
+    let name = unsafe { CStr::from_ptr(name) };
+    if name.to_bytes().ends_with(b"/libjvm.so") {
+        unsafe { *(data as *mut Option<std::ffi::CString>) = Some(name.to_owned()) };
+        return 1;
+    }
+    0
 }
 
 /// The value of an exported `uint64_t` such as `gHotSpotVMStructEntryArrayStride`.

@@ -10,9 +10,8 @@
 
 use super::addresses::peek;
 use super::layout::Prim;
-use super::vm_structs::VmStructs;
+use hotspot::VmStructs;
 use hprof_format::tags::BasicType;
-use std::ffi::c_void;
 
 /// Offsets beyond this are not believed (objects are not this large, save arrays, which have no fields).
 const MAX_OFFSET: u64 = 1 << 20;
@@ -24,9 +23,9 @@ pub struct FieldOffsets {
 }
 
 impl FieldOffsets {
-    pub fn find(inside_libjvm: *const c_void) -> Option<FieldOffsets> {
-        let vm = VmStructs::find(inside_libjvm)?;
-        Some(FieldOffsets { jniid_offset: vm.offset("JNIid", "_offset")? as u64 })
+    pub fn find() -> Option<FieldOffsets> {
+        let vm = VmStructs::get()?;
+        Some(FieldOffsets { jniid_offset: vm.offset("JNIid", "_offset").ok()? as u64 })
     }
 
     /// The offset of an instance field in its objects.

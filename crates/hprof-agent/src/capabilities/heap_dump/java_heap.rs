@@ -7,8 +7,7 @@
 //! dump then names objects by tags.
 
 use super::object_sizes::ObjectSizes;
-use super::vm_structs::VmStructs;
-use std::ffi::c_void;
+use hotspot::VmStructs;
 
 /// The heap's reserved address range, the offset of an array's length in its header, the width of the
 /// class word after the mark word (none with compact headers, where the class is in the mark word), and
@@ -30,27 +29,27 @@ const OTHER_GCS: [(&str, &str); 3] =
     [("UseZGC", "ZGC"), ("UseShenandoahGC", "Shenandoah"), ("UseEpsilonGC", "Epsilon")];
 
 impl JavaHeap {
-    /// Reads the heap of the running JVM; `inside_libjvm` is any JNI or JVMTI function. The error says why
-    /// object addresses cannot be used.
-    pub fn find(inside_libjvm: *const c_void) -> Result<JavaHeap, String> {
-        let vm = VmStructs::find(inside_libjvm).ok_or("the JVM exports no HotSpot structure tables")?;
-        if !VERIFIED_GCS.iter().any(|f| vm.bool_flag(f) == Some(true)) {
-            let gc = OTHER_GCS.iter().find(|(f, _)| vm.bool_flag(f) == Some(true)).map_or("the collector", |g| g.1);
+    /// Reads the heap of the running JVM. The error says why object addresses cannot be used.
+    pub fn find() -> Result<JavaHeap, String> {
+        let vm = VmStructs::get().ok_or("the JVM exports no HotSpot structure tables")?;
+        if !VERIFIED_GCS.iter().any(|f| vm.bool_flag(f) == Ok(true)) {
+            let gc = OTHER_GCS.iter().find(|(f, _)| vm.bool_flag(f) == Ok(true)).map_or("the collector", |g| g.1);
             return Err(format!("{gc} is not a collector verified with object addresses"));
         }
-        let (start, end) = reserved_range(&vm).ok_or("the heap's reserved range is not readable")?;
+        let (start, end) = reserved_range(vm).ok_or("the heap's reserved range is not readable")?;
         if start == 0 || end <= start || start % 8 != 0 {
             return Err(format!("the heap's reserved range {start:#x}..{end:#x} is not usable"));
         }
         // As arrayOopDesc::length_offset_in_bytes(): the length follows the mark word and the class word.
-        let compact = vm.bool_flag("UseCompactObjectHeaders") == Some(true);
-        let compressed = vm.bool_flag("UseCompressedClassPointers").ok_or("UseCompressedClassPointers is unknown")?;
+        let compact = vm.bool_flag("UseCompactObjectHeaders") == Ok(true);
+        let compressed =
+            vm.bool_flag("UseCompressedClassPointers").map_err(|e| format!("UseCompressedClassPointers: {e}"))?;
         let (length_offset, class_word) = match (compact, compressed) {
             (true, _) => (8, None),
             (false, true) => (12, Some(4)),
             (false, false) => (16, Some(8)),
         };
-        Ok(JavaHeap { start, end, length_offset, class_word, sizes: ObjectSizes::find(&vm) })
+        Ok(JavaHeap { start, end, length_offset, class_word, sizes: ObjectSizes::find(vm) })
     }
 
     /// Whether `addr` can be an object: 8-byte aligned, inside the reserved range.
@@ -61,10 +60,10 @@ impl JavaHeap {
 
 /// `Universe::_collectedHeap->_reserved`, as `[start, end)`.
 fn reserved_range(vm: &VmStructs) -> Option<(u64, u64)> {
-    let heap_ptr = vm.static_address("Universe", "_collectedHeap")? as *const *const u8;
-    let reserved = vm.offset("CollectedHeap", "_reserved")?;
-    let start_at = vm.offset("MemRegion", "_start")?;
-    let words_at = vm.offset("MemRegion", "_word_size")?;
+    let heap_ptr = vm.static_address("Universe", "_collectedHeap").ok()? as *const *const u8;
+    let reserved = vm.offset("CollectedHeap", "_reserved").ok()?;
+    let start_at = vm.offset("MemRegion", "_start").ok()?;
+    let words_at = vm.offset("MemRegion", "_word_size").ok()?;
     let heap = unsafe { *heap_ptr };
     if heap.is_null() {
         return None;

@@ -35,7 +35,6 @@ mod spool;
 mod spool_writer;
 mod text;
 mod threads;
-mod vm_structs;
 mod walk;
 
 use crate::agent::Agent;

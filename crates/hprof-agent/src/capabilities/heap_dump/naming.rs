@@ -65,15 +65,13 @@ fn addresses(agent: &Agent, jni: Jni, env: Jvmti) -> Result<(ObjectAddresses, Op
     if std::env::var_os("HPROF_HEAP_DUMP_TAGS").is_some() {
         return Err("HPROF_HEAP_DUMP_TAGS is set".into());
     }
-    // Any function of libjvm.so's JNI table finds the library.
-    let inside_libjvm = unsafe { (**jni.raw()).GetVersion }.map_or(std::ptr::null(), |f| f as *const _);
-    let heap = JavaHeap::find(inside_libjvm)?;
+    let heap = JavaHeap::find()?;
     let next_id = agent.ids.reserve(0);
     if next_id.saturating_add(ID_HEADROOM) > heap.start {
         return Err(format!("the agent's identifiers reach {next_id:#x}, the heap starts at {:#x}", heap.start));
     }
     let addresses = ObjectAddresses::new(heap);
-    let offsets = FieldOffsets::find(inside_libjvm);
+    let offsets = FieldOffsets::find();
     // The layouts cannot change while the JVM runs: one probe that passes is enough (a probe walk costs
     // JDK 17 a pass over the whole heap to reset its marks).
     let fields_hold = match PROBED.get() {

@@ -5,7 +5,7 @@
 //! (negative); a class object's own size, in words, is at `java_lang_Class::_oop_size_offset`. The offsets
 //! come from [`super::vm_structs`]; the probe walk checks them on Integer and int[] before they are used.
 
-use super::vm_structs::VmStructs;
+use hotspot::VmStructs;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ObjectSizes {
@@ -24,12 +24,12 @@ pub enum Shape {
 impl ObjectSizes {
     pub fn find(vm: &VmStructs) -> Option<ObjectSizes> {
         let static_int = |ty: &str, field: &str| -> Option<u64> {
-            let v = unsafe { *(vm.static_address(ty, field)? as *const i32) };
+            let v = unsafe { *(vm.static_address(ty, field).ok()? as *const i32) };
             (v > 0).then_some(v as u64)
         };
         Some(ObjectSizes {
             klass_offset: static_int("java_lang_Class", "_klass_offset")?,
-            layout_helper: vm.offset("Klass", "_layout_helper")? as u64,
+            layout_helper: vm.offset("Klass", "_layout_helper").ok()? as u64,
             oop_size_offset: static_int("java_lang_Class", "_oop_size_offset")?,
         })
     }
