@@ -73,13 +73,21 @@ struct Checker {
 }
 
 #[derive(Default)]
+struct CheckerSignals {
+    /// Collections finished so far.
+    collections: u64,
+    stopped: bool,
+    /// The checker thread is in its loop.
+    running: bool,
+}
+
+#[derive(Default)]
 pub struct Liveness {
     threads: Mutex<Vec<Arc<ThreadRecords>>>,
     /// Held by whoever checks: the background thread, or a report.
     checker: Mutex<Checker>,
-    /// Collections finished, and the condition the background thread waits on.
-    collections: (Mutex<u64>, Condvar),
-    stopped: Mutex<bool>,
+    /// What the checker thread waits for, and the condition it waits on.
+    signals: (Mutex<CheckerSignals>, Condvar),
     untracked: AtomicU64,
 }
 
@@ -142,37 +150,48 @@ impl Liveness {
 
     /// Called at the end of every garbage collection (on the VM thread: only wakes the checker).
     pub fn on_gc_finish(&self) {
-        let (count, wake) = &self.collections;
-        *count.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        let (state, wake) = &self.signals;
+        state.lock().unwrap_or_else(|e| e.into_inner()).collections += 1;
         wake.notify_all();
     }
 
     /// The checker thread's body: one check after each collection, until [`Liveness::stop`].
     pub fn run_checker(&self, jni: Jni, sites: &SiteTable, weighting: Weighting) {
-        let (count, wake) = &self.collections;
+        let (state, wake) = &self.signals;
         let mut seen = 0;
+        state.lock().unwrap_or_else(|e| e.into_inner()).running = true;
         loop {
             {
-                let mut c = count.lock().unwrap_or_else(|e| e.into_inner());
-                while *c == seen && !self.is_stopped() {
-                    c = wake.wait(c).unwrap_or_else(|e| e.into_inner());
+                let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+                while s.collections == seen && !s.stopped {
+                    s = wake.wait(s).unwrap_or_else(|e| e.into_inner());
                 }
-                seen = *c;
-            }
-            if self.is_stopped() {
-                return;
+                if s.stopped {
+                    s.running = false;
+                    wake.notify_all();
+                    return;
+                }
+                seen = s.collections;
             }
             self.check(jni, sites, weighting, false);
         }
     }
 
-    fn is_stopped(&self) -> bool {
-        *self.stopped.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
+    /// Ends the checker thread and waits (briefly) until it has: at exit the JVM waits for threads still
+    /// in native code, and a checker asleep in a wait would cost every run 300 ms.
     pub fn stop(&self) {
-        *self.stopped.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        self.collections.1.notify_all();
+        let (state, wake) = &self.signals;
+        let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+        s.stopped = true;
+        wake.notify_all();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while s.running {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            s = wake.wait_timeout(s, left).unwrap_or_else(|e| e.into_inner()).0;
+        }
     }
 
     /// Takes the dead among the young records (and, when `everything` or every few collections, among the
@@ -180,22 +199,19 @@ impl Liveness {
     pub fn check(&self, jni: Jni, sites: &SiteTable, weighting: Weighting, everything: bool) -> CheckStats {
         let mut checker = self.checker.lock().unwrap_or_else(|e| e.into_inner());
         checker.collections_seen += 1;
-        let mut young = Vec::new();
-        let mut recent = FxHashSet::default();
         let threads: Vec<Arc<ThreadRecords>> = {
             let mut all = self.threads.lock().unwrap_or_else(|e| e.into_inner());
             // A thread that has ended and left nothing behind is forgotten.
             all.retain(|t| Arc::strong_count(t) > 1 || !t.lock().records.is_empty());
             all.clone()
         };
+        let mut young = Vec::with_capacity(threads.len());
+        let mut recent = FxHashSet::default();
         for t in &threads {
             let mut y = t.lock();
-            young.append(&mut y.records);
+            young.push(std::mem::take(&mut y.records));
             recent.extend(y.recent.iter().filter(|r| r.weak != 0).map(|r| r.weak));
         }
-        let scan_survivors = everything || checker.collections_seen - checker.last_survivor_scan >= SURVIVOR_SCAN_EVERY;
-        let mut stats = CheckStats::default();
-        let mut dead = Vec::new();
         // A weak reference is a slot of the JVM's weak handle storage (the handle without its tag bits). A
         // collector that clears references only inside its pauses has stored null there when the object
         // died, so the slot can be read directly; a concurrent one may leave colour bits, so JNI decides.
@@ -207,29 +223,44 @@ impl Liveness {
                 jni.is_same_object(r.weak as sys::jobject, std::ptr::null_mut())
             }
         };
-        let mut keep = |r: Record, survivors: &mut Vec<Record>, dead: &mut Vec<usize>| {
-            stats.checked += 1;
-            if is_dead(&r) {
-                sites.record_free(r.site, weighting.of(r.words as u64 * 8));
-                dead.push(r.weak);
+        let mut stats = CheckStats::default();
+        let dead = std::cell::Cell::new(0);
+        // Dead references a thread's recent list names: deleted only once the lists have let go of them.
+        let mut named = Vec::new();
+        let mut release = |r: &Record| {
+            sites.record_free(r.site, weighting.of(r.words as u64 * 8));
+            if recent.contains(&r.weak) {
+                named.push(r.weak);
             } else {
-                survivors.push(r);
+                jni.delete_weak_global_ref(r.weak as sys::jweak);
             }
+            dead.set(dead.get() + 1);
         };
         let mut survivors = std::mem::take(&mut checker.survivors);
-        if scan_survivors {
-            let old = std::mem::take(&mut survivors);
-            for r in old {
-                keep(r, &mut survivors, &mut dead);
-            }
+        if everything || checker.collections_seen - checker.last_survivor_scan >= SURVIVOR_SCAN_EVERY {
+            stats.checked += survivors.len();
+            // In place: no second copy of what may be millions of records.
+            survivors.retain(|r| {
+                let died = is_dead(r);
+                if died {
+                    release(r);
+                }
+                !died
+            });
             checker.last_survivor_scan = checker.collections_seen;
         }
-        for r in young {
-            keep(r, &mut survivors, &mut dead);
+        for records in young {
+            stats.checked += records.len();
+            for r in records {
+                if is_dead(&r) {
+                    release(&r);
+                } else {
+                    survivors.push(r);
+                }
+            }
         }
         checker.survivors = survivors;
-        // Dead references a thread's recent list names leave the list before they are deleted.
-        let named: FxHashSet<usize> = dead.iter().copied().filter(|w| recent.contains(w)).collect();
+        stats.dead = dead.get();
         if !named.is_empty() {
             for t in &threads {
                 for r in t.lock().recent.iter_mut() {
@@ -238,10 +269,9 @@ impl Liveness {
                     }
                 }
             }
-        }
-        stats.dead = dead.len();
-        for weak in dead {
-            jni.delete_weak_global_ref(weak as sys::jweak);
+            for weak in named {
+                jni.delete_weak_global_ref(weak as sys::jweak);
+            }
         }
         stats
     }

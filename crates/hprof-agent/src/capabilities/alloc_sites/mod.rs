@@ -194,7 +194,7 @@ impl Capability for AllocSites {
 
     fn events(&self) -> Vec<Event> {
         let mut events = self.alloc_events();
-        events.extend([Event::GarbageCollectionStart, Event::GarbageCollectionFinish, Event::VmInit]);
+        events.extend([Event::GarbageCollectionStart, Event::GarbageCollectionFinish, Event::VmInit, Event::VmDeath]);
         events
     }
 
