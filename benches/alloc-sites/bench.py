@@ -4,10 +4,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
-from common import (AGENT, build, compile_java, fresh_dir, interleaved_wall_and_cpu, java,  # noqa: E402
+from common import (AGENT, build, compile_java, fresh_dir, interleaved_samples, java, print_paired_table,  # noqa: E402
                     javac_workload, log, timed, wall_and_cpu)
 
-RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 8
 EXPECTED = {  # class: (allocated objects, live objects) as AllocSites makes them
     "AllocSites$Widget": (100_000, 25_000),
     "AllocSites$Gadget": (70_000, 0),
@@ -66,8 +66,8 @@ def overhead(classes):
     results = {}
     for workload, runner in (("javac java/util", run_javac), ("AllocSites 60", run_alloc)):
         log(f"overhead: {workload}")
-        results[workload] = interleaved_wall_and_cpu({name: runner(extra) for name, extra in configs.items()}, RUNS)
-    return results, list(configs)
+        results[workload] = interleaved_samples({name: runner(extra) for name, extra in configs.items()}, RUNS)
+    return results
 
 
 def memory_per_object(classes, n=2_000_000):
@@ -96,13 +96,8 @@ def main():
     print("## heap=sites memory (KeepMany: 2,000,000 live objects, -Xms2g, peak RSS)")
     print(f"no agent {base / 1024:.0f} MiB, exact mode {exact / 1024:.0f} MiB: {per_object:.0f} bytes per tracked object")
     print()
-    results, names = overhead(classes)
-    print(f"## heap=sites overhead (medians of {RUNS} interleaved runs, JDK 17; ratio = against no agent)")
-    print(f"{'workload':<16} {'':<5} " + " ".join(f"{n:>14} {'ratio':>6}" for n in names))
-    for workload, r in results.items():
-        for i, what in ((0, "wall"), (1, "CPU")):
-            base = r["none"][i]
-            print(f"{workload:<16} {what:<5} " + " ".join(f"{r[n][i]:>13.2f}s {r[n][i] / base:>6.2f}" for n in names))
+    print_paired_table(f"## heap=sites overhead ({RUNS} interleaved rounds, JDK 17; ratio = median of the rounds' "
+                       "ratios to no agent [95% bootstrap interval])", overhead(classes))
 
 
 if __name__ == "__main__":

@@ -5,8 +5,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 from common import (AGENT, build, compile_java, fresh_dir, interleaved_samples, java, javac_workload, log,  # noqa: E402
-                    paired_ratio, timed, wall_and_cpu)
-import statistics  # noqa: E402
+                    print_paired_table, timed, wall_and_cpu)
 
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 10
 # About 10 s: long enough that JVM start-up and warm-up do not make the whole run.
@@ -85,22 +84,6 @@ def overhead(classes):
     return results
 
 
-def print_overhead(results):
-    print(f"## cpu=samples overhead ({RUNS} interleaved rounds; ratio = median of the rounds' ratios to no agent, "
-          "[95% bootstrap interval])")
-    print(f"{'workload':<18} {'measure':<5} {'none':>7} " + " ".join(f"{n:>26}" for n in list(results.values())[0] if n != "none"))
-    for workload, runs in results.items():
-        for k, measure in ((0, "wall"), (1, "CPU")):
-            base = [r[k] for r in runs["none"]]
-            cells = []
-            for name, rs in runs.items():
-                if name == "none":
-                    continue
-                med, lo, hi = paired_ratio(base, [r[k] for r in rs])
-                cells.append(f"{med:.3f} [{lo:.3f}, {hi:.3f}]")
-            print(f"{workload:<18} {measure:<5} {statistics.median(base):>6.2f}s " + " ".join(f"{c:>26}" for c in cells))
-
-
 def main():
     build()
     classes = compile_java("java/programs/CpuAccuracy.java", "java/bench/CpuBound.java")
@@ -111,7 +94,8 @@ def main():
         print(f"{a['sampler']:<10} {a['alpha_share']:>14.1f}% {a['own_alpha']:>6.1f}% "
               f"{a['alpha_share'] - a['own_alpha']:>+9.1f} {a['idle_share']:>10.1f}% {a['yield']:>6.2f} {a['total']:>8}")
     print()
-    print_overhead(overhead(classes))
+    print_paired_table(f"## cpu=samples overhead ({RUNS} interleaved rounds, JDK 17; ratio = median of the rounds' "
+                       "ratios to no agent [95% bootstrap interval])", overhead(classes))
 
 
 if __name__ == "__main__":

@@ -72,18 +72,6 @@ def timed(cmd, cwd=None, env=None):
     return wall, proc
 
 
-def interleaved_medians(configs, runs):
-    """`configs` maps a name to a function returning seconds. Runs them interleaved (ABCABC…) `runs` times
-    so that drift in the machine's speed hits every config alike; returns name → (median, all)."""
-    times = {name: [] for name in configs}
-    for i in range(runs):
-        for name, run in configs.items():
-            t = run()
-            times[name].append(t)
-            log(f"  run {i + 1}/{runs} {name}: {t:.2f} s")
-    return {name: (statistics.median(ts), ts) for name, ts in times.items()}
-
-
 def wall_and_cpu(cmd):
     """Runs a command; returns (wall seconds, CPU seconds of the process tree: user + system). CPU time is
     the steadier figure when other work shares the machine."""
@@ -91,17 +79,6 @@ def wall_and_cpu(cmd):
     wall, _ = timed(cmd)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-
-
-def interleaved_wall_and_cpu(configs, runs):
-    """name → (median wall, median CPU), the configurations run ABCABC… so drift hits all alike."""
-    got = {name: [] for name in configs}
-    for i in range(runs):
-        for name, run in configs.items():
-            wall, cpu = run()
-            got[name].append((wall, cpu))
-            log(f"  run {i + 1}/{runs} {name}: {wall:.2f} s wall, {cpu:.2f} s CPU")
-    return {name: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for name, v in got.items()}
 
 
 def paired_ratio(base, other, resamples=4000, seed=1):
@@ -115,7 +92,8 @@ def paired_ratio(base, other, resamples=4000, seed=1):
 
 
 def interleaved_samples(configs, runs):
-    """Like interleaved_wall_and_cpu, but returns every round: name → [(wall, cpu), …]."""
+    """Runs the configurations interleaved (ABCABC…) `runs` times, so that drift in the machine's speed hits
+    every config alike; returns every round: name → [(wall, cpu), …]."""
     got = {name: [] for name in configs}
     for i in range(runs):
         for name, run in configs.items():
@@ -123,6 +101,22 @@ def interleaved_samples(configs, runs):
             got[name].append((wall, cpu))
             log(f"  run {i + 1}/{runs} {name}: {wall:.2f} s wall, {cpu:.2f} s CPU")
     return got
+
+
+def print_paired_table(title, results, base="none"):
+    """`results`: workload → config → [(wall, cpu), …] from interleaved_samples. One row per workload and
+    measure: the baseline's median, then each config's paired ratio [95% interval]."""
+    names = [n for n in next(iter(results.values())) if n != base]
+    print(title)
+    print(f"{'workload':<18} {'':<5} {base:>8} " + " ".join(f"{n:>26}" for n in names))
+    for workload, runs in results.items():
+        for k, measure in ((0, "wall"), (1, "CPU")):
+            ref = [r[k] for r in runs[base]]
+            cells = []
+            for name in names:
+                med, lo, hi = paired_ratio(ref, [r[k] for r in runs[name]])
+                cells.append(f"{med:.3f} [{lo:.3f}, {hi:.3f}]")
+            print(f"{workload:<18} {measure:<5} {statistics.median(ref):>7.2f}s " + " ".join(f"{c:>26}" for c in cells))
 
 
 def fresh_dir(name):
