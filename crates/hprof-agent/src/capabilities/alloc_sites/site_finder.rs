@@ -163,27 +163,9 @@ impl SiteFinder {
         class_serial: u32,
         depth: usize,
     ) -> (Option<u32>, usize) {
-        let mut frames = [MaybeUninit::<sys::jvmtiFrameInfo>::uninit(); INLINE_DEPTH];
-        let mut heap = Vec::new();
-        let buf: &mut [MaybeUninit<sys::jvmtiFrameInfo>] = if depth <= INLINE_DEPTH {
-            &mut frames[..depth]
-        } else {
-            heap.resize(depth, MaybeUninit::uninit());
-            &mut heap
-        };
-        // depth=0 asks for no frames: skip GetStackTrace's fixed cost.
-        let taken =
-            if depth == 0 { Some(&[][..]) } else { agent.jvmti.stack_trace_into(std::ptr::null_mut(), 0, buf).ok() };
-        let trace_serial = match taken {
-            // A thread whose stack cannot be taken (e.g. still starting) gets HPROF's "no trace" serial.
-            None => serial_base::TRACE,
-            Some(frames) => {
-                let raw: Vec<RawFrame> = frames.iter().map(RawFrame::from_jvmti).collect();
-                let thread_serial = agent.trace_thread_serial(agent.threads.serial_of(agent, thread));
-                agent.traces.intern_raw(agent, Some(jni), thread_serial, &raw)
-            }
-        };
-        (sites.intern(SiteKey { class_serial, trace_serial }), taken.map_or(0, |f| f.len()))
+        let mut stack = JvmtiStack::new(depth);
+        let taken = stack.take(agent);
+        (intern_site(agent, sites, jni, thread, class_serial, taken), taken.map_or(0, |f| f.len()))
     }
 
     /// Without the walker: GetStackTrace on every allocation, its frames the cache key, so that at least
@@ -201,16 +183,8 @@ impl SiteFinder {
         epoch: u64,
         key: &mut [u64],
     ) -> Option<u32> {
-        let mut frames = [MaybeUninit::<sys::jvmtiFrameInfo>::uninit(); INLINE_DEPTH];
-        let mut heap = Vec::new();
-        let buf: &mut [MaybeUninit<sys::jvmtiFrameInfo>] = if depth <= INLINE_DEPTH {
-            &mut frames[..depth]
-        } else {
-            heap.resize(depth, MaybeUninit::uninit());
-            &mut heap
-        };
-        let taken =
-            if depth == 0 { Some(&[][..]) } else { agent.jvmti.stack_trace_into(std::ptr::null_mut(), 0, buf).ok() };
+        let mut stack = JvmtiStack::new(depth);
+        let taken = stack.take(agent);
         let frames = taken.unwrap_or(&[]);
         key[0] = (class_serial as u64) << 3
             | KEY_CLASS_SERIAL
@@ -221,15 +195,7 @@ impl SiteFinder {
             key[2 + 2 * i] = f.location as u64;
         }
         t.stacks.site_for(epoch, &key[..1 + 2 * frames.len()], || {
-            let trace_serial = match taken {
-                None => serial_base::TRACE,
-                Some(frames) => {
-                    let raw: Vec<RawFrame> = frames.iter().map(RawFrame::from_jvmti).collect();
-                    let thread_serial = agent.trace_thread_serial(agent.threads.serial_of(agent, thread));
-                    agent.traces.intern_raw(agent, Some(jni), thread_serial, &raw)
-                }
-            };
-            sites.intern(SiteKey { class_serial, trace_serial })
+            intern_site(agent, sites, jni, thread, class_serial, taken)
         })
     }
 
@@ -294,6 +260,51 @@ impl SiteFinder {
         }
         line
     }
+}
+
+/// A buffer for GetStackTrace: on the stack up to [`INLINE_DEPTH`] frames (no zeroing: JVMTI writes it).
+struct JvmtiStack {
+    inline: [MaybeUninit<sys::jvmtiFrameInfo>; INLINE_DEPTH],
+    heap: Vec<MaybeUninit<sys::jvmtiFrameInfo>>,
+    depth: usize,
+}
+
+impl JvmtiStack {
+    fn new(depth: usize) -> JvmtiStack {
+        let heap = if depth > INLINE_DEPTH { vec![MaybeUninit::uninit(); depth] } else { Vec::new() };
+        JvmtiStack { inline: [MaybeUninit::uninit(); INLINE_DEPTH], heap, depth }
+    }
+
+    /// The current thread's top `depth` frames; `None` when JVMTI cannot take them (a thread still
+    /// starting, say).
+    fn take(&mut self, agent: &Agent) -> Option<&[sys::jvmtiFrameInfo]> {
+        if self.depth == 0 {
+            // No frames asked for: skip GetStackTrace's fixed cost.
+            return Some(&[]);
+        }
+        let buf = if self.depth <= INLINE_DEPTH { &mut self.inline[..self.depth] } else { &mut self.heap[..] };
+        agent.jvmti.stack_trace_into(std::ptr::null_mut(), 0, buf).ok()
+    }
+}
+
+/// The site of `class_serial` at the trace JVMTI took (HPROF's "no trace" serial if it took none).
+fn intern_site(
+    agent: &Agent,
+    sites: &SiteTable,
+    jni: Jni,
+    thread: sys::jthread,
+    class_serial: u32,
+    taken: Option<&[sys::jvmtiFrameInfo]>,
+) -> Option<u32> {
+    let trace_serial = match taken {
+        None => serial_base::TRACE,
+        Some(frames) => {
+            let raw: Vec<RawFrame> = frames.iter().map(RawFrame::from_jvmti).collect();
+            let thread_serial = agent.trace_thread_serial(agent.threads.serial_of(agent, thread));
+            agent.traces.intern_raw(agent, Some(jni), thread_serial, &raw)
+        }
+    };
+    sites.intern(SiteKey { class_serial, trace_serial })
 }
 
 fn new_walker(agent: &Agent, jni: Jni) -> Result<Walker, String> {

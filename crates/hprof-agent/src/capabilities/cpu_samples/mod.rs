@@ -8,6 +8,7 @@
 pub mod agent_work;
 mod asgct;
 mod async_sampler;
+mod cost;
 mod perf_clock;
 mod profile;
 mod ring;
@@ -105,7 +106,19 @@ impl CpuSamples {
             });
             stopped = lock.lock().unwrap_or_else(|e| e.into_inner());
         }
+        if let Some(shared) = signal::installed() {
+            cost::SamplerCost::add(&shared.cost.resolver_ns, cost::thread_cpu_ns());
+        }
         self.thread_running.store(false, Ordering::Release);
+    }
+
+    /// Creates the jmethodIDs of a class's methods, which AsyncGetCallTrace cannot do in a signal handler.
+    fn create_method_ids(&self, agent: &Agent, class: sys::jclass) {
+        let start = cost::monotonic_ns();
+        let _ = agent.jvmti.class_methods(class);
+        if let Some(shared) = signal::installed() {
+            cost::SamplerCost::add(&shared.cost.method_ids_ns, cost::monotonic_ns().saturating_sub(start));
+        }
     }
 
     fn max_frames(&self, agent: &Agent) -> usize {
@@ -188,7 +201,7 @@ impl Capability for Arc<CpuSamples> {
             // Classes loaded before our events: create their jmethodIDs now.
             if let Ok(classes) = agent.jvmti.loaded_classes() {
                 for class in classes {
-                    let _ = agent.jvmti.class_methods(class);
+                    self.create_method_ids(agent, class);
                     jni.delete_local_ref(class);
                 }
             }
@@ -205,7 +218,7 @@ impl Capability for Arc<CpuSamples> {
     }
 
     fn on_class_prepare(&self, agent: &Agent, _jni: Jni, _thread: sys::jthread, class: sys::jclass) {
-        let _ = agent.jvmti.class_methods(class);
+        self.create_method_ids(agent, class);
     }
 
     fn on_thread_start(
@@ -235,6 +248,9 @@ impl Capability for Arc<CpuSamples> {
             s.stop_all();
         }
         self.stop_background();
+        if let (Some(shared), true) = (signal::installed(), std::env::var_os("HPROF_CPU_STATS").is_some()) {
+            log::verbose(true, &shared.cost.summary());
+        }
     }
 
     fn dump_section(&self) -> Option<(u32, &'static str)> {

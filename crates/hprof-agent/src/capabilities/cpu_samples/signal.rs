@@ -9,6 +9,7 @@
 //! locks, allocation or thread-locals. It walks the stack with AsyncGetCallTrace straight into a
 //! claimed ring slot.
 
+use super::cost::{SamplerCost, monotonic_ns};
 use super::perf_clock;
 use super::ring::{MAX_FRAMES, SampleRing};
 use jvmti::sys::{ASGCT_CallTrace, AsyncGetCallTraceFn, JNIEnv};
@@ -50,6 +51,8 @@ pub struct Shared {
     use_perf: AtomicBool,
     /// Sampling as a whole: off before setup finishes and after VMDeath.
     pub running: AtomicBool,
+    /// What the handler costs (see `cost`).
+    pub cost: SamplerCost,
 }
 
 /// Which kind of clock a thread got.
@@ -98,6 +101,7 @@ impl Shared {
             fd_slots: (0..FD_TABLE).map(|_| AtomicU32::new(0)).collect(),
             use_perf: AtomicBool::new(std::env::var_os("HPROF_NO_PERF_EVENTS").is_none()),
             running: AtomicBool::new(false),
+            cost: SamplerCost::default(),
         }));
         SHARED.store(shared as *const Shared as *mut Shared, Ordering::Release);
         unsafe {
@@ -252,7 +256,13 @@ unsafe fn timer_value(info: *const libc::siginfo_t) -> *const c_void {
 extern "C" fn on_sigprof(sig: libc::c_int, info: *mut libc::siginfo_t, ucontext: *mut c_void) {
     unsafe {
         let errno = *libc::__errno_location();
-        if !take_sample(info, ucontext) {
+        let start = monotonic_ns();
+        if take_sample(info, ucontext) {
+            if let Some(shared) = SHARED.load(Ordering::Acquire).as_ref() {
+                SamplerCost::add(&shared.cost.handler_ns, monotonic_ns().saturating_sub(start));
+                SamplerCost::add(&shared.cost.handler_calls, 1);
+            }
+        } else {
             chain(sig, info, ucontext);
         }
         *libc::__errno_location() = errno;
