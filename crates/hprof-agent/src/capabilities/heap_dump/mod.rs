@@ -8,8 +8,8 @@
 //!   walk, in the heap [`java_heap`] finds through HotSpot's [`vm_structs`]; primitive values then read
 //!   from memory, [`field_offsets`]; the objects named beforehand found again, [`named`]; sizes of objects
 //!   of late classes, [`object_sizes`]) or by tag ([`ids`]);
-//! - [`walk`], [`callbacks`], [`identify`], [`enter`], [`array_sizes`]: the JVMTI FollowReferences pass
-//!   and its callbacks;
+//! - [`walk`], [`callbacks`], [`identify`], [`enter`], [`member`], [`array_sizes`]: the JVMTI
+//!   FollowReferences pass and its callbacks;
 //! - [`sink`], [`binary`], [`text`], [`spool`], [`spool_writer`]: the records, in either format, spooled
 //!   by a thread of their own, into the profile itself where it is a file ([`in_place`]);
 //! - [`late`]: objects whose classes the walk met before the plan knew them.
@@ -27,6 +27,7 @@ mod in_place;
 mod java_heap;
 mod late;
 mod layout;
+mod member;
 mod named;
 mod naming;
 mod object_sizes;
