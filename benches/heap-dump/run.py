@@ -10,7 +10,7 @@ which itself adds 16 bytes to every allocation, so memory figures are measured w
 shows the JVMTI tag map (NMT category "Serviceability") before our dump, after its tags are released, and
 after the next GC (when the JVM frees a disposed JVMTI environment for good). Run from anywhere:
 
-    benches/heap-dump/run.sh [runs] [--orders 1000000] [--jdk /path/to/jdk ...] [--nmt]
+    benches/heap-dump/run.sh [runs] [--orders 1000000] [--jdk /path/to/jdk ...] [--agent libhprof.so] [--nmt]
 
 Needs: a built agent (cargo build --release), JDK 17 with javac (apt-get install openjdk-17-jdk-headless),
 Linux /proc. The numbers depend on the machine's load: run it on a quiet machine.
@@ -203,12 +203,13 @@ def main():
     ap.add_argument("runs", nargs="?", type=int, default=3, help="dumps of each kind per JDK (medians are shown)")
     ap.add_argument("--orders", type=int, default=1_000_000)
     ap.add_argument("--jdk", action="append", type=Path, help="JDK home (repeatable); default: 17, 21, 25 present")
+    ap.add_argument("--agent", type=Path, help="the agent to measure (default: target/release/libhprof.so)")
     ap.add_argument("--nmt", action="store_true",
                     help="with Native Memory Tracking, to see the JVMTI tag map (it adds 16 bytes to every malloc)")
     a = ap.parse_args()
 
-    agent = ROOT / "target/release/libhprof.so"
-    if not agent.exists():
+    agent = (a.agent or ROOT / "target/release/libhprof.so").resolve()
+    if not agent.exists() and a.agent is None:
         print("building the agent: cargo build --release", flush=True)
         subprocess.run(["cargo", "build", "--release", "-p", "hprof-agent"], cwd=ROOT, check=True)
     javac = JDK17 / "bin/javac"

@@ -9,8 +9,19 @@ use std::time::Duration;
 
 /// The opened destination, unbuffered; [`super::Output`] buffers it.
 pub enum Sink {
-    File { file: File, path: PathBuf },
-    Socket { stream: TcpStream, peer: String },
+    File {
+        file: File,
+        path: PathBuf,
+    },
+    Socket {
+        stream: TcpStream,
+        peer: String,
+    },
+    /// The file, lent to a heap dump that writes into it directly: what is written meanwhile waits here.
+    Lent {
+        path: PathBuf,
+        held: Vec<u8>,
+    },
 }
 
 impl Sink {
@@ -27,7 +38,9 @@ impl Sink {
         if !options.force && path.exists() {
             path = unique_name(&path.to_string_lossy(), options.format, std::process::id());
         }
+        // Readable too: a heap dump written into it in place may have to be moved (see heap_dump::in_place).
         let file = OpenOptions::new()
+            .read(true)
             .write(true)
             .create(true)
             .truncate(true)
@@ -57,9 +70,28 @@ impl Sink {
         ))
     }
 
+    /// Takes the file out, for a heap dump written into it from its current offset on; what others write
+    /// meanwhile is held in memory until [`Sink::give_back`]. `None`: not a file, or lent already.
+    pub fn lend(&mut self) -> Option<File> {
+        let Sink::File { path, .. } = self else { return None };
+        let path = std::mem::take(path);
+        match std::mem::replace(self, Sink::Lent { path, held: Vec::new() }) {
+            Sink::File { file, .. } => Some(file),
+            _ => None,
+        }
+    }
+
+    /// Takes the lent file back, its offset where writing goes on, and hands out what was written meanwhile.
+    pub fn give_back(&mut self, file: File) -> Vec<u8> {
+        let Sink::Lent { path, held } = self else { return Vec::new() };
+        let (path, held) = (std::mem::take(path), std::mem::take(held));
+        *self = Sink::File { file, path };
+        held
+    }
+
     pub fn describe(&self) -> String {
         match self {
-            Sink::File { path, .. } => path.display().to_string(),
+            Sink::File { path, .. } | Sink::Lent { path, .. } => path.display().to_string(),
             Sink::Socket { peer, .. } => format!("socket {peer}"),
         }
     }
@@ -68,7 +100,7 @@ impl Sink {
     pub fn command_stream(&self) -> Option<TcpStream> {
         match self {
             Sink::Socket { stream, .. } => stream.try_clone().ok(),
-            Sink::File { .. } => None,
+            Sink::File { .. } | Sink::Lent { .. } => None,
         }
     }
 }
@@ -78,6 +110,10 @@ impl Write for Sink {
         match self {
             Sink::File { file, .. } => file.write(buf),
             Sink::Socket { stream, .. } => stream.write(buf),
+            Sink::Lent { held, .. } => {
+                held.extend_from_slice(buf);
+                Ok(buf.len())
+            }
         }
     }
 
@@ -85,6 +121,7 @@ impl Write for Sink {
         match self {
             Sink::File { file, .. } => file.flush(),
             Sink::Socket { stream, .. } => stream.flush(),
+            Sink::Lent { .. } => Ok(()),
         }
     }
 }
@@ -102,6 +139,23 @@ fn unique_name(name: &str, format: OutputFormat, pid: u32) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lent_file_holds_what_is_written_meanwhile() {
+        let path = std::env::temp_dir().join(format!("sink-lend-{}", std::process::id()));
+        let file = File::create(&path).unwrap();
+        let mut sink = Sink::File { file, path: path.clone() };
+        sink.write_all(b"before ").unwrap();
+        let mut lent = sink.lend().unwrap();
+        assert!(sink.lend().is_none(), "lent once");
+        assert_eq!(sink.describe(), path.display().to_string());
+        sink.write_all(b"meanwhile").unwrap();
+        lent.write_all(b"dump ").unwrap();
+        assert_eq!(sink.give_back(lent), b"meanwhile");
+        sink.write_all(b"after").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"before dump after");
+        std::fs::remove_file(&path).unwrap();
+    }
 
     #[test]
     fn unique_names_keep_the_txt_suffix() {

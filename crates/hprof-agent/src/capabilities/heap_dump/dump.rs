@@ -10,12 +10,14 @@
 //!    threads could wait for. If object addresses fail a check on the way, the walk stops, its records
 //!    are dropped, and the heap is walked again with tags.
 //! 3. After the walk: the few objects whose classes the plan did not know, the CLASS DUMPs of classes
-//!    the walk did not visit; then the spool is copied into the profile, closed by HEAP DUMP END (or
-//!    opened by HEAP DUMP BEGIN with the totals, in text).
+//!    the walk did not visit; then the spool is copied into the profile (a binary dump into a file was
+//!    written there in place, [`super::in_place`]), closed by HEAP DUMP END (or opened by HEAP DUMP BEGIN
+//!    with the totals, in text).
 //! 4. The environment is disposed of, releasing every tag at once, on a thread of its own.
 
 use super::binary::{self, BinarySink, FieldNames};
 use super::ids::{self, DumpIds};
+use super::in_place::{self, Dumped, LentProfile};
 use super::late::LateObjects;
 use super::layout::ClassPlan;
 use super::named::Named;
@@ -47,6 +49,18 @@ pub struct DumpReport {
     pub total_ms: u128,
     /// How objects were named: "object addresses", or "tags (why)".
     pub naming: String,
+    /// Where the records went: "spooled" (then copied), "written in place" (see [`super::in_place`]).
+    pub placed: String,
+}
+
+/// What a profile's dumps carry from one to the next.
+#[derive(Debug, Default)]
+pub struct FileState {
+    /// The empty STACK TRACE 300000 that objects name is written once per file.
+    pub empty_trace_written: AtomicBool,
+    /// The last dump had records written meanwhile that are likely to come again: spool the next one
+    /// rather than write it in place ([`super::in_place`]).
+    pub spool_next: AtomicBool,
 }
 
 /// When the dump's tags are released.
@@ -119,34 +133,23 @@ struct Walked {
 }
 
 /// Writes one complete heap dump to the agent's output.
-pub fn write(
-    agent: &Agent,
-    jni: Jni,
-    empty_trace_written: &AtomicBool,
-    release: Release,
-) -> Result<DumpReport, String> {
+pub fn write(agent: &Agent, jni: Jni, files: &FileState, release: Release) -> Result<DumpReport, String> {
     let started = Instant::now();
     let env = DumpEnv::open(agent)?;
-    let result = write_with(agent, jni, env.0, empty_trace_written, started);
+    let result = write_with(agent, jni, env.0, files, started);
     env.release(agent.vm, release);
     let mut report = result?;
     report.total_ms = started.elapsed().as_millis();
     Ok(report)
 }
 
-fn write_with(
-    agent: &Agent,
-    jni: Jni,
-    env: Jvmti,
-    empty_trace_written: &AtomicBool,
-    started: Instant,
-) -> Result<DumpReport, String> {
+fn write_with(agent: &Agent, jni: Jni, env: Jvmti, files: &FileState, started: Instant) -> Result<DumpReport, String> {
     let mut ids = DumpIds::new(ids::DUMP_BASE);
     let mut naming = Naming::choose(agent, jni, env);
     if naming.addresses().is_some() {
         ids.named = Some(Named::default());
     }
-    let result = write_named(agent, jni, env, &mut ids, &mut naming, empty_trace_written, started);
+    let result = write_named(agent, jni, env, &mut ids, &mut naming, files, started);
     if let Some(mut named) = ids.named.take() {
         named.release(jni);
     }
@@ -159,7 +162,7 @@ fn write_named(
     env: Jvmti,
     ids: &mut DumpIds,
     naming: &mut Naming,
-    empty_trace_written: &AtomicBool,
+    files: &FileState,
     started: Instant,
 ) -> Result<DumpReport, String> {
     let mut plan = ClassPlan::build(agent, jni, env, ids)?;
@@ -172,7 +175,7 @@ fn write_named(
     let prep_ms = started.elapsed().as_millis();
     let naming = naming.clone();
     let mut report = if agent.output.is_binary() {
-        binary_dump(agent, jni, env, &mut plan, &threads, ids, naming, empty_trace_written)?
+        binary_dump(agent, jni, env, &mut plan, &threads, ids, naming, files)?
     } else {
         text_dump(agent, jni, env, &mut plan, &threads, ids, naming)?
     };
@@ -305,14 +308,14 @@ fn binary_dump(
     plan: &mut ClassPlan,
     threads: &ThreadRoots,
     ids: &mut DumpIds,
-    mut naming: Naming,
-    empty_trace_written: &AtomicBool,
+    naming: Naming,
+    files: &FileState,
 ) -> Result<DumpReport, String> {
     let closed = || format!("the heap dump could not be written to {}", agent.output.description());
     // The field names' STRING records, before any segment.
     let mut names = None;
     agent.output.binary(|enc| {
-        if !empty_trace_written.swap(true, Ordering::Relaxed) {
+        if !files.empty_trace_written.swap(true, Ordering::Relaxed) {
             binary::write_empty_trace(enc)?;
         }
         let mut n = FieldNames::default();
@@ -320,47 +323,129 @@ fn binary_dump(
         names = Some(n);
         Ok(())
     });
+    let names = names.ok_or_else(closed)?;
+    // The threads' traces too: usually nothing is then left to write before the dump after its walk.
+    let mut traces: Vec<u32> = threads.traces().collect();
+    traces.sort_unstable();
+    agent.output.traces(agent, traces);
+    let mut lent = None;
+    if agent.options.net.is_none() {
+        let near = Some(agent.options.output_file());
+        agent.output.binary(|enc| {
+            lent = LentProfile::lend(enc, near)?;
+            Ok(())
+        });
+    }
+    let in_place = lent.is_some() && !files.spool_next.load(Ordering::Relaxed);
+    let target = match lent.as_mut() {
+        Some(lent) if in_place => Target::Profile(lent),
+        Some(lent) => Target::Aside(lent),
+        None => Target::Socket,
+    };
+    let dumped = binary_walk(agent, jni, env, plan, threads, ids, naming, names, target);
+    let Some(lent) = lent else {
+        let (spool, mut report, _) = dumped?;
+        report.placed = "spooled".into();
+        let mut written = false;
+        agent.output.binary(|enc| {
+            spool.copy_into(enc.writer().get_mut())?;
+            enc.writer().heap_dump_end()?;
+            written = true;
+            Ok(())
+        });
+        return if written { Ok(report) } else { Err(closed()) };
+    };
+    let dumped = dumped.and_then(|(spool, report, late_names)| match in_place {
+        true => spool.into_file().map(|_| (Dumped::InPlace, report, late_names)).map_err(spool_error),
+        false => Ok((Dumped::Spooled(spool), report, late_names)),
+    });
+    let (dumped, mut report, late_names) = match dumped {
+        Ok(done) => done,
+        Err(e) => {
+            agent.output.binary(|enc| lent.give_back(enc, Dumped::Failed).map(drop));
+            return Err(e);
+        }
+    };
+    let mut written = false;
+    agent.output.binary(|enc| {
+        let held = lent.give_back(enc, dumped)?;
+        // Names of classes met late are written once; other records written meanwhile (threads that
+        // start, stacks that change) are likely to come again.
+        files.spool_next.store(held > late_names, Ordering::Relaxed);
+        report.placed = match (in_place, held) {
+            (true, 0) => "written in place".into(),
+            (true, _) => format!("written in place, moved behind {held} bytes written meanwhile"),
+            (false, _) => format!("spooled ({held} bytes written meanwhile)"),
+        };
+        enc.writer().heap_dump_end()?;
+        written = true;
+        Ok(())
+    });
+    if written { Ok(report) } else { Err(closed()) }
+}
+
+/// Where a binary dump's walk writes.
+enum Target<'a> {
+    /// Into the lent profile.
+    Profile(&'a mut LentProfile),
+    /// Into a spool, the profile lent meanwhile.
+    Aside(&'a mut LentProfile),
+    /// Into a spool (the profile is a socket).
+    Socket,
+}
+
+/// The walk of a binary dump and the records after it, spooled (into the profile's file, in place).
+/// Returns the spool, the report and the bytes of the names of classes met late.
+#[allow(clippy::too_many_arguments)]
+fn binary_walk(
+    agent: &Agent,
+    jni: Jni,
+    env: Jvmti,
+    plan: &mut ClassPlan,
+    threads: &ThreadRoots,
+    ids: &mut DumpIds,
+    mut naming: Naming,
+    names: FieldNames,
+    mut target: Target<'_>,
+) -> Result<(Spool, DumpReport, usize), String> {
+    let closed = || format!("the heap dump could not be written to {}", agent.output.description());
+    let mut names = Some(names);
     let new_sink = |old: Option<BinarySink>| -> Result<BinarySink, String> {
+        // An abandoned sink is dropped (its writes finished) before the file is reused.
         let names = old.map(|s| s.names).or_else(|| names.take()).ok_or_else(closed)?;
-        Ok(BinarySink::new(open_spool(agent)?, names))
+        let spool = match &mut target {
+            Target::Profile(lent) => lent.spool_in_place().map_err(spool_error)?,
+            Target::Aside(lent) => lent.spool_aside().map_err(spool_error)?,
+            Target::Socket => open_spool(agent)?,
+        };
+        Ok(BinarySink::new(spool, names))
     };
     let WalkedInto { mut sink, mut walked, late, side_lengths } =
         walk_into(env, plan, threads, ids, &mut naming, new_sink)?;
 
     let named = plan.len();
     let resolved = late.resolve(agent, jni, env, plan, ids);
-    let mut named_late = false;
+    let mut late_names = None;
     agent.output.binary(|enc| {
+        let before = in_place::held(enc)?;
         sink.names.add(enc, plan, (0..plan.len()).filter(|&k| k >= named || resolved.refreshed(k as u32)))?;
-        named_late = true;
+        late_names = Some(in_place::held(enc)? - before);
         Ok(())
     });
-    if !named_late {
-        return Err(closed());
-    }
+    let late_names = late_names.ok_or_else(closed)?;
     let traces = settle_traces(agent, jni, threads, &walked);
     let unplaced =
         complete(plan, &late, &resolved, &side_lengths, &traces, &mut walked, &mut sink).map_err(spool_error)?;
     let spool = sink.finish().map_err(spool_error)?;
-    let bytes = spool.written();
-    let mut copied = false;
-    agent.output.binary(|enc| {
-        spool.copy_into(enc.writer().get_mut())?;
-        enc.writer().heap_dump_end()?;
-        copied = true;
-        Ok(())
-    });
-    if !copied {
-        return Err(closed());
-    }
-    Ok(DumpReport {
+    let report = DumpReport {
         stats: walked.stats,
         late_unplaced: unplaced,
         walk_ms: walked.millis,
-        bytes,
+        bytes: spool.written(),
         naming: naming.to_string(),
         ..Default::default()
-    })
+    };
+    Ok((spool, report, late_names))
 }
 
 fn open_spool(agent: &Agent) -> Result<Spool, String> {

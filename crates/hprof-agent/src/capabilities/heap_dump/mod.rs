@@ -8,10 +8,10 @@
 //!   walk, in the heap [`java_heap`] finds through HotSpot's [`vm_structs`]; primitive values then read
 //!   from memory, [`field_offsets`]; the objects named beforehand found again, [`named`]; sizes of objects
 //!   of late classes, [`object_sizes`]) or by tag ([`ids`]);
-//! - [`walk`], [`callbacks`], [`identify`], [`enter`], [`array_sizes`]: the JVMTI FollowReferences pass
-//!   and its callbacks;
+//! - [`walk`], [`callbacks`], [`identify`], [`enter`], [`member`], [`array_sizes`]: the JVMTI
+//!   FollowReferences pass and its callbacks;
 //! - [`sink`], [`binary`], [`text`], [`spool`], [`spool_writer`]: the records, in either format, spooled
-//!   by a thread of their own;
+//!   by a thread of their own, into the profile itself where it is a file ([`in_place`]);
 //! - [`late`]: objects whose classes the walk met before the plan knew them.
 
 mod addresses;
@@ -23,9 +23,11 @@ mod enter;
 mod field_offsets;
 mod identify;
 mod ids;
+mod in_place;
 mod java_heap;
 mod late;
 mod layout;
+mod member;
 mod named;
 mod naming;
 mod object_sizes;
@@ -40,10 +42,9 @@ mod walk;
 use crate::agent::Agent;
 use crate::hub::{Capability, ControlCommand, DumpReason};
 use crate::log;
-use dump::Release;
+use dump::{FileState, Release};
 use jvmti::{Event, Jni, sys};
 use std::sync::Mutex;
-use std::sync::atomic::AtomicBool;
 
 /// Identifier size of the agent's binary files (see `output::binary`): references take 8 bytes.
 const ID_SIZE: u32 = 8;
@@ -52,8 +53,7 @@ const ID_SIZE: u32 = 8;
 pub struct HeapDump {
     /// A SIGQUIT and a socket command may ask at once: dumps never interleave.
     one_at_a_time: Mutex<()>,
-    /// The empty STACK TRACE 300000 that objects name is written once per file.
-    empty_trace_written: AtomicBool,
+    files: FileState,
 }
 
 impl HeapDump {
@@ -66,7 +66,7 @@ impl HeapDump {
         if !agent.is_live() {
             return;
         }
-        with_jni(agent, jni, |jni| match dump::write(agent, jni, &self.empty_trace_written, release) {
+        with_jni(agent, jni, |jni| match dump::write(agent, jni, &self.files, release) {
             Ok(report) => {
                 if report.stats.mismatches > 0 || report.late_unplaced > 0 {
                     log::warning(&format!(
@@ -76,7 +76,7 @@ impl HeapDump {
                 }
                 if std::env::var_os("HPROF_HEAP_DUMP_STATS").is_some() {
                     log::warning(&format!(
-                        "heap dump: {} objects, {} roots, {} classes, {} bytes in {} ms ({} ms before the walk, {} ms walking); ids: {}",
+                        "heap dump: {} objects, {} roots, {} classes, {} bytes in {} ms ({} ms before the walk, {} ms walking); ids: {}; {}",
                         report.stats.objects,
                         report.stats.roots,
                         report.classes,
@@ -84,7 +84,8 @@ impl HeapDump {
                         report.total_ms,
                         report.prep_ms,
                         report.walk_ms,
-                        report.naming
+                        report.naming,
+                        if report.placed.is_empty() { "spooled" } else { &report.placed }
                     ));
                 }
             }

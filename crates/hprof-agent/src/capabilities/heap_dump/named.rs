@@ -174,6 +174,13 @@ impl NamedMap {
         self.names.insert(addr, name);
     }
 
+    /// Whether `addr` may be named (the filter only): false for almost every object.
+    #[inline(always)]
+    pub fn may_hold(&self, addr: u64) -> bool {
+        let (word, bit) = Self::bit(addr);
+        self.filter.get(word).is_some_and(|w| w & bit != 0)
+    }
+
     #[inline(always)]
     pub fn get(&mut self, addr: u64) -> Option<Name> {
         let (word, bit) = Self::bit(addr);

@@ -9,6 +9,7 @@ use crate::output::Sink;
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
 /// Bytes gathered before they are handed to the writer.
@@ -25,24 +26,12 @@ impl Spool {
     /// Creates the spool next to `near` (the profile's file), or in the temporary directory, and unlinks
     /// it at once: it disappears with the process whatever happens.
     pub fn open(near: Option<&str>) -> io::Result<Spool> {
-        let pid = std::process::id();
-        let mut candidates: Vec<PathBuf> = Vec::new();
-        if let Some(path) = near {
-            candidates.push(PathBuf::from(format!("{path}.{pid}.TMP")));
-        }
-        candidates.push(std::env::temp_dir().join(format!("hprof-heap-dump.{pid}.TMP")));
-        let mut last = None;
-        for path in candidates {
-            match OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path) {
-                Ok(file) => {
-                    let _ = std::fs::remove_file(&path);
-                    let buf = Vec::with_capacity(CHUNK);
-                    return Ok(Spool { buf, writer: ChunkWriter::start(file), written: 0 });
-                }
-                Err(e) => last = Some(e),
-            }
-        }
-        Err(last.unwrap_or_else(|| io::Error::other("no place for the heap dump spool file")))
+        Ok(Spool::onto(temp_file(near)?))
+    }
+
+    /// Spools into `file` from its offset on: the profile itself, when the dump is written in place.
+    pub fn onto(file: File) -> Spool {
+        Spool { buf: Vec::with_capacity(CHUNK), writer: ChunkWriter::start(file), written: 0 }
     }
 
     pub fn written(&self) -> u64 {
@@ -56,8 +45,8 @@ impl Spool {
         self.writer.write(chunk)
     }
 
-    /// Everything spooled, in the file.
-    fn into_file(mut self) -> io::Result<File> {
+    /// Everything spooled, in the file (whose offset is then at its end).
+    pub fn into_file(mut self) -> io::Result<File> {
         self.writer.write(&mut self.buf)?;
         self.writer.finish()
     }
@@ -67,20 +56,11 @@ impl Spool {
     pub fn copy_into(self, out: &mut BufWriter<Sink>) -> io::Result<()> {
         let written = self.written;
         let file = self.into_file()?;
-        let mut done: i64 = 0;
         out.flush()?;
-        if let Sink::File { file: to, .. } = out.get_mut() {
-            while (done as u64) < written {
-                let left = (written - done as u64).min(1 << 30) as usize;
-                let (from, to) = (file.as_raw_fd(), to.as_raw_fd());
-                let n = unsafe { libc::copy_file_range(from, &mut done, to, std::ptr::null_mut(), left, 0) };
-                if n <= 0 {
-                    // Not supported here (or failed): the rest goes the ordinary way.
-                    break;
-                }
-            }
+        match out.get_mut() {
+            Sink::File { file: to, .. } => copy_range(&file, 0, written, to),
+            _ => copy_from(file, 0, out),
         }
-        copy_from(file, done as u64, out)
     }
 
     /// Copies everything spooled to `out`.
@@ -88,6 +68,52 @@ impl Spool {
         let file = self.into_file()?;
         copy_from(file, 0, out)
     }
+}
+
+/// A file for spooling, next to `near` or in the temporary directory, unlinked at once.
+pub fn temp_file(near: Option<&str>) -> io::Result<File> {
+    let pid = std::process::id();
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if let Some(path) = near {
+        candidates.push(PathBuf::from(format!("{path}.{pid}.TMP")));
+    }
+    candidates.push(std::env::temp_dir().join(format!("hprof-heap-dump.{pid}.TMP")));
+    let mut last = None;
+    for path in candidates {
+        match OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path) {
+            Ok(file) => {
+                let _ = std::fs::remove_file(&path);
+                return Ok(file);
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::other("no place for the heap dump spool file")))
+}
+
+/// Copies `len` bytes of `from` at `offset` to `to` at its offset (which advances): inside the kernel where
+/// it can, through a buffer where it cannot.
+pub fn copy_range(from: &File, offset: u64, len: u64, to: &mut File) -> io::Result<()> {
+    let end = offset + len;
+    let mut at = offset as i64;
+    while (at as u64) < end {
+        let left = (end - at as u64).min(1 << 30) as usize;
+        let n =
+            unsafe { libc::copy_file_range(from.as_raw_fd(), &mut at, to.as_raw_fd(), std::ptr::null_mut(), left, 0) };
+        if n <= 0 {
+            // Not supported here (or failed): the rest goes the ordinary way.
+            break;
+        }
+    }
+    let mut buf = vec![0u8; (end - at as u64).min(1 << 20) as usize];
+    let mut at = at as u64;
+    while at < end {
+        let k = ((end - at) as usize).min(buf.len());
+        from.read_exact_at(&mut buf[..k], at)?;
+        to.write_all(&buf[..k])?;
+        at += k as u64;
+    }
+    Ok(())
 }
 
 /// Copies `file` from `offset` on to `out`.
@@ -147,5 +173,22 @@ mod tests {
         assert_eq!(&out[out.len() - 101..out.len() - 1], &[9u8; 100][..]);
         assert_eq!(out.last(), Some(&b'!'));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn ranges_copy_to_the_offset_of_their_destination() {
+        let mut from = temp_file(None).unwrap();
+        let data: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+        from.write_all(&data).unwrap();
+        let mut to = temp_file(None).unwrap();
+        to.write_all(b"head").unwrap();
+        copy_range(&from, 1000, 2_000_000, &mut to).unwrap();
+        to.write_all(b"tail").unwrap();
+        let mut got = Vec::new();
+        to.seek(SeekFrom::Start(0)).unwrap();
+        to.read_to_end(&mut got).unwrap();
+        assert_eq!(&got[..4], b"head");
+        assert_eq!(&got[4..4 + 2_000_000], &data[1000..2_001_000]);
+        assert_eq!(&got[4 + 2_000_000..], b"tail");
     }
 }

@@ -79,6 +79,16 @@ impl ChunkWriter {
     }
 }
 
+impl Drop for ChunkWriter {
+    /// A writer dropped on an error path still waits for its thread: the file may be cut or reused next.
+    fn drop(&mut self) {
+        drop(self.to.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -92,6 +92,11 @@ impl ThreadRoots {
         }
     }
 
+    /// The traces of the threads' stacks before the walk.
+    pub fn traces(&self) -> impl Iterator<Item = u32> + '_ {
+        self.by_id.values().map(|t| t.trace_serial)
+    }
+
     pub fn get(&self, thread_object_id: u64) -> Option<&DumpThread> {
         self.by_id.get(&thread_object_id)
     }

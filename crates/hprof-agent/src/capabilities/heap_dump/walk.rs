@@ -117,7 +117,9 @@ pub struct Walk<'a> {
     /// For tests of that: `HPROF_HEAP_DUMP_TEST_FAIL=n` fails the n-th callback of a walk by address.
     fail_countdown: u64,
     /// [`Walk::start`] is still to run.
-    starting: bool,
+    pub(super) starting: bool,
+    /// With addresses, where no sizes are wanted: the short path for members ([`super::member`]).
+    pub(super) members_by_address: Option<ObjectAddresses>,
     pub panicked: bool,
     pub stats: WalkStats,
 }
@@ -168,6 +170,7 @@ impl<'a> Walk<'a> {
             failed: None,
             fail_countdown: naming.addresses().map_or(0, |_| test_failure()),
             starting: true,
+            members_by_address: naming.addresses().filter(|_| !wants_sizes),
             panicked: false,
             stats: WalkStats::default(),
         }
@@ -369,6 +372,9 @@ impl<'a> Walk<'a> {
         referrer_tag_ptr: *mut i64,
         length: i32,
     ) -> i32 {
+        if let Some(visit) = self.member(kind, info, tag_ptr, referrer_tag_ptr, length) {
+            return visit;
+        }
         if !self.ready() {
             return ABORT;
         }
@@ -549,6 +555,6 @@ fn test_failure() -> u64 {
 
 /// The field, array or constant pool index a reference info carries (they share one place in the union);
 /// -1 for kinds that come without info (the JVM passes null).
-fn info_index(info: *const sys::jvmtiHeapReferenceInfo) -> i32 {
+pub(super) fn info_index(info: *const sys::jvmtiHeapReferenceInfo) -> i32 {
     if info.is_null() { -1 } else { unsafe { (*info).field.index } }
 }
