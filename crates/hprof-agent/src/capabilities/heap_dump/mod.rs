@@ -45,6 +45,7 @@ use crate::log;
 use dump::{FileState, Release};
 use jvmti::{Event, Jni, sys};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Identifier size of the agent's binary files (see `output::binary`): references take 8 bytes.
 const ID_SIZE: u32 = 8;
@@ -53,6 +54,9 @@ const ID_SIZE: u32 = 8;
 pub struct HeapDump {
     /// A SIGQUIT and a socket command may ask at once: dumps never interleave.
     one_at_a_time: Mutex<()>,
+    /// Set at VMDeath: only the exit dump may still start (a later one could not finish before the output
+    /// closes).
+    exiting: AtomicBool,
     files: FileState,
 }
 
@@ -61,11 +65,13 @@ impl HeapDump {
         HeapDump::default()
     }
 
-    fn dump(&self, agent: &Agent, jni: Option<Jni>, release: Release) {
+    fn dump(&self, agent: &Agent, jni: Option<Jni>, reason: DumpReason) {
         let _one = self.one_at_a_time.lock().unwrap_or_else(|e| e.into_inner());
-        if !agent.is_live() {
+        if !agent.is_live() || (reason != DumpReason::Exit && self.exiting.load(Ordering::Relaxed)) {
             return;
         }
+        // At exit the process is about to give all its memory back.
+        let release = if reason == DumpReason::Exit { Release::Never } else { Release::Background };
         with_jni(agent, jni, |jni| match dump::write(agent, jni, &self.files, release) {
             Ok(report) => {
                 if report.stats.mismatches > 0 || report.late_unplaced > 0 {
@@ -115,7 +121,14 @@ impl Capability for HeapDump {
     }
 
     fn events(&self) -> Vec<Event> {
-        Vec::new()
+        vec![Event::VmDeath]
+    }
+
+    /// A dump asked for by Ctrl-\ or the socket may still be writing into the profile's file, which it has
+    /// borrowed (see `in_place`): the output is closed after it has given the file back, `doe=n` or not.
+    fn on_vm_death(&self, _agent: &Agent, _jni: Jni) {
+        let _one = self.one_at_a_time.lock().unwrap_or_else(|e| e.into_inner());
+        self.exiting.store(true, Ordering::Relaxed);
     }
 
     /// Held monitors are ROOT MONITOR USED: the main environment asks at load time, the only time the
@@ -129,9 +142,7 @@ impl Capability for HeapDump {
     }
 
     fn write_dump(&self, agent: &Agent, jni: Option<Jni>, reason: DumpReason) {
-        // At exit the process is about to give all its memory back.
-        let release = if reason == DumpReason::Exit { Release::Never } else { Release::Background };
-        self.dump(agent, jni, release);
+        self.dump(agent, jni, reason);
     }
 
     fn handle_command(&self, agent: &Agent, jni: Option<Jni>, command: &ControlCommand) -> bool {
@@ -139,7 +150,7 @@ impl Capability for HeapDump {
             return false;
         }
         log::verbose(agent.options.verbose, "Dumping Java heap ...");
-        self.dump(agent, jni, Release::Background);
+        self.dump(agent, jni, DumpReason::Command);
         agent.output.flush();
         log::verbose(agent.options.verbose, " done.\n");
         true
