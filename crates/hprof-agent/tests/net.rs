@@ -230,3 +230,53 @@ fn each_socket_command_answers_with_its_records() {
     assert!(count(|r| matches!(r, Record::HeapDumpEnd)) >= 2, "dump-heap and the exit dump");
     assert!(count(|r| matches!(r, Record::HeapDump { segment: true, .. })) >= 2, "heap dump segments");
 }
+
+/// `sampling off` must stop the threads' CPU clocks — no signals at all, not merely no samples — and
+/// `sampling on` must start them again; for perf task clocks and for the POSIX timers used where perf
+/// events are forbidden. The agent counts its signals (HPROF_CPU_STATS): with the clocks left running, the
+/// three seconds off would cost some 300 signals that take no sample.
+#[test]
+fn sampling_off_stops_the_clocks_and_on_starts_them_again() {
+    let jdk = jdk17();
+    for clock in ["perf", "posix"] {
+        let dir = scratch(&format!("net-sampling-{clock}"));
+        let script =
+            ["wait 1", "sampling off", "wait 3", "cpu-samples 0", "sampling on", "wait 2", "cpu-samples 0", "exit-vm"];
+        let (listener, port) = start_listener(dir.path(), &script);
+        let mut java = Java::new(&jdk, dir.path())
+            .agentpath(&format!("net=127.0.0.1:{port},cpu=samples,interval=10"))
+            .env("HPROF_CPU_STATS", "1")
+            .class("CpuAccuracy")
+            .args(&["60"]);
+        if clock == "posix" {
+            java = java.env("HPROF_NO_PERF_EVENTS", "1");
+        }
+        let run = java.run();
+        assert_eq!(run.code(), Some(0), "exit-vm ends the program normally:\n{}", run.stderr);
+        wait_child(listener, "hprof listen");
+
+        let bytes = std::fs::read(dir.path().join("run.hprof")).unwrap();
+        let totals: Vec<u32> = decode_all(&bytes)
+            .iter()
+            .filter_map(|r| match r {
+                Record::CpuSamples { total, .. } => Some(*total),
+                _ => None,
+            })
+            .collect();
+        let [after_off, after_on, at_exit] = totals[..] else {
+            panic!("{clock}: three CPU SAMPLES records (two commands, the exit), got {totals:?}")
+        };
+        assert!(after_on >= after_off + 40, "{clock}: sampling resumes after `sampling on`: {totals:?}");
+        let signals: u32 = run
+            .stderr
+            .split(" samples, ")
+            .next()
+            .and_then(|s| s.rsplit(" over ").next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{clock}: HPROF_CPU_STATS line in:\n{}", run.stderr));
+        assert!(
+            signals >= at_exit && signals <= at_exit + 20,
+            "{clock}: {signals} signals for {at_exit} samples: the clocks ran while sampling was off"
+        );
+    }
+}

@@ -17,6 +17,7 @@ const FLAG_DISABLED: u64 = 1 << 0;
 const FLAG_EXCLUDE_KERNEL: u64 = 1 << 5;
 const FLAG_EXCLUDE_HV: u64 = 1 << 6;
 
+const IOC_DISABLE: libc::c_ulong = 0x2401;
 pub const IOC_REFRESH: libc::c_ulong = 0x2402;
 const IOC_RESET: libc::c_ulong = 0x2403;
 /// `_IOW('$', 4, u64)`: a new sample period.
@@ -60,22 +61,22 @@ struct FOwnerEx {
     pid: libc::pid_t,
 }
 
-/// Opens a task-clock event on the calling thread that sends `signal` to it every `period_ns` of CPU time.
-/// Returns the file descriptor; closing it stops the clock.
-pub fn open_for_current_thread(period_ns: u64, signal: libc::c_int) -> io::Result<i32> {
+/// Opens a task-clock event on the calling thread that sends `signal` to it every `period_ns` of CPU time,
+/// running if `armed` (else see [`rearm`]). Returns the file descriptor; closing it stops the clock.
+pub fn open_for_current_thread(period_ns: u64, signal: libc::c_int, armed: bool) -> io::Result<i32> {
     // Kernel time counts as the thread's CPU time too; where the kernel part may not be watched
     // (perf_event_paranoid), fall back to user time only.
     let fd = open(period_ns, 0).or_else(|_| open(period_ns, FLAG_EXCLUDE_KERNEL | FLAG_EXCLUDE_HV))?;
     let tid = unsafe { libc::gettid() };
-    let armed = unsafe {
+    let set_up = unsafe {
         let owner = FOwnerEx { type_: F_OWNER_TID, pid: tid };
         libc::fcntl(fd, libc::F_SETFL, libc::O_ASYNC) == 0
             && libc::fcntl(fd, F_SETSIG, signal) == 0
             && libc::fcntl(fd, F_SETOWN_EX, &owner) == 0
             && libc::ioctl(fd, IOC_RESET, 0) == 0
-            && libc::ioctl(fd, IOC_REFRESH, 1) == 0
+            && (!armed || libc::ioctl(fd, IOC_REFRESH, 1) == 0)
     };
-    if !armed {
+    if !set_up {
         let e = io::Error::last_os_error();
         unsafe { libc::close(fd) };
         return Err(e);
@@ -104,6 +105,13 @@ pub fn rearm(fd: i32, period_ns: u64) {
     unsafe {
         libc::ioctl(fd, IOC_PERIOD, &period_ns as *const u64);
         libc::ioctl(fd, IOC_REFRESH, 1);
+    }
+}
+
+/// Stops the clock until the next [`rearm`]: no more signals. Async-signal-safe.
+pub fn disarm(fd: i32) {
+    unsafe {
+        libc::ioctl(fd, IOC_DISABLE, 0);
     }
 }
 

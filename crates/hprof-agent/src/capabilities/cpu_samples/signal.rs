@@ -156,7 +156,7 @@ impl Shared {
         slot.enabled.store(enabled, Ordering::Release);
         let mut refused = None;
         if self.use_perf.load(Ordering::Relaxed) {
-            match perf_clock::open_for_current_thread(period_ns, libc::SIGPROF) {
+            match perf_clock::open_for_current_thread(period_ns, libc::SIGPROF, enabled) {
                 Ok(fd) if (fd as usize) < FD_TABLE => {
                     slot.perf_fd.store(fd, Ordering::Release);
                     self.fd_slots[fd as usize].store(index as u32 + 1, Ordering::Release);
@@ -172,7 +172,7 @@ impl Shared {
                 }
             }
         }
-        match Self::posix_timer(slot, tid, interval_ms) {
+        match Self::posix_timer(slot, tid, if enabled { period_ns } else { 0 }) {
             Ok(timer) => {
                 slot.timer.store(timer, Ordering::Release);
                 Ok((index, ClockKind::PosixTimer, refused))
@@ -184,7 +184,8 @@ impl Shared {
         }
     }
 
-    fn posix_timer(slot: &ThreadSlot, tid: i32, interval_ms: u32) -> Result<libc::timer_t, String> {
+    /// A POSIX CPU timer for thread `tid`, armed for `period_ns` (0: created disarmed).
+    fn posix_timer(slot: &ThreadSlot, tid: i32, period_ns: u64) -> Result<libc::timer_t, String> {
         let mut timer: libc::timer_t = std::ptr::null_mut();
         unsafe {
             let mut sev: libc::sigevent = std::mem::zeroed();
@@ -195,12 +196,9 @@ impl Shared {
             if libc::timer_create(libc::CLOCK_THREAD_CPUTIME_ID, &mut sev, &mut timer) != 0 {
                 return Err(format!("timer_create: {}", std::io::Error::last_os_error()));
             }
-            let period = libc::timespec {
-                tv_sec: (interval_ms / 1000) as libc::time_t,
-                tv_nsec: ((interval_ms % 1000) as libc::c_long) * 1_000_000,
-            };
+            let period = timespec_of(period_ns);
             let spec = libc::itimerspec { it_interval: period, it_value: period };
-            if libc::timer_settime(timer, 0, &spec, std::ptr::null_mut()) != 0 {
+            if period_ns != 0 && libc::timer_settime(timer, 0, &spec, std::ptr::null_mut()) != 0 {
                 let e = std::io::Error::last_os_error();
                 libc::timer_delete(timer);
                 return Err(format!("timer_settime: {e}"));
@@ -242,8 +240,22 @@ impl Shared {
         self.slots.iter().find(|s| s.in_use.load(Ordering::Acquire) && s.tid.load(Ordering::Acquire) == tid)
     }
 
+    /// Switches one thread's sampling. Off stops its clock (no signals at all, not merely no samples); on
+    /// starts it again. The handler checks `enabled` again after re-arming, so that a switch racing with a
+    /// sample cannot leave the clock running (see `take_sample`).
     pub fn set_enabled(&self, index: usize, on: bool) {
-        self.slots[index].enabled.store(on, Ordering::Release);
+        let slot = &self.slots[index];
+        slot.enabled.store(on, Ordering::SeqCst);
+        let period = if on { slot.period_ns.load(Ordering::Relaxed) } else { 0 };
+        let fd = slot.perf_fd.load(Ordering::Acquire);
+        if fd >= 0 {
+            if on { perf_clock::rearm(fd, period) } else { perf_clock::disarm(fd) }
+        }
+        let timer = slot.timer.load(Ordering::Acquire);
+        if !timer.is_null() {
+            let spec = libc::itimerspec { it_interval: timespec_of(period), it_value: timespec_of(period) };
+            unsafe { libc::timer_settime(timer, 0, &spec, std::ptr::null_mut()) };
+        }
     }
 }
 
@@ -285,12 +297,16 @@ unsafe fn take_sample(info: *mut libc::siginfo_t, ucontext: *mut c_void) -> bool
         let slot = &shared.slots[index];
         let timer = slot.timer.load(Ordering::Acquire);
         if !timer.is_null() {
-            let next = next_period(slot);
-            let spec = libc::itimerspec {
-                it_interval: timespec_of(slot.period_ns.load(Ordering::Relaxed)),
-                it_value: timespec_of(next),
-            };
+            let on = slot.enabled.load(Ordering::SeqCst);
+            let (value, interval) =
+                if on { (next_period(slot), slot.period_ns.load(Ordering::Relaxed)) } else { (0, 0) };
+            let spec = libc::itimerspec { it_interval: timespec_of(interval), it_value: timespec_of(value) };
             unsafe { libc::timer_settime(timer, 0, &spec, std::ptr::null_mut()) };
+            // Switched off meanwhile, after set_enabled's own timer_settime: stop it again.
+            if on && !slot.enabled.load(Ordering::SeqCst) {
+                let zero = libc::itimerspec { it_interval: timespec_of(0), it_value: timespec_of(0) };
+                unsafe { libc::timer_settime(timer, 0, &zero, std::ptr::null_mut()) };
+            }
         }
         return true;
     }
@@ -304,9 +320,15 @@ unsafe fn take_sample(info: *mut libc::siginfo_t, ucontext: *mut c_void) -> bool
             return false;
         }
         unsafe { sample_into_ring(shared, mapped as usize - 1, ucontext) };
-        // The clock disables itself after each overflow (POLL_HUP); arm it for the next period.
-        if code == perf_clock::POLL_HUP && shared.running.load(Ordering::Acquire) {
-            perf_clock::rearm(fd, next_period(&shared.slots[mapped as usize - 1]));
+        // The clock disables itself after each overflow (POLL_HUP); arm it for the next period, unless
+        // sampling is off (for the thread: set_enabled arms it again when it is switched on).
+        let slot = &shared.slots[mapped as usize - 1];
+        if code == perf_clock::POLL_HUP && shared.running.load(Ordering::Acquire) && slot.enabled.load(Ordering::SeqCst)
+        {
+            perf_clock::rearm(fd, next_period(slot));
+            if !slot.enabled.load(Ordering::SeqCst) {
+                perf_clock::disarm(fd);
+            }
         }
         return true;
     }
