@@ -7,3 +7,5 @@ for script in benches/*/run.sh; do
   echo "===== $script"
   "$script" "$@"
 done
+echo "===== benches/cpu-samples/onoff.sh"
+benches/cpu-samples/onoff.sh
