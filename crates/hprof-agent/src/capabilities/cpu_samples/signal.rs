@@ -14,7 +14,7 @@ use super::perf_clock;
 use super::ring::{MAX_FRAMES, SampleRing};
 use jvmti::sys::{ASGCT_CallTrace, AsyncGetCallTraceFn, JNIEnv};
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicIsize, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 /// Per-thread state the handler reads. Lives in a fixed arena for the process's lifetime, so a late
 /// signal never touches freed memory.
@@ -26,7 +26,9 @@ pub struct ThreadSlot {
     env: AtomicPtr<JNIEnv>,
     /// Per-thread on/off (the front end's CONTROL command).
     enabled: AtomicBool,
-    timer: AtomicPtr<c_void>,
+    /// The POSIX timer (`timer_t` as an integer), or [`NO_TIMER`]. Not a null pointer for "none": glibc's
+    /// `timer_t` is the kernel's timer id, and the process's first timer is id 0.
+    timer: AtomicIsize,
     /// The perf task-clock descriptor, or -1 when a POSIX timer is used.
     perf_fd: AtomicI32,
     /// The sampling interval in ns, and the state of the generator that jitters it (see `next_period`).
@@ -35,6 +37,13 @@ pub struct ThreadSlot {
     /// Non-zero while the thread runs the agent's own work inside a JVM callback (see `agent_work`), where
     /// the walker cannot see Java frames: such samples are labelled as the agent's cost.
     pub agent_work: AtomicI32,
+}
+
+/// A slot's `timer` when it has none.
+const NO_TIMER: isize = -1;
+
+fn timer_of(stored: isize) -> Option<libc::timer_t> {
+    (stored != NO_TIMER).then_some(stored as libc::timer_t)
 }
 
 /// Descriptors up to this number can be perf clocks (the handler's fd → slot table).
@@ -87,7 +96,7 @@ impl Shared {
                 thread_serial: AtomicU32::new(0),
                 env: AtomicPtr::new(std::ptr::null_mut()),
                 enabled: AtomicBool::new(false),
-                timer: AtomicPtr::new(std::ptr::null_mut()),
+                timer: AtomicIsize::new(NO_TIMER),
                 perf_fd: AtomicI32::new(-1),
                 agent_work: AtomicI32::new(0),
                 period_ns: AtomicU64::new(0),
@@ -174,7 +183,7 @@ impl Shared {
         }
         match Self::posix_timer(slot, tid, if enabled { period_ns } else { 0 }) {
             Ok(timer) => {
-                slot.timer.store(timer, Ordering::Release);
+                slot.timer.store(timer as isize, Ordering::Release);
                 Ok((index, ClockKind::PosixTimer, refused))
             }
             Err(e) => {
@@ -211,8 +220,7 @@ impl Shared {
     pub fn stop(&self, index: usize) {
         let slot = &self.slots[index];
         slot.enabled.store(false, Ordering::Release);
-        let timer = slot.timer.swap(std::ptr::null_mut(), Ordering::AcqRel);
-        if !timer.is_null() {
+        if let Some(timer) = timer_of(slot.timer.swap(NO_TIMER, Ordering::AcqRel)) {
             unsafe { libc::timer_delete(timer) };
         }
         let fd = slot.perf_fd.swap(-1, Ordering::AcqRel);
@@ -251,8 +259,7 @@ impl Shared {
         if fd >= 0 {
             if on { perf_clock::rearm(fd, period) } else { perf_clock::disarm(fd) }
         }
-        let timer = slot.timer.load(Ordering::Acquire);
-        if !timer.is_null() {
+        if let Some(timer) = timer_of(slot.timer.load(Ordering::Acquire)) {
             let spec = libc::itimerspec { it_interval: timespec_of(period), it_value: timespec_of(period) };
             unsafe { libc::timer_settime(timer, 0, &spec, std::ptr::null_mut()) };
         }
@@ -295,8 +302,7 @@ unsafe fn take_sample(info: *mut libc::siginfo_t, ucontext: *mut c_void) -> bool
         // Re-arm the slot's timer with a fresh jittered period (a stale signal for a reused slot only
         // jitters the new owner's next sample).
         let slot = &shared.slots[index];
-        let timer = slot.timer.load(Ordering::Acquire);
-        if !timer.is_null() {
+        if let Some(timer) = timer_of(slot.timer.load(Ordering::Acquire)) {
             let on = slot.enabled.load(Ordering::SeqCst);
             let (value, interval) =
                 if on { (next_period(slot), slot.period_ns.load(Ordering::Relaxed)) } else { (0, 0) };
