@@ -3,7 +3,6 @@
 
 use crate::layout::Layout;
 use std::ffi::{CStr, c_char};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A segment-map value meaning "segment not in use".
 const FREE_SEGMENT: u8 = 0xFF;
@@ -18,22 +17,21 @@ pub enum BlobKind {
     Stub,
 }
 
+/// One code heap. Its memory and its segment map start where they were reserved; their committed ends
+/// move as the heap grows, so those are read at each lookup.
 #[derive(Debug, Clone, Copy)]
 struct CodeHeap {
-    /// The heap's `_memory` VirtualSpace and `_segmap` VirtualSpace.
-    memory: usize,
+    low: usize,
+    /// Addresses of the `_high` of the heap's `_memory` and `_segmap` VirtualSpaces.
+    memory_high_at: usize,
+    segmap_high_at: usize,
     segmap: usize,
     log2_segment_size: u32,
 }
 
-/// Names seen so far, classified (names are string literals, so a pointer identifies one). Each slot holds
-/// `name << 2 | kind`, so that a slot is claimed and filled by one atomic store.
-const NAME_SLOTS: usize = 64;
-
 pub struct CodeCache {
     layout: Layout,
     heaps: Vec<CodeHeap>,
-    names: Box<[AtomicUsize]>,
 }
 
 impl CodeCache {
@@ -51,35 +49,48 @@ impl CodeCache {
         let heaps = (0..len as usize)
             .map(|i| {
                 let heap = unsafe { *((data + i * 8) as *const usize) };
-                CodeHeap {
-                    memory: heap + layout.code_heap_memory,
-                    segmap: heap + layout.code_heap_segmap,
-                    log2_segment_size: unsafe { *((heap + layout.code_heap_log2_segment_size) as *const i32) } as u32,
+                if heap == 0 {
+                    return Err("a code heap is not set".to_string());
                 }
+                let (memory, segmap) = (heap + layout.code_heap_memory, heap + layout.code_heap_segmap);
+                let log2 = unsafe { *((heap + layout.code_heap_log2_segment_size) as *const i32) };
+                // Segments are between 16 bytes and 64 KiB in every JVM (CodeCacheSegmentSize).
+                if !(4..=16).contains(&log2) {
+                    return Err(format!("unexpected code segment size 2^{log2}"));
+                }
+                Ok(CodeHeap {
+                    low: unsafe { *((memory + layout.virtual_space_low_boundary) as *const usize) },
+                    memory_high_at: memory + layout.virtual_space_high,
+                    segmap_high_at: segmap + layout.virtual_space_high,
+                    segmap: unsafe { *((segmap + layout.virtual_space_low) as *const usize) },
+                    log2_segment_size: log2 as u32,
+                })
             })
-            .collect();
-        Ok(CodeCache { layout: layout.clone(), heaps, names: (0..NAME_SLOTS).map(|_| AtomicUsize::new(0)).collect() })
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(CodeCache { layout: layout.clone(), heaps })
     }
 
     /// The blob containing `pc`, or `None` when `pc` is in no code heap or in a free block.
     pub fn find_blob(&self, pc: usize) -> Option<usize> {
         let l = &self.layout;
         for heap in &self.heaps {
-            let low = unsafe { *((heap.memory + l.virtual_space_low_boundary) as *const usize) };
-            // The committed end, read now: the heap grows while the JVM runs.
-            let high = unsafe { *((heap.memory + l.virtual_space_high) as *const usize) };
-            if pc < low || pc >= high {
+            let high = unsafe { *(heap.memory_high_at as *const usize) };
+            if pc < heap.low || pc >= high {
                 continue;
             }
-            let segmap = unsafe { *((heap.segmap + l.virtual_space_low) as *const usize) } as *const u8;
-            let mut segment = (pc - low) >> heap.log2_segment_size;
+            // HotSpot commits a heap's memory before the segment map that describes it.
+            let mapped = unsafe { *(heap.segmap_high_at as *const usize) }.saturating_sub(heap.segmap);
+            let mut segment = (pc - heap.low) >> heap.log2_segment_size;
+            if segment >= mapped {
+                return None;
+            }
             for _ in 0..MAX_HOPS {
-                let hop = unsafe { *segmap.add(segment) };
+                let hop = unsafe { *((heap.segmap + segment) as *const u8) };
                 if hop == FREE_SEGMENT {
                     return None;
                 }
                 if hop == 0 {
-                    let block = low + (segment << heap.log2_segment_size);
+                    let block = heap.low + (segment << heap.log2_segment_size);
                     let used = unsafe { *((block + l.heap_block_used) as *const u8) } != 0;
                     return used.then_some(block + l.heap_block_size);
                 }
@@ -95,35 +106,15 @@ impl CodeCache {
         unsafe { *((blob + self.layout.blob_name) as *const usize) }
     }
 
-    /// Whether a blob is a compiled Java method; `None` for a blob without a name.
+    /// Whether a blob is a compiled Java method; `None` for a blob without a name. (Only on a thread's
+    /// cache miss: a comparison of a few bytes.)
     pub fn kind(&self, blob: usize) -> Option<BlobKind> {
         let name = self.name(blob);
         if name == 0 {
             return None;
         }
-        for slot in self.names.iter() {
-            match slot.load(Ordering::Acquire) {
-                0 => break,
-                v if v >> 2 == name => return Some(decode(v & 3)),
-                _ => {}
-            }
-        }
         let text = unsafe { CStr::from_ptr(name as *const c_char) }.to_bytes();
-        let kind = if text == b"nmethod" || text == b"native nmethod" { BlobKind::Nmethod } else { BlobKind::Stub };
-        self.remember(name, kind);
-        Some(kind)
-    }
-
-    /// Adds a name to the table (a full table only means more string comparisons).
-    fn remember(&self, name: usize, kind: BlobKind) {
-        let entry = name << 2 | encode(kind);
-        for slot in self.names.iter() {
-            match slot.compare_exchange(0, entry, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => return,
-                Err(v) if v >> 2 == name => return,
-                Err(_) => {}
-            }
-        }
+        Some(if text == b"nmethod" || text == b"native nmethod" { BlobKind::Nmethod } else { BlobKind::Stub })
     }
 
     /// The blob's frame size in words.
@@ -141,15 +132,4 @@ impl CodeCache {
     pub fn stub_section(&self, nmethod: usize) -> usize {
         nmethod + unsafe { *((nmethod + self.layout.nmethod_stub_offset) as *const i32) } as usize
     }
-}
-
-fn encode(kind: BlobKind) -> usize {
-    match kind {
-        BlobKind::Nmethod => 1,
-        BlobKind::Stub => 2,
-    }
-}
-
-fn decode(v: usize) -> BlobKind {
-    if v == 1 { BlobKind::Nmethod } else { BlobKind::Stub }
 }

@@ -20,5 +20,5 @@ mod structs;
 mod walker;
 
 pub use per_thread::WalkerThread;
-pub use structs::VmStructs;
+pub use structs::{VmStructs, libjvm_symbol};
 pub use walker::{FrameIds, WalkError, Walker};

@@ -23,8 +23,8 @@ pub struct VmStructs {
     constants: FxHashMap<String, i64>,
 }
 
-/// Looks up a data symbol of the already loaded libjvm.
-fn symbol(name: &CStr) -> Option<*const c_void> {
+/// Looks up a symbol of the already loaded libjvm, whether its symbols are global or not.
+pub fn libjvm_symbol(name: &CStr) -> Option<*const c_void> {
     let p = unsafe { libc::dlsym(libjvm(), name.as_ptr()) };
     (!p.is_null()).then_some(p as *const c_void)
 }
@@ -61,12 +61,12 @@ unsafe extern "C" fn find_libjvm(info: *mut libc::dl_phdr_info, _: libc::size_t,
 
 /// The value of an exported `uint64_t` such as `gHotSpotVMStructEntryArrayStride`.
 fn exported_u64(name: &CStr) -> Option<usize> {
-    symbol(name).map(|p| unsafe { *(p as *const u64) } as usize)
+    libjvm_symbol(name).map(|p| unsafe { *(p as *const u64) } as usize)
 }
 
 /// The array an exported pointer such as `gHotSpotVMStructs` points to.
 fn exported_array(name: &CStr) -> Option<*const u8> {
-    let p = symbol(name)?;
+    let p = libjvm_symbol(name)?;
     let array = unsafe { *(p as *const *const u8) };
     (!array.is_null()).then_some(array)
 }
@@ -75,6 +75,33 @@ fn exported_array(name: &CStr) -> Option<*const u8> {
 unsafe fn string_at(entry: *const u8, offset: usize) -> Option<String> {
     let p = unsafe { *(entry.add(offset) as *const *const c_char) };
     (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+}
+
+/// One exported table: an array of entries that ends with an entry whose name is null.
+struct Table {
+    first: *const u8,
+    name_offset: usize,
+    stride: usize,
+}
+
+/// More entries than any JVM exports (about 3,000 fields): a table without its end is not read on and on.
+const MAX_ENTRIES: usize = 1 << 16;
+
+impl Table {
+    fn exported(array: &CStr, name_offset: usize, stride: &CStr) -> Option<Table> {
+        Some(Table { first: exported_array(array)?, name_offset, stride: exported_u64(stride)? })
+    }
+
+    /// Calls `f` with each entry and its name; `None` if the end is not found.
+    unsafe fn each(&self, mut f: impl FnMut(*const u8, String)) -> Option<()> {
+        let mut entry = self.first;
+        for _ in 0..MAX_ENTRIES {
+            let Some(name) = (unsafe { string_at(entry, self.name_offset) }) else { return Some(()) };
+            f(entry, name);
+            entry = unsafe { entry.add(self.stride) };
+        }
+        None
+    }
 }
 
 impl VmStructs {
@@ -96,49 +123,38 @@ impl VmStructs {
     }
 
     unsafe fn read_fields(&mut self) -> Option<()> {
-        let mut entry = exported_array(c"gHotSpotVMStructs")?;
         let type_name = exported_u64(c"gHotSpotVMStructEntryTypeNameOffset")?;
         let field_name = exported_u64(c"gHotSpotVMStructEntryFieldNameOffset")?;
         let is_static = exported_u64(c"gHotSpotVMStructEntryIsStaticOffset")?;
         let offset = exported_u64(c"gHotSpotVMStructEntryOffsetOffset")?;
         let address = exported_u64(c"gHotSpotVMStructEntryAddressOffset")?;
-        let stride = exported_u64(c"gHotSpotVMStructEntryArrayStride")?;
-        while let Some(ty) = unsafe { string_at(entry, type_name) } {
-            if let Some(field) = unsafe { string_at(entry, field_name) } {
-                let at = if unsafe { *(entry.add(is_static) as *const i32) } != 0 {
-                    FieldAt::Static(unsafe { *(entry.add(address) as *const usize) })
-                } else {
-                    FieldAt::Offset(unsafe { *(entry.add(offset) as *const u64) } as usize)
-                };
-                self.fields.insert((ty, field), at);
-            }
-            entry = unsafe { entry.add(stride) };
+        let table = Table::exported(c"gHotSpotVMStructs", type_name, c"gHotSpotVMStructEntryArrayStride")?;
+        unsafe {
+            table.each(|entry, ty| {
+                if let Some(field) = string_at(entry, field_name) {
+                    let at = if *(entry.add(is_static) as *const i32) != 0 {
+                        FieldAt::Static(*(entry.add(address) as *const usize))
+                    } else {
+                        FieldAt::Offset(*(entry.add(offset) as *const u64) as usize)
+                    };
+                    self.fields.insert((ty, field), at);
+                }
+            })
         }
-        Some(())
     }
 
     unsafe fn read_types(&mut self) -> Option<()> {
-        let mut entry = exported_array(c"gHotSpotVMTypes")?;
         let type_name = exported_u64(c"gHotSpotVMTypeEntryTypeNameOffset")?;
         let size = exported_u64(c"gHotSpotVMTypeEntrySizeOffset")?;
-        let stride = exported_u64(c"gHotSpotVMTypeEntryArrayStride")?;
-        while let Some(ty) = unsafe { string_at(entry, type_name) } {
-            self.types.insert(ty, unsafe { *(entry.add(size) as *const u64) } as usize);
-            entry = unsafe { entry.add(stride) };
-        }
-        Some(())
+        let table = Table::exported(c"gHotSpotVMTypes", type_name, c"gHotSpotVMTypeEntryArrayStride")?;
+        unsafe { table.each(|entry, ty| _ = self.types.insert(ty, *(entry.add(size) as *const u64) as usize)) }
     }
 
     unsafe fn read_constants(&mut self) -> Option<()> {
-        let mut entry = exported_array(c"gHotSpotVMIntConstants")?;
         let name = exported_u64(c"gHotSpotVMIntConstantEntryNameOffset")?;
         let value = exported_u64(c"gHotSpotVMIntConstantEntryValueOffset")?;
-        let stride = exported_u64(c"gHotSpotVMIntConstantEntryArrayStride")?;
-        while let Some(n) = unsafe { string_at(entry, name) } {
-            self.constants.insert(n, unsafe { *(entry.add(value) as *const i32) } as i64);
-            entry = unsafe { entry.add(stride) };
-        }
-        Some(())
+        let table = Table::exported(c"gHotSpotVMIntConstants", name, c"gHotSpotVMIntConstantEntryArrayStride")?;
+        unsafe { table.each(|entry, n| _ = self.constants.insert(n, *(entry.add(value) as *const i32) as i64)) }
     }
 
     /// The offset of an instance field, e.g. `("JavaThread", "_anchor")`.

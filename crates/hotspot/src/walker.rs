@@ -138,9 +138,14 @@ impl Walker {
         out: &mut FrameIds,
     ) -> Result<usize, WalkError> {
         t.enter_epoch(epoch);
-        let mem = Stack { low: t.stack.0, high: t.stack.1 };
+        // Only the live part of the stack, from this very frame up: below it lie dead stack and HotSpot's
+        // protected guard zones, which a corrupt frame pointer must not lead a read into.
+        let here = &epoch as *const u64 as usize;
+        let mem = Stack { low: here.max(t.stack.0), high: t.stack.1 };
         let thread = env as usize - self.env_offset;
-        let Some(mut frame) = self.anchor_frame(&mem, thread + self.layout.thread_anchor)? else { return Ok(0) };
+        let Some(mut frame) = self.anchor_frame(&mem, thread + self.layout.thread_anchor, false)? else {
+            return Ok(0);
+        };
         let mut written = 0;
         for _ in 0..MAX_STEPS {
             if written >= max_frames {
@@ -163,8 +168,7 @@ impl Walker {
             if frame.pc == self.call_stub_return {
                 // The JavaCallWrapper lives in the frame of the C++ code that called Java.
                 let wrapper = mem.word(frame.fp, self.layout.entry_frame_call_wrapper)?;
-                mem.check(wrapper)?;
-                match self.anchor_frame(&mem, wrapper + self.layout.call_wrapper_anchor)? {
+                match self.anchor_frame(&mem, wrapper + self.layout.call_wrapper_anchor, true)? {
                     Some(caller) => frame = caller.above(frame)?,
                     None => return Ok(written),
                 }
@@ -208,19 +212,23 @@ impl Walker {
         Ok(found)
     }
 
-    /// The frame a JavaFrameAnchor (a thread's, or one saved in a JavaCallWrapper) describes; `None` when it
-    /// is empty (no Java frame).
-    fn anchor_frame(&self, mem: &Stack, anchor: usize) -> Result<Option<Frame>, WalkError> {
+    /// The frame a JavaFrameAnchor (a thread's, or one saved in a JavaCallWrapper on the stack) describes;
+    /// `None` when it is empty (no Java frame). An anchor found through the stack is read like the stack,
+    /// checked word by word.
+    fn anchor_frame(&self, mem: &Stack, anchor: usize, on_stack: bool) -> Result<Option<Frame>, WalkError> {
         let l = &self.layout;
-        let sp = unsafe { *((anchor + l.anchor_sp) as *const usize) };
+        let read = |offset: usize| {
+            if on_stack { mem.word(anchor + offset, 0) } else { Ok(unsafe { *((anchor + offset) as *const usize) }) }
+        };
+        let sp = read(l.anchor_sp)?;
         if sp == 0 {
             return Ok(None);
         }
-        let mut pc = unsafe { *((anchor + l.anchor_pc) as *const usize) };
+        let mut pc = read(l.anchor_pc)?;
         if pc == 0 {
             pc = mem.word(sp, -1)?;
         }
-        let fp = unsafe { *((anchor + l.anchor_fp) as *const usize) };
+        let fp = read(l.anchor_fp)?;
         mem.check(sp)?;
         Ok(Some(Frame { sp, fp, pc }))
     }

@@ -4,12 +4,8 @@ use jvmti::sys::{self, AsyncGetCallTraceFn};
 
 /// Looks the walker up in the already loaded libjvm.
 pub fn find() -> Option<AsyncGetCallTraceFn> {
-    let sym = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"AsyncGetCallTrace".as_ptr()) };
-    if sym.is_null() {
-        None
-    } else {
-        Some(unsafe { std::mem::transmute::<*mut libc::c_void, AsyncGetCallTraceFn>(sym) })
-    }
+    let sym = hotspot::libjvm_symbol(c"AsyncGetCallTrace")?;
+    Some(unsafe { std::mem::transmute::<*const std::ffi::c_void, AsyncGetCallTraceFn>(sym) })
 }
 
 /// The pseudo-frame shown for a sample the walker could not take, so that such samples are counted and

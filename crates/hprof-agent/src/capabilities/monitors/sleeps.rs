@@ -43,11 +43,9 @@ pub fn on_native_method_bind(agent: &Agent, address: *mut c_void, new_address: *
 /// HotSpot's `JVM_Sleep` and `JVM_SleepNanos`, looked up once in the loaded libjvm (null where absent).
 fn jvm_sleep_functions() -> (*mut c_void, *mut c_void) {
     static ADDRESSES: std::sync::OnceLock<(usize, usize)> = std::sync::OnceLock::new();
-    let &(sleep, nanos) = ADDRESSES.get_or_init(|| unsafe {
-        (
-            libc::dlsym(libc::RTLD_DEFAULT, c"JVM_Sleep".as_ptr()) as usize,
-            libc::dlsym(libc::RTLD_DEFAULT, c"JVM_SleepNanos".as_ptr()) as usize,
-        )
+    let &(sleep, nanos) = ADDRESSES.get_or_init(|| {
+        let address = |name| hotspot::libjvm_symbol(name).map_or(0, |p| p as usize);
+        (address(c"JVM_Sleep"), address(c"JVM_SleepNanos"))
     });
     let never_matches_if_absent = |a: usize| if a == 0 { usize::MAX } else { a } as *mut c_void;
     (never_matches_if_absent(sleep), never_matches_if_absent(nanos))
