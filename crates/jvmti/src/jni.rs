@@ -59,22 +59,23 @@ impl Jni {
         Ok(c)
     }
 
+    /// An ID JNI looked up, with JNI's exception as the error and a null as [`JniError::NotFound`].
+    fn found<T>(self, id: *mut T, call: &str, what: &str, name: &CStr, sig: &CStr) -> JniResult<*mut T> {
+        self.check(call)?;
+        if id.is_null() {
+            return Err(JniError::NotFound(format!("{what}{} {}", name.to_string_lossy(), sig.to_string_lossy())));
+        }
+        Ok(id)
+    }
+
     pub fn method_id(self, class: sys::jclass, name: &CStr, sig: &CStr) -> JniResult<sys::jmethodID> {
         let m = unsafe { jni_fn!(self, GetMethodID)(self.0, class, name.as_ptr(), sig.as_ptr()) };
-        self.check("GetMethodID")?;
-        if m.is_null() {
-            return Err(JniError::NotFound(format!("{}{}", name.to_string_lossy(), sig.to_string_lossy())));
-        }
-        Ok(m)
+        self.found(m, "GetMethodID", "method ", name, sig)
     }
 
     pub fn field_id(self, class: sys::jclass, name: &CStr, sig: &CStr) -> JniResult<sys::jfieldID> {
         let f = unsafe { jni_fn!(self, GetFieldID)(self.0, class, name.as_ptr(), sig.as_ptr()) };
-        self.check("GetFieldID")?;
-        if f.is_null() {
-            return Err(JniError::NotFound(format!("field {} {}", name.to_string_lossy(), sig.to_string_lossy())));
-        }
-        Ok(f)
+        self.found(f, "GetFieldID", "field ", name, sig)
     }
 
     /// A `long` instance field (reading a field runs no Java code).
@@ -84,20 +85,17 @@ impl Jni {
 
     pub fn static_method_id(self, class: sys::jclass, name: &CStr, sig: &CStr) -> JniResult<sys::jmethodID> {
         let m = unsafe { jni_fn!(self, GetStaticMethodID)(self.0, class, name.as_ptr(), sig.as_ptr()) };
-        self.check("GetStaticMethodID")?;
-        if m.is_null() {
-            return Err(JniError::NotFound(format!("{}{}", name.to_string_lossy(), sig.to_string_lossy())));
-        }
-        Ok(m)
+        self.found(m, "GetStaticMethodID", "static method ", name, sig)
+    }
+
+    pub fn static_field_id(self, class: sys::jclass, name: &CStr, sig: &CStr) -> JniResult<sys::jfieldID> {
+        let f = unsafe { jni_fn!(self, GetStaticFieldID)(self.0, class, name.as_ptr(), sig.as_ptr()) };
+        self.found(f, "GetStaticFieldID", "static field ", name, sig)
     }
 
     /// The value of the static reference field `name` (of type `sig`) of an initialized class.
     pub fn static_object_field(self, class: sys::jclass, name: &CStr, sig: &CStr) -> JniResult<sys::jobject> {
-        let f = unsafe { jni_fn!(self, GetStaticFieldID)(self.0, class, name.as_ptr(), sig.as_ptr()) };
-        self.check("GetStaticFieldID")?;
-        if f.is_null() {
-            return Err(JniError::NotFound(name.to_string_lossy().into_owned()));
-        }
+        let f = self.static_field_id(class, name, sig)?;
         let v = unsafe { jni_fn!(self, GetStaticObjectField)(self.0, class, f) };
         self.check("GetStaticObjectField")?;
         Ok(v)

@@ -226,11 +226,11 @@ impl Liveness {
         let mut stats = CheckStats::default();
         let dead = std::cell::Cell::new(0);
         // Dead references a thread's recent list names: deleted only once the lists have let go of them.
-        let mut named = Vec::new();
+        let mut named = FxHashSet::default();
         let mut release = |r: &Record| {
             sites.record_free(r.site, weighting.of(r.words as u64 * 8));
             if recent.contains(&r.weak) {
-                named.push(r.weak);
+                named.insert(r.weak);
             } else {
                 jni.delete_weak_global_ref(r.weak as sys::jweak);
             }

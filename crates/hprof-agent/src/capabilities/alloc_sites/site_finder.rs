@@ -97,7 +97,7 @@ impl SiteFinder {
         let class_serial = || agent.classes.register(agent, class).map(|c| c.serial);
         // With thread=y a trace names its thread, and virtual threads share their carrier's cache: no cache.
         let Some(t) = t.filter(|_| !agent.options.thread) else {
-            return self.site_from_jvmti(agent, sites, jni, thread, class_serial()?, depth).0;
+            return self.site_from_jvmti(agent, sites, jni, thread, class_serial()?, depth);
         };
         let mut key_buf = [0u64; 1 + 2 * INLINE_KEY_DEPTH];
         let mut key_heap = Vec::new();
@@ -118,7 +118,7 @@ impl SiteFinder {
                 Ok(n) => {
                     let key = &key[..1 + 2 * n];
                     let site = t.stacks.site_for(epoch, key, || {
-                        self.site_from_jvmti(agent, sites, jni, thread, class_serial()?, depth).0
+                        self.site_from_jvmti(agent, sites, jni, thread, class_serial()?, depth)
                     });
                     if self.verify.enabled.get() == Some(&true) {
                         self.verify(agent, sites, jni, thread, class_serial()?, depth, site);
@@ -127,7 +127,7 @@ impl SiteFinder {
                 }
                 Err(e) => {
                     self.walk_failures[e.index()].fetch_add(1, Ordering::Relaxed);
-                    return self.site_from_jvmti(agent, sites, jni, thread, class_serial()?, depth).0;
+                    return self.site_from_jvmti(agent, sites, jni, thread, class_serial()?, depth);
                 }
             }
         }
@@ -162,10 +162,9 @@ impl SiteFinder {
         thread: sys::jthread,
         class_serial: u32,
         depth: usize,
-    ) -> (Option<u32>, usize) {
+    ) -> Option<u32> {
         let mut stack = JvmtiStack::new(depth);
-        let taken = stack.take(agent);
-        (intern_site(agent, sites, jni, thread, class_serial, taken), taken.map_or(0, |f| f.len()))
+        intern_site(agent, sites, jni, thread, class_serial, stack.take(agent))
     }
 
     /// Without the walker: GetStackTrace on every allocation, its frames the cache key, so that at least
@@ -210,7 +209,7 @@ impl SiteFinder {
         depth: usize,
         cached: Option<u32>,
     ) {
-        let (truth, _) = self.site_from_jvmti(agent, sites, jni, thread, class_serial, depth);
+        let truth = self.site_from_jvmti(agent, sites, jni, thread, class_serial, depth);
         self.verify.checked.fetch_add(1, Ordering::Relaxed);
         // A thread JVMTI cannot take a stack of (still starting, say: "no trace") and one the walker found
         // no Java frame on agree.

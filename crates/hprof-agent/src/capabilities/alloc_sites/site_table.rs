@@ -109,12 +109,12 @@ impl SiteTable {
         }
     }
 
-    /// Every site's figures, in index order.
     /// The (class, trace) of a site.
     pub fn key(&self, site: u32) -> Option<SiteKey> {
         self.lock().keys.get(site as usize).copied()
     }
 
+    /// Every site's figures, in index order.
     pub fn snapshot(&self) -> Vec<SiteFigures> {
         let keys = self.lock().keys.clone();
         keys.iter()

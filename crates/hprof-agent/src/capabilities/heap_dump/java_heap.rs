@@ -1,5 +1,5 @@
 //! Where the Java heap lies and how arrays are laid out in it, read from HotSpot's own tables
-//! ([`super::vm_structs`]) — what the walk needs to trust object addresses ([`super::addresses`]).
+//! (the `hotspot` crate) — what the walk needs to trust object addresses ([`super::addresses`]).
 //!
 //! Only the collectors verified to hand the heap walk plain, unmoving object addresses are accepted:
 //! Serial, Parallel and G1 stop the world for the walk's VM operation and move nothing in it. ZGC and
@@ -7,6 +7,7 @@
 //! dump then names objects by tags.
 
 use super::object_sizes::ObjectSizes;
+use crate::collector::{self, Collector};
 use hotspot::VmStructs;
 
 /// The heap's reserved address range, the offset of an array's length in its header, the width of the
@@ -21,20 +22,17 @@ pub struct JavaHeap {
     pub sizes: Option<ObjectSizes>,
 }
 
-/// Collectors whose heap walk was verified with object addresses (their `-XX:+Use…GC` flags).
-const VERIFIED_GCS: [&str; 3] = ["UseSerialGC", "UseParallelGC", "UseG1GC"];
-
-/// The others, by name, for the message.
-const OTHER_GCS: [(&str, &str); 3] =
-    [("UseZGC", "ZGC"), ("UseShenandoahGC", "Shenandoah"), ("UseEpsilonGC", "Epsilon")];
-
 impl JavaHeap {
     /// Reads the heap of the running JVM. The error says why object addresses cannot be used.
     pub fn find() -> Result<JavaHeap, String> {
         let vm = VmStructs::get().ok_or("the JVM exports no HotSpot structure tables")?;
-        if !VERIFIED_GCS.iter().any(|f| vm.bool_flag(f) == Ok(true)) {
-            let gc = OTHER_GCS.iter().find(|(f, _)| vm.bool_flag(f) == Ok(true)).map_or("the collector", |g| g.1);
-            return Err(format!("{gc} is not a collector verified with object addresses"));
+        // The collectors whose heap walk was verified with object addresses.
+        match collector::current() {
+            Some(Collector::Serial | Collector::Parallel | Collector::G1) => {}
+            other => {
+                let gc = other.map_or("the collector", Collector::name);
+                return Err(format!("{gc} is not a collector verified with object addresses"));
+            }
         }
         let (start, end) = reserved_range(vm).ok_or("the heap's reserved range is not readable")?;
         if start == 0 || end <= start || start % 8 != 0 {
