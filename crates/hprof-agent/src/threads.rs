@@ -7,9 +7,9 @@
 use crate::agent::Agent;
 use hprof_format::model::ThreadStart;
 use hprof_format::serial_base;
-use jvmti::sys;
+use jvmti::{Jni, sys};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 #[derive(Debug)]
 pub struct ThreadRecord {
@@ -40,6 +40,26 @@ impl ThreadRecord {
 pub struct ThreadTable {
     next_serial: AtomicU32,
     all: Mutex<Vec<Arc<ThreadRecord>>>,
+}
+
+/// `java.lang.Thread.tid`, looked up on first use (which needs a thread with no exception pending).
+pub fn java_thread_id_field(jni: Jni) -> Option<sys::jfieldID> {
+    // As an address: a field ID is a plain pointer, and never changes.
+    static TID: OnceLock<Option<usize>> = OnceLock::new();
+    let field = *TID.get_or_init(|| {
+        let class = jni.find_class(c"java/lang/Thread").ok()?;
+        let field = jni.field_id(class, c"tid", c"J").ok();
+        jni.delete_local_ref(class);
+        field.map(|f| f as usize)
+    });
+    field.map(|f| f as sys::jfieldID)
+}
+
+/// A thread's Java id (what `getId()` and `threadId()` return, and JVMTI's heap walk reports), read from
+/// the field: no Java code runs, whatever a subclass overrides.
+pub fn java_thread_id(jni: Jni, thread: sys::jthread) -> Option<i64> {
+    let field = java_thread_id_field(jni)?;
+    (!thread.is_null()).then(|| jni.long_field(thread, field))
 }
 
 pub fn current_os_tid() -> i32 {

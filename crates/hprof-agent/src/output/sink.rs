@@ -81,12 +81,25 @@ impl Sink {
         }
     }
 
-    /// Takes the lent file back, its offset where writing goes on, and hands out what was written meanwhile.
-    pub fn give_back(&mut self, file: File) -> Vec<u8> {
-        let Sink::Lent { path, held } = self else { return Vec::new() };
+    /// What was written since the file was lent (0 if it is not), and that, taken out.
+    pub fn held_len(&self) -> usize {
+        if let Sink::Lent { held, .. } = self { held.len() } else { 0 }
+    }
+
+    pub fn take_held(&mut self) -> Vec<u8> {
+        if let Sink::Lent { held, .. } = self { std::mem::take(held) } else { Vec::new() }
+    }
+
+    /// Takes the lent file back, its offset where writing goes on; what was written meanwhile and not taken
+    /// ([`Sink::take_held`]) follows.
+    pub fn give_back(&mut self, file: File) {
+        let Sink::Lent { path, held } = self else { return };
         let (path, held) = (std::mem::take(path), std::mem::take(held));
         *self = Sink::File { file, path };
-        held
+        // Not expected (the dump takes what was held first), but never lost: it goes after the dump.
+        if !held.is_empty() {
+            let _ = self.write_all(&held);
+        }
     }
 
     pub fn describe(&self) -> String {
@@ -151,7 +164,9 @@ mod tests {
         assert_eq!(sink.describe(), path.display().to_string());
         sink.write_all(b"meanwhile").unwrap();
         lent.write_all(b"dump ").unwrap();
-        assert_eq!(sink.give_back(lent), b"meanwhile");
+        assert_eq!(sink.held_len(), 9);
+        assert_eq!(sink.take_held(), b"meanwhile");
+        sink.give_back(lent);
         sink.write_all(b"after").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"before dump after");
         std::fs::remove_file(&path).unwrap();

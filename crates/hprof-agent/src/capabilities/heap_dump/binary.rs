@@ -373,8 +373,13 @@ fn put_big_endian(sink: &mut BinarySink, data: &[u8], size: usize) -> io::Result
 
 /// Writes a value of `slot`'s type into an instance's values, big-endian.
 pub fn store_value(values: &mut [u8], slot: &ValueSlot, bits: u64) {
-    let size = slot.ty.size(ID_SIZE) as usize;
-    let at = slot.offset as usize;
+    put_value(values, slot.offset, slot.ty, bits);
+}
+
+/// Writes a value of type `ty` at `at` into an instance's values, big-endian, at its size in the file.
+pub fn put_value(values: &mut [u8], at: u32, ty: BasicType, bits: u64) {
+    let size = ty.size(ID_SIZE) as usize;
+    let at = at as usize;
     if let Some(dst) = values.get_mut(at..at + size) {
         dst.copy_from_slice(&bits.to_be_bytes()[8 - size..]);
     }

@@ -342,7 +342,11 @@ fn binary_dump(
         Some(lent) => Target::Aside(lent),
         None => Target::Socket,
     };
-    let dumped = binary_walk(agent, jni, env, plan, threads, ids, naming, names, target);
+    // Whatever happens in there, the profile's file must be given back: a panic becomes a failed dump.
+    let dumped = guard(
+        || binary_walk(agent, jni, env, plan, threads, ids, naming, names, target),
+        Err("the heap dump stopped on an internal error".into()),
+    );
     let Some(lent) = lent else {
         let (spool, mut report, _) = dumped?;
         report.placed = "spooled".into();

@@ -92,11 +92,7 @@ pub fn bits_in(object: &[u8], p: &Prim) -> Option<u64> {
 }
 
 fn put(values: &mut [u8], p: &Prim, bits: u64) {
-    let size = p.ty.size(8) as usize;
-    let at = p.at as usize;
-    if let Some(dst) = values.get_mut(at..at + size) {
-        dst.copy_from_slice(&bits.to_be_bytes()[8 - size..]);
-    }
+    super::binary::put_value(values, p.at, p.ty, bits);
 }
 
 #[cfg(test)]

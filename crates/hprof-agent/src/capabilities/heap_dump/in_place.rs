@@ -11,7 +11,7 @@
 //! behind them. Either way the file holds the same bytes.
 
 use super::spool::{self, Spool};
-use crate::output::{BinaryEncoder, Sink};
+use crate::output::BinaryEncoder;
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
 
@@ -67,10 +67,7 @@ impl LentProfile {
         let out = enc.writer().get_mut();
         // Anything still buffered was written meanwhile too.
         let flushed = out.flush();
-        let mut held = Vec::new();
-        if let Sink::Lent { held: h, .. } = out.get_mut() {
-            held = std::mem::take(h);
-        }
+        let held = out.get_mut().take_held();
         let placed = match dumped {
             Dumped::InPlace => self.put_before(&held),
             Dumped::Spooled(spool) => self.copy_behind(&held, spool),
@@ -117,15 +114,13 @@ impl LentProfile {
 pub fn held(enc: &mut BinaryEncoder) -> io::Result<usize> {
     let out = enc.writer().get_mut();
     out.flush()?;
-    Ok(match out.get_mut() {
-        Sink::Lent { held, .. } => held.len(),
-        _ => 0,
-    })
+    Ok(out.get_mut().held_len())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::Sink;
     use std::io::{BufWriter, Read};
 
     fn encoder(dir: &std::path::Path) -> BinaryEncoder {

@@ -21,7 +21,13 @@ impl Walk<'_> {
     ) -> Option<i32> {
         let a = self.members_by_address?;
         let is_field = kind == sys::JVMTI_HEAP_REFERENCE_FIELD;
-        if !is_field && kind != sys::JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT {
+        // A field of an instance or an element of an object array, before any memory is read.
+        let member = match &self.current {
+            Current::Instance { .. } => is_field,
+            Current::ObjectArray => kind == sys::JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT,
+            _ => false,
+        };
+        if !member {
             return None;
         }
         if self.starting || self.error.is_some() || self.failed.is_some() {
@@ -44,7 +50,7 @@ impl Walk<'_> {
         if self.named.as_ref().is_none_or(|n| n.may_hold(addr)) {
             return None;
         }
-        if self.class_class_word == 0 || unsafe { a.class_word(addr) } == self.class_class_word {
+        if unsafe { a.class_word(addr) } == self.class_class_word {
             return None;
         }
         let index = info_index(info);

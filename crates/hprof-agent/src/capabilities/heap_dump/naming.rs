@@ -72,20 +72,21 @@ fn addresses(agent: &Agent, jni: Jni, env: Jvmti) -> Result<(ObjectAddresses, Op
     }
     let addresses = ObjectAddresses::new(heap);
     let offsets = FieldOffsets::find();
-    // The layouts cannot change while the JVM runs: one probe that passes is enough (a probe walk costs
-    // JDK 17 a pass over the whole heap to reset its marks).
-    let fields_hold = match PROBED.get() {
-        Some(&fields_hold) => fields_hold,
+    // The layouts cannot change while the JVM runs: one probe's verdict, pass or fail, holds for every dump
+    // (a probe walk costs JDK 17 a pass over the whole heap to reset its marks).
+    let verdict = match PROBED.get() {
+        Some(verdict) => verdict.clone(),
         None => {
-            let fields_hold = probe::check(jni, env, addresses, offsets)?;
-            *PROBED.get_or_init(|| fields_hold)
+            let verdict = probe::check(jni, env, addresses, offsets)?;
+            PROBED.get_or_init(|| verdict).clone()
         }
     };
+    let fields_hold = verdict?;
     Ok((addresses, offsets.filter(|_| fields_hold)))
 }
 
-/// Set once a probe walk has passed: whether the field offsets held too.
-static PROBED: OnceLock<bool> = OnceLock::new();
+/// The first probe walk's verdict: whether the field offsets held too, or what did not hold.
+static PROBED: OnceLock<Result<bool, String>> = OnceLock::new();
 
 impl fmt::Display for Naming {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

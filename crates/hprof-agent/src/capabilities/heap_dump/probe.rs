@@ -79,9 +79,15 @@ struct Seen {
     int_arrays: Vec<(u64, i32, Vec<i32>)>,
 }
 
-/// Checks object addresses on a walk of probe objects, and `offsets` if given; the error says what did
-/// not hold. Ok(true): the field offsets can be trusted too.
-pub fn check(jni: Jni, env: Jvmti, addresses: ObjectAddresses, offsets: Option<FieldOffsets>) -> Result<bool, String> {
+/// Checks object addresses on a walk of probe objects, and `offsets` if given. The outer error: no probe
+/// could be walked this time. The inner result is the verdict: Ok(true) when the field offsets can be
+/// trusted too, an error saying what did not hold.
+pub fn check(
+    jni: Jni,
+    env: Jvmti,
+    addresses: ObjectAddresses,
+    offsets: Option<FieldOffsets>,
+) -> Result<Result<bool, String>, String> {
     jni.with_local_frame(16, || {
         let outer = build(jni).map_err(|e| format!("the probe objects cannot be made: {e}"))?;
         let (value_offset, max_offset) = offsets.map_or((None, None), |o| integer_offsets(jni, env, o));
@@ -102,7 +108,7 @@ pub fn check(jni: Jni, env: Jvmti, addresses: ObjectAddresses, offsets: Option<F
         let walked = unsafe { env.follow_references(0, std::ptr::null_mut(), outer, &callbacks, user_data) };
         jni.delete_weak_global_ref(global);
         walked.map_err(|e| format!("the probe walk failed: {e}"))?;
-        verify(&seen, &addresses)
+        Ok(verify(&seen, &addresses))
     })
 }
 

@@ -135,11 +135,17 @@ impl Write for Spool {
         Ok(buf.len())
     }
 
-    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.buf.extend_from_slice(bytes);
+    /// Fills chunks of at most [`CHUNK`] bytes, however large the write (a big `byte[]` comes in one): the
+    /// buffers the writer thread circulates stay 1 MiB each.
+    fn write_all(&mut self, mut bytes: &[u8]) -> io::Result<()> {
         self.written += bytes.len() as u64;
-        if self.buf.len() >= CHUNK {
-            self.writer.write(&mut self.buf)?;
+        while !bytes.is_empty() {
+            let take = (CHUNK - self.buf.len().min(CHUNK)).min(bytes.len());
+            self.buf.extend_from_slice(&bytes[..take]);
+            bytes = &bytes[take..];
+            if self.buf.len() >= CHUNK {
+                self.writer.write(&mut self.buf)?;
+            }
         }
         Ok(())
     }

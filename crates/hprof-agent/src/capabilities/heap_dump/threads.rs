@@ -73,7 +73,7 @@ impl ThreadRoots {
             return;
         }
         ids.tagged(jni, thread, record.object_id, false);
-        if let Some(tid) = thread_id(jni, thread) {
+        if let Some(tid) = crate::threads::java_thread_id(jni, thread) {
             self.by_tid.insert(tid, record.serial);
         }
         let frames = stack(agent, thread);
@@ -140,14 +140,6 @@ fn trace_from_walk(agent: &Agent, jni: Jni, thread_serial: u32, seen: &[&SeenFra
         })
         .collect();
     agent.traces.intern(agent.trace_thread_serial(thread_serial), &indexes)
-}
-
-/// `Thread.getId()` (final in every JDK; `threadId()` only exists from JDK 19).
-fn thread_id(jni: Jni, thread: sys::jthread) -> Option<i64> {
-    let class = jni.find_class(c"java/lang/Thread").ok()?;
-    let method = jni.method_id(class, c"getId", c"()J");
-    jni.delete_local_ref(class);
-    jni.call_long(thread, method.ok()?, &[]).ok()
 }
 
 /// The thread's whole stack, top first.

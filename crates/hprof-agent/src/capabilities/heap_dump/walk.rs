@@ -163,7 +163,8 @@ impl<'a> Walk<'a> {
             thread_objects: Vec::new(),
             next_jni_global: 1,
             last_class: (0, None),
-            class_table: plan.index_table(),
+            // Classes come by tag only in a walk by tags (by address, from the class word).
+            class_table: naming.addresses().is_none().then(|| plan.index_table()).flatten(),
             class_class_tag: plan.class_class_id() as i64,
             class_class_word: 0,
             error: None,
@@ -266,6 +267,10 @@ impl<'a> Walk<'a> {
             }
             self.named = Some(map);
             self.late.mirrors.extend(named.primitive_class_ids());
+        }
+        // The short path tells class objects by their class word; without one it never applies.
+        if self.class_class_word == 0 {
+            self.members_by_address = None;
         }
         if self.fail_countdown != 0 {
             self.fail_countdown -= 1;

@@ -23,22 +23,16 @@ use contention::Contention;
 use jvmti::{Event, Jni, sys};
 use lock_stacks::LockStacks;
 use std::sync::Arc;
-use thread_key::ThreadKeys;
 use waits::Waits;
 
 pub struct Monitors {
-    keys: ThreadKeys,
     contention: Contention,
     waits: Waits,
 }
 
 impl Monitors {
     pub fn new(options: &Options) -> Monitors {
-        Monitors {
-            keys: ThreadKeys::default(),
-            contention: Contention::new(LockStacks::for_options(options)),
-            waits: Waits::default(),
-        }
+        Monitors { contention: Contention::new(LockStacks::for_options(options)), waits: Waits::default() }
     }
 }
 
@@ -66,23 +60,23 @@ impl Capability for Monitors {
     }
 
     fn on_vm_init(&self, _agent: &Agent, jni: Jni) {
-        self.keys.init(jni);
+        thread_key::init(jni);
     }
 
     fn on_monitor_contended_enter(&self, agent: &Agent, jni: Jni, thread: sys::jthread, object: sys::jobject) {
-        self.contention.on_enter(agent, jni, thread, self.keys.of(jni, thread), object);
+        self.contention.on_enter(agent, jni, thread, thread_key::of(jni, thread), object);
     }
 
     fn on_monitor_contended_entered(&self, _agent: &Agent, jni: Jni, thread: sys::jthread, _object: sys::jobject) {
-        self.contention.on_entered(self.keys.of(jni, thread));
+        self.contention.on_entered(thread_key::of(jni, thread));
     }
 
     fn on_monitor_wait(&self, agent: &Agent, jni: Jni, thread: sys::jthread, object: sys::jobject, timeout_ms: i64) {
-        self.waits.on_wait(agent, jni, thread, self.keys.of(jni, thread), object, timeout_ms);
+        self.waits.on_wait(agent, jni, thread, thread_key::of(jni, thread), object, timeout_ms);
     }
 
     fn on_monitor_waited(&self, agent: &Agent, jni: Jni, thread: sys::jthread, object: sys::jobject, _timed_out: bool) {
-        self.waits.on_waited(agent, jni, thread, self.keys.of(jni, thread), object);
+        self.waits.on_waited(agent, jni, thread, thread_key::of(jni, thread), object);
     }
 
     fn on_native_method_bind(
