@@ -30,6 +30,27 @@ pub struct ObjectAddresses {
     pub heap: JavaHeap,
 }
 
+/// `CallbackWrapper::_o`, two words below a heap callback's `tag_ptr` (as read, unchecked): the one place
+/// the walk and the probe that validates it decode the wrapper.
+///
+/// # Safety
+/// `tag_ptr` must be a heap callback's tag pointer.
+#[inline(always)]
+pub unsafe fn raw_object(tag_ptr: *const i64) -> u64 {
+    // Two words below a field of an object on the VM thread's stack: readable whatever its layout.
+    unsafe { *(tag_ptr as *const u64).sub(2) }
+}
+
+/// `TwoOopCallbackWrapper::_referrer`, one word below a reference callback's `referrer_tag_ptr` (unless it
+/// is a reference to itself, when both tag pointers are the same).
+///
+/// # Safety
+/// `referrer_tag_ptr` must be a reference callback's, not null.
+#[inline(always)]
+pub unsafe fn raw_referrer(referrer_tag_ptr: *const i64) -> u64 {
+    unsafe { *(referrer_tag_ptr as *const u64).sub(1) }
+}
+
 impl ObjectAddresses {
     pub fn new(heap: JavaHeap) -> ObjectAddresses {
         ObjectAddresses { heap }
@@ -41,8 +62,7 @@ impl ObjectAddresses {
     /// `tag_ptr` must be a heap callback's tag pointer.
     #[inline]
     pub unsafe fn object(&self, tag_ptr: *const i64) -> Option<u64> {
-        // Two words below a field of an object on the VM thread's stack: readable whatever its layout.
-        let addr = unsafe { *(tag_ptr as *const u64).sub(2) };
+        let addr = unsafe { raw_object(tag_ptr) };
         self.heap.holds(addr).then_some(addr)
     }
 
@@ -59,7 +79,7 @@ impl ObjectAddresses {
         if referrer_tag_ptr == tag_ptr {
             return unsafe { self.object(tag_ptr) };
         }
-        let addr = unsafe { *(referrer_tag_ptr as *const u64).sub(1) };
+        let addr = unsafe { raw_referrer(referrer_tag_ptr) };
         self.heap.holds(addr).then_some(addr)
     }
 

@@ -87,7 +87,7 @@ impl Walk<'_> {
     fn checked_object(&mut self, tag_ptr: *mut i64, length: i32) -> Option<u64> {
         let a = self.addresses?;
         let Some(addr) = (unsafe { a.object(tag_ptr) }) else {
-            self.fail(format!("a referee at {:#x} is no object", unsafe { *(tag_ptr as *const u64).sub(2) }));
+            self.fail(format!("a referee at {:#x} is no object", unsafe { super::addresses::raw_object(tag_ptr) }));
             return None;
         };
         if length >= 0 && unsafe { a.array_length(addr) } != length {

@@ -38,7 +38,7 @@ impl Walk<'_> {
             return None;
         }
         let current = self.current_owner;
-        let referrer = unsafe { *(referrer_tag_ptr as *const u64).sub(1) };
+        let referrer = unsafe { super::addresses::raw_referrer(referrer_tag_ptr) };
         if current.addr == 0 || referrer != current.addr || unsafe { *referrer_tag_ptr } != current.tag {
             return None;
         }

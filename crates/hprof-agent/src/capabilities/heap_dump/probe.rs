@@ -261,9 +261,9 @@ unsafe extern "C" fn on_reference(
                 return 0;
             }
             // Words of the callback wrappers on the VM thread's stack: readable whatever their layout.
-            let referee = unsafe { *(tag_ptr as *const u64).sub(2) };
+            let referee = unsafe { super::addresses::raw_object(tag_ptr) };
             let to_self = referrer_tag_ptr == tag_ptr;
-            let referrer = if to_self { referee } else { unsafe { *(referrer_tag_ptr as *const u64).sub(1) } };
+            let referrer = if to_self { referee } else { unsafe { super::addresses::raw_referrer(referrer_tag_ptr) } };
             if kind == sys::JVMTI_HEAP_REFERENCE_CLASS {
                 let class_ref = class_ref(seen, referrer, referee, size);
                 seen.class_refs.push(class_ref);
@@ -305,7 +305,7 @@ unsafe extern "C" fn on_field(
     guard(
         || {
             if kind == sys::JVMTI_HEAP_REFERENCE_FIELD && value_type == sys::JVMTI_PRIMITIVE_TYPE_INT {
-                let object = unsafe { *(tag_ptr as *const u64).sub(2) };
+                let object = unsafe { super::addresses::raw_object(tag_ptr) };
                 seen.int_fields.push((object, unsafe { value.i }, int_in(seen, object, seen.value_offset)));
             }
             0
@@ -329,7 +329,7 @@ unsafe extern "C" fn on_values(
             if element_type == sys::JVMTI_PRIMITIVE_TYPE_INT && !elements.is_null() && count >= 0 {
                 let n = (count as usize).min(INTS.len());
                 let values = unsafe { std::slice::from_raw_parts(elements as *const i32, n) }.to_vec();
-                seen.int_arrays.push((unsafe { *(tag_ptr as *const u64).sub(2) }, count, values));
+                seen.int_arrays.push((unsafe { super::addresses::raw_object(tag_ptr) }, count, values));
             }
             0
         },
