@@ -8,7 +8,10 @@ compares the program's speed in each "on" phase with the "off" phase next to it,
 drift hits both alike. What this measures: the sampler's signals, stack walks and resolver thread. What
 it cannot: the JIT's extra debug information (DebugNonSafepoints), set for the whole run.
 
-Usage: benches/cpu-samples/onoff.sh [seconds] [phase]   (default 60 s, 1 s phases)
+Usage: benches/cpu-samples/onoff.sh [seconds] [phase] [runs] [control]
+  (default 60 s, 0.2 s phases, 1 run; HPROF_BENCH_INTERVAL=ms sets the sampling interval, default 10)
+With several runs, every run's phase pairs are pooled and the interval comes from a two-level bootstrap
+(runs, then pairs within each run), since runs differ from one another more than pairs within a run do.
 """
 import os
 import socket
@@ -21,13 +24,22 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
-from common import AGENT, build, compile_java, fresh_dir, java, paired_ratio  # noqa: E402
+from common import AGENT, TARGET, build, compile_java, fresh_dir, java, javac_workload  # noqa: E402
 
-SECONDS = float(sys.argv[1]) if len(sys.argv) > 1 else 60.0
-PHASE = float(sys.argv[2]) if len(sys.argv) > 2 else 1.0
+NUMBERS = [a for a in sys.argv[1:] if a != "control"]
+SECONDS = float(NUMBERS[0]) if len(NUMBERS) > 0 else 60.0
+# Short phases follow the machine's drift more closely: 0.2 s gave intervals a third as wide as 1 s.
+PHASE = float(NUMBERS[1]) if len(NUMBERS) > 1 else 0.2
+RUNS = int(NUMBERS[2]) if len(NUMBERS) > 2 else 1
 # "control": every switch turns sampling on, to see the method's own bias (expect 1.00).
-CONTROL_RUN = len(sys.argv) > 3 and sys.argv[3] == "control"
-WARM_UP = 8.0
+CONTROL_RUN = "control" in sys.argv[1:]
+# The sampling interval in ms (HPROF_BENCH_INTERVAL): a short one multiplies the per-sample cost, to measure
+# it above this method's resolution and scale it back to interval=10.
+INTERVAL = int(os.environ.get("HPROF_BENCH_INTERVAL", "10"))
+# The program (HPROF_BENCH_WORKLOAD): "cpu" — CpuSteady, CpuBound's sort, map and matrix units; "javac" —
+# JavacSteady, javac compiling three of java.util's sources in turn (deep stacks, many allocations).
+WORKLOAD = os.environ.get("HPROF_BENCH_WORKLOAD", "cpu")
+WARM_UP = 20.0 if os.environ.get("HPROF_BENCH_WORKLOAD") == "javac" else 8.0  # javac's JIT takes longer to settle
 # Units that end this soon after a switch are left out: the command may still be on its way.
 GUARD_NS = 20_000_000
 
@@ -41,15 +53,15 @@ def control(serial, sub):
     return struct.pack(">BII", CONTROL, serial, len(payload)) + payload
 
 
-def run_once(classes, out_dir):
+def run_once(classes, out_dir, program):
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(1)
     port = server.getsockname()[1]
     ends_file = out_dir / "ends.txt"
     proc = subprocess.Popen(
-        [java(), f"-agentpath:{AGENT}=net=127.0.0.1:{port},cpu=samples,interval=10", "-cp", str(classes),
-         "CpuSteady", str(WARM_UP + SECONDS), str(ends_file)],
+        [java(), f"-agentpath:{AGENT}=net=127.0.0.1:{port},cpu=samples,interval={INTERVAL}", "-cp", str(classes),
+         program[0], str(WARM_UP + SECONDS), str(ends_file)] + program[1:],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, HPROF_CPU_STATS="1"))
     server.settimeout(30)
     conn, _ = server.accept()
@@ -99,28 +111,54 @@ def phase_times(ends, switches):
     return phases
 
 
+def pair_ratios(phases):
+    """Each "on" phase's round time over that of the "off" phase just before it."""
+    return [b[1] / a[1] for a, b in zip(phases, phases[1:]) if not a[0] and b[0]]
+
+
+def pooled_ratio(runs, resamples=4000, seed=1):
+    """Median of every run's pair ratios pooled, and a 95% two-level bootstrap interval (runs, then pairs)."""
+    import random
+    rng = random.Random(seed)
+    pooled = [r for run in runs for r in run]
+    medians = []
+    for _ in range(resamples):
+        sample = []
+        for run in (rng.choice(runs) for _ in runs):
+            sample.extend(rng.choice(run) for _ in run)
+        medians.append(statistics.median(sample))
+    medians.sort()
+    return statistics.median(pooled), medians[int(0.025 * resamples)], medians[int(0.975 * resamples) - 1]
+
+
 def main():
     build()
-    classes = compile_java("java/bench/CpuBound.java", "java/bench/CpuSteady.java")
-    out_dir = fresh_dir("cpu-onoff")
-    ends, switches, received, stats = run_once(classes, out_dir)
-    (out_dir / "switches.txt").write_text("".join(f"{t} {int(on)}\n" for t, on in switches))
-    phases = phase_times(ends, switches)
-    # Pair each "on" phase with the "off" phase just before it.
-    off_times, on_times = [], []
-    for (on_a, mean_a, _), (on_b, mean_b, _) in zip(phases, phases[1:]):
-        if not on_a and on_b:
-            off_times.append(mean_a)
-            on_times.append(mean_b)
-    ratio, low, high = paired_ratio(off_times, on_times)
-    units = sum(n for _, _, n in phases)
-    print(f"## cpu=samples steady state (CpuSteady, one JVM, JDK 17, interval=10; sampling switched every {PHASE:g} s "
-          f"for {SECONDS:g} s after {WARM_UP:g} s of warm-up)")
-    print(f"phase pairs {len(on_times)}, units timed {units}, a round of the three kinds of unit "
-          f"{statistics.median(off_times) / 1e6:.2f} ms with sampling off; profile stream {received} bytes")
-    print(f"round time, sampling on / off: {ratio:.4f} [{low:.4f}, {high:.4f}] (median of the pairs' ratios, 95% "
-          f"bootstrap interval): overhead {100 * (ratio - 1):+.2f}%" + (" (control: sampling never off)" if CONTROL_RUN else ""))
-    print(stats.strip())
+    classes = compile_java("java/bench/CpuBound.java", "java/bench/CpuSteady.java", "java/bench/JavacSteady.java")
+    if WORKLOAD == "javac":
+        javac_workload()  # unpacks the sources
+        program = ["JavacSteady", str(TARGET / "javac-src")]
+    else:
+        program = ["CpuSteady"]
+    label = " (control: sampling never off)" if CONTROL_RUN else ""
+    print(f"## cpu=samples steady state ({program[0]}, one JVM per run, JDK 17, interval={INTERVAL}; sampling switched "
+          f"every {PHASE:g} s for {SECONDS:g} s after {WARM_UP:g} s of warm-up){label}")
+    runs = []
+    for run in range(RUNS):
+        out_dir = fresh_dir(f"cpu-onoff-{run}")
+        ends, switches, received, stats = run_once(classes, out_dir, program)
+        (out_dir / "switches.txt").write_text("".join(f"{t} {int(on)}\n" for t, on in switches))
+        phases = phase_times(ends, switches)
+        ratios = pair_ratios(phases)
+        runs.append(ratios)
+        off_round = statistics.median(t for on, t, _ in phases if not on)
+        ratio, low, high = pooled_ratio([ratios])
+        print(f"run {run + 1}: {len(ratios)} phase pairs, {sum(n for _, _, n in phases)} units, a round "
+              f"{off_round / 1e6:.2f} ms with sampling off, profile stream {received} bytes; on / off {ratio:.4f} "
+              f"[{low:.4f}, {high:.4f}]", flush=True)
+        print(f"       {stats.strip()}", flush=True)
+    ratio, low, high = pooled_ratio(runs)
+    print(f"round time, sampling on / off: {ratio:.4f} [{low:.4f}, {high:.4f}] (median of {sum(map(len, runs))} "
+          f"pairs' ratios from {RUNS} run(s), 95% bootstrap interval): overhead {100 * (ratio - 1):+.2f}%{label}")
 
 
 if __name__ == "__main__":

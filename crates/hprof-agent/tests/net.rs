@@ -280,3 +280,41 @@ fn sampling_off_stops_the_clocks_and_on_starts_them_again() {
         );
     }
 }
+
+/// Without a flame graph the signal handler walks only as many frames as the report keeps; a new depth
+/// from the front end must reach it, or the samples after `depth 4` would still hold one frame each.
+#[test]
+fn a_new_depth_reaches_the_sampler() {
+    let dir = scratch("net-depth");
+    let script = ["wait 1", "depth 4", "wait 1", "clear-samples", "wait 2", "cpu-samples 0", "exit-vm"];
+    let (listener, port) = start_listener(dir.path(), &script);
+    let run = Java::new(&jdk17(), dir.path())
+        .agentpath(&format!("net=127.0.0.1:{port},cpu=samples,interval=10,depth=1"))
+        .class("CpuAccuracy")
+        .args(&["60"])
+        .run();
+    assert_eq!(run.code(), Some(0), "exit-vm ends the program normally:\n{}", run.stderr);
+    wait_child(listener, "hprof listen");
+
+    let bytes = std::fs::read(dir.path().join("run.hprof")).unwrap();
+    let records = decode_all(&bytes);
+    let frames_of: std::collections::HashMap<u32, usize> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Trace { serial, frame_ids, .. } => Some((*serial, frame_ids.len())),
+            _ => None,
+        })
+        .collect();
+    let samples = records
+        .iter()
+        .find_map(|r| match r {
+            Record::CpuSamples { samples, .. } => Some(samples),
+            _ => None,
+        })
+        .expect("CPU SAMPLES answering cpu-samples");
+    let total: u32 = samples.iter().map(|(count, _)| count).sum();
+    let deep: u32 =
+        samples.iter().filter(|(_, trace)| frames_of.get(trace).is_some_and(|&n| n >= 2)).map(|(c, _)| c).sum();
+    assert!(total >= 50, "two seconds of a busy thread: {total} samples");
+    assert!(deep * 10 >= total * 9, "{deep} of {total} samples after `depth 4` have two frames or more");
+}

@@ -18,8 +18,9 @@ use std::time::Duration;
 const MAX_THREADS: usize = 8192;
 /// Samples buffered between two drains (each slot holds a full stack).
 const RING_SLOTS: usize = 512;
-/// How often the resolver drains the ring.
-const DRAIN_EVERY: Duration = Duration::from_millis(20);
+/// Bounds on how often the resolver drains the ring (see `drain_interval`).
+const DRAIN_AT_MOST_EVERY: Duration = Duration::from_millis(10);
+const DRAIN_AT_LEAST_EVERY: Duration = Duration::from_millis(200);
 
 pub struct AsyncSampler {
     shared: &'static Shared,
@@ -130,6 +131,11 @@ impl AsyncSampler {
         }
     }
 
+    /// How many frames each sample walks from now on.
+    pub fn set_walk_frames(&self, frames: usize) {
+        self.shared.set_walk_frames(frames);
+    }
+
     /// Moves the ring's samples into the profile.
     pub fn drain(&self, agent: &Agent, jni: Option<Jni>, profile: &mut Profile) {
         let mut frames: Vec<u32> = Vec::with_capacity(64);
@@ -151,7 +157,13 @@ impl AsyncSampler {
         self.shared.ring.dropped()
     }
 
-    pub fn drain_interval() -> Duration {
-        DRAIN_EVERY
+    /// How often the resolver drains the ring: seldom, since each wake-up costs it tens of microseconds
+    /// whether or not there is work, but often enough that the ring fills to a quarter at most even if every
+    /// CPU ran Java code at the shortest jittered period (half the interval).
+    pub fn drain_interval(&self) -> Duration {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+        let fastest_per_second = cpus * 2 * 1000 / self.interval_ms.max(1) as u64;
+        let quarter_ring_ms = (RING_SLOTS as u64 / 4) * 1000 / fastest_per_second.max(1);
+        Duration::from_millis(quarter_ring_ms).clamp(DRAIN_AT_MOST_EVERY, DRAIN_AT_LEAST_EVERY)
     }
 }

@@ -10,6 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub struct SamplerCost {
     pub handler_ns: AtomicU64,
     pub handler_calls: AtomicU64,
+    /// The part of `handler_ns` spent in AsyncGetCallTrace; the rest is mostly re-arming the clock.
+    pub walk_ns: AtomicU64,
     pub resolver_ns: AtomicU64,
     pub method_ids_ns: AtomicU64,
 }
@@ -40,9 +42,10 @@ impl SamplerCost {
         let ms = |c: &AtomicU64| c.load(Ordering::Relaxed) as f64 / 1e6;
         let calls = self.handler_calls.load(Ordering::Relaxed);
         let (handler, resolver, ids) = (ms(&self.handler_ns), ms(&self.resolver_ns), ms(&self.method_ids_ns));
+        let walks = ms(&self.walk_ns);
         format!(
-            "cpu=samples: agent time {:.1} ms (signal handler {handler:.1} ms over {calls} samples, \
-             resolver thread {resolver:.1} ms, jmethodIDs {ids:.1} ms)",
+            "cpu=samples: agent time {:.1} ms (signal handler {handler:.1} ms over {calls} samples, of which stack \
+             walks {walks:.1} ms; resolver thread {resolver:.1} ms, jmethodIDs {ids:.1} ms)",
             handler + resolver + ids
         )
     }

@@ -83,6 +83,8 @@ impl CpuSamples {
         if let Sampler::Async(s) = &self.sampler {
             let mut profile = self.lock_profile();
             s.drain(agent, jni, &mut profile);
+            // The front end may have changed the depth since the last drain.
+            s.set_walk_frames(self.max_frames(agent));
         }
     }
 
@@ -90,7 +92,7 @@ impl CpuSamples {
     fn background(&self, agent: &'static Agent, jni: Jni) {
         let (lock, wake) = &*self.stop;
         let period = match &self.sampler {
-            Sampler::Async(_) => AsyncSampler::drain_interval(),
+            Sampler::Async(s) => s.drain_interval(),
             Sampler::Safepoint(_) => Duration::from_millis(self.interval_ms as u64),
         };
         let mut stopped = lock.lock().unwrap_or_else(|e| e.into_inner());
@@ -205,6 +207,7 @@ impl Capability for Arc<CpuSamples> {
                     jni.delete_local_ref(class);
                 }
             }
+            s.set_walk_frames(self.max_frames(agent));
             s.start();
         }
         let me = self.clone();

@@ -14,7 +14,7 @@ use super::perf_clock;
 use super::ring::{MAX_FRAMES, SampleRing};
 use jvmti::sys::{ASGCT_CallTrace, AsyncGetCallTraceFn, JNIEnv};
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicIsize, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicIsize, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 /// Per-thread state the handler reads. Lives in a fixed arena for the process's lifetime, so a late
 /// signal never touches freed memory.
@@ -62,6 +62,13 @@ pub struct Shared {
     pub running: AtomicBool,
     /// What the handler costs (see `cost`).
     pub cost: SamplerCost,
+    /// Frames to walk per sample: only the report's depth unless full stacks are wanted (flame graphs),
+    /// since the walk's cost grows with every frame.
+    walk_frames: AtomicUsize,
+    /// `HPROF_SAMPLER_DRY=1`, for benchmarks: the clocks run and signal as usual but the handler takes no
+    /// stack, so that the platform's cost of a sample (timer interrupt, signal delivery, re-arming) can be
+    /// told from the walk's.
+    dry: bool,
 }
 
 /// Which kind of clock a thread got.
@@ -111,6 +118,8 @@ impl Shared {
             use_perf: AtomicBool::new(std::env::var_os("HPROF_NO_PERF_EVENTS").is_none()),
             running: AtomicBool::new(false),
             cost: SamplerCost::default(),
+            dry: std::env::var_os("HPROF_SAMPLER_DRY").is_some(),
+            walk_frames: AtomicUsize::new(MAX_FRAMES),
         }));
         SHARED.store(shared as *const Shared as *mut Shared, Ordering::Release);
         unsafe {
@@ -126,6 +135,11 @@ impl Shared {
             PREVIOUS.store(previous, Ordering::Release);
         }
         Ok(shared)
+    }
+
+    /// How many frames the handler walks from now on (1 to [`MAX_FRAMES`]).
+    pub fn set_walk_frames(&self, frames: usize) {
+        self.walk_frames.store(frames.clamp(1, MAX_FRAMES), Ordering::Relaxed);
     }
 
     fn slot_index(&self, ptr: *const ThreadSlot) -> Option<usize> {
@@ -368,14 +382,17 @@ unsafe fn sample_into_ring(shared: &Shared, index: usize, ucontext: *mut c_void)
         return;
     }
     let env = slot.env.load(Ordering::Acquire);
-    if env.is_null() {
+    if env.is_null() || shared.dry {
         return;
     }
     let Some(claim) = shared.ring.claim() else { return };
     let data = unsafe { claim.data() };
     data.thread_serial = slot.thread_serial.load(Ordering::Relaxed);
     let mut trace = ASGCT_CallTrace { env_id: env, num_frames: 0, frames: data.frames.as_mut_ptr() };
-    unsafe { (shared.asgct)(&mut trace, MAX_FRAMES as i32, ucontext) };
+    let start = monotonic_ns();
+    let depth = shared.walk_frames.load(Ordering::Relaxed).min(MAX_FRAMES) as i32;
+    unsafe { (shared.asgct)(&mut trace, depth, ucontext) };
+    SamplerCost::add(&shared.cost.walk_ns, monotonic_ns().saturating_sub(start));
     data.num_frames = trace.num_frames;
     if trace.num_frames <= 0 {
         let work = slot.agent_work.load(Ordering::Relaxed);
