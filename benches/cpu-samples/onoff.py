@@ -8,8 +8,11 @@ compares the program's speed in each "on" phase with the "off" phase next to it,
 drift hits both alike. What this measures: the sampler's signals, stack walks and resolver thread. What
 it cannot: the JIT's extra debug information (DebugNonSafepoints), set for the whole run.
 
-Usage: benches/cpu-samples/onoff.sh [seconds] [phase] [runs] [control]
-  (default 60 s, 0.2 s phases, 1 run; HPROF_BENCH_INTERVAL=ms sets the sampling interval, default 10)
+Usage: benches/cpu-samples/onoff.sh [seconds] [phase] [runs] [control|jfr]
+  (default 60 s, 0.2 s phases, 1 run; HPROF_BENCH_INTERVAL=ms sets the sampling interval, default 10;
+  HPROF_BENCH_WORKLOAD=javac runs JavacSteady instead of CpuSteady; `jfr` measures JFR's own sampler, switched
+  by the program itself; HPROF_SAMPLER_DRY=1 makes the agent's handler take no stack, to weigh the signals
+  alone; agent options go in HPROF_BENCH_OPTIONS, e.g. clock=posix)
 With several runs, every run's phase pairs are pooled and the interval comes from a two-level bootstrap
 (runs, then pairs within each run), since runs differ from one another more than pairs within a run do.
 """
@@ -26,19 +29,23 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 from common import AGENT, TARGET, build, compile_java, fresh_dir, java, javac_workload  # noqa: E402
 
-NUMBERS = [a for a in sys.argv[1:] if a != "control"]
+NUMBERS = [a for a in sys.argv[1:] if a not in ("control", "jfr")]
 SECONDS = float(NUMBERS[0]) if len(NUMBERS) > 0 else 60.0
 # Short phases follow the machine's drift more closely: 0.2 s gave intervals a third as wide as 1 s.
 PHASE = float(NUMBERS[1]) if len(NUMBERS) > 1 else 0.2
 RUNS = int(NUMBERS[2]) if len(NUMBERS) > 2 else 1
 # "control": every switch turns sampling on, to see the method's own bias (expect 1.00).
 CONTROL_RUN = "control" in sys.argv[1:]
+# "jfr": the same measurement of JFR's own sampler (jdk.ExecutionSample every 10 ms, as settings=profile),
+# which CpuSteady switches on and off itself through the jdk.jfr API; no agent.
+JFR_RUN = "jfr" in sys.argv[1:]
 # The sampling interval in ms (HPROF_BENCH_INTERVAL): a short one multiplies the per-sample cost, to measure
 # it above this method's resolution and scale it back to interval=10.
 INTERVAL = int(os.environ.get("HPROF_BENCH_INTERVAL", "10"))
 # The program (HPROF_BENCH_WORKLOAD): "cpu" — CpuSteady, CpuBound's sort, map and matrix units; "javac" —
 # JavacSteady, javac compiling three of java.util's sources in turn (deep stacks, many allocations).
 WORKLOAD = os.environ.get("HPROF_BENCH_WORKLOAD", "cpu")
+OPTIONS = "," + os.environ["HPROF_BENCH_OPTIONS"] if os.environ.get("HPROF_BENCH_OPTIONS") else ""
 WARM_UP = 20.0 if os.environ.get("HPROF_BENCH_WORKLOAD") == "javac" else 8.0  # javac's JIT takes longer to settle
 # Units that end this soon after a switch are left out: the command may still be on its way.
 GUARD_NS = 20_000_000
@@ -53,6 +60,20 @@ def control(serial, sub):
     return struct.pack(">BII", CONTROL, serial, len(payload)) + payload
 
 
+def run_jfr_once(classes, out_dir):
+    """CpuSteady switching JFR's sampler itself; returns what run_once does."""
+    ends_file, switches_file = out_dir / "ends.txt", out_dir / "switches.txt"
+    proc = subprocess.run(
+        [java(), "-cp", str(classes), "CpuSteady", str(WARM_UP + SECONDS), str(ends_file), str(switches_file),
+         str(WARM_UP), str(PHASE)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        timeout=WARM_UP + SECONDS + 60)
+    if proc.returncode != 0:
+        sys.exit(f"CpuSteady failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+    ends = [int(line) for line in ends_file.read_text().split()]
+    switches = [(int(t), on == "1") for t, on in (line.split() for line in switches_file.read_text().splitlines())]
+    return ends, switches, 0, "JFR: jdk.ExecutionSample every 10 ms, in memory"
+
+
 def run_once(classes, out_dir, program):
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
@@ -60,7 +81,7 @@ def run_once(classes, out_dir, program):
     port = server.getsockname()[1]
     ends_file = out_dir / "ends.txt"
     proc = subprocess.Popen(
-        [java(), f"-agentpath:{AGENT}=net=127.0.0.1:{port},cpu=samples,interval={INTERVAL}", "-cp", str(classes),
+        [java(), f"-agentpath:{AGENT}=net=127.0.0.1:{port},cpu=samples,interval={INTERVAL}{OPTIONS}", "-cp", str(classes),
          program[0], str(WARM_UP + SECONDS), str(ends_file)] + program[1:],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, HPROF_CPU_STATS="1"))
     server.settimeout(30)
@@ -139,13 +160,16 @@ def main():
         program = ["JavacSteady", str(TARGET / "javac-src")]
     else:
         program = ["CpuSteady"]
-    label = " (control: sampling never off)" if CONTROL_RUN else ""
+    label = " (control: sampling never off)" if CONTROL_RUN else " (JFR's sampler, not the agent)" if JFR_RUN else ""
     print(f"## cpu=samples steady state ({program[0]}, one JVM per run, JDK 17, interval={INTERVAL}; sampling switched "
           f"every {PHASE:g} s for {SECONDS:g} s after {WARM_UP:g} s of warm-up){label}")
     runs = []
     for run in range(RUNS):
         out_dir = fresh_dir(f"cpu-onoff-{run}")
-        ends, switches, received, stats = run_once(classes, out_dir, program)
+        if JFR_RUN:
+            ends, switches, received, stats = run_jfr_once(classes, out_dir)
+        else:
+            ends, switches, received, stats = run_once(classes, out_dir, program)
         (out_dir / "switches.txt").write_text("".join(f"{t} {int(on)}\n" for t, on in switches))
         phases = phase_times(ends, switches)
         ratios = pair_ratios(phases)

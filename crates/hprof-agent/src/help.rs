@@ -28,6 +28,10 @@ Beyond HPROF
 sampler=async|safepoint  how cpu=samples samples:          async
                          async = CPU-time timers and AsyncGetCallTrace (only running threads,
                          no safepoint bias); safepoint = HPROF's way (all RUNNABLE threads)
+clock=perf|posix         the CPU-time clock that paces sampler=async:                     perf
+                         perf = a timer per thread (exact shares); posix = POSIX CPU timers,
+                         checked on scheduler ticks: cheaper where interrupts are dear (VMs),
+                         skewed when threads compete for CPUs (also the fallback for perf)
 collapsed=<file>         full-depth stacks in folded format (flamegraph.pl, speedscope)   off
 flamegraph=<file>        interactive flame graph, .html or .svg                           off
 alloc_interval=<bytes>   heap=sites samples allocations every ~<bytes> (e.g. 512k)        off

@@ -24,6 +24,15 @@ pub enum SamplerKind {
     Safepoint,
 }
 
+/// The CPU clock that paces `sampler=async`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpuClock {
+    /// A perf task clock per thread: a high-resolution timer on the thread's CPU time (exact shares).
+    Perf,
+    /// A POSIX CPU timer per thread: checked on scheduler ticks (cheaper, less exact when threads compete).
+    Posix,
+}
+
 /// Parsed options. Field defaults are HPROF's.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Options {
@@ -45,6 +54,7 @@ pub struct Options {
     pub verbose: bool,
     // Beyond HPROF.
     pub sampler: SamplerKind,
+    pub clock: CpuClock,
     pub collapsed: Option<String>,
     pub flamegraph: Option<String>,
     /// `alloc_interval=` in bytes: sample allocations instead of counting every one.
@@ -72,6 +82,7 @@ impl Default for Options {
             force: true,
             verbose: true,
             sampler: SamplerKind::Async,
+            clock: CpuClock::Perf,
             collapsed: None,
             flamegraph: None,
             alloc_interval: None,
@@ -178,6 +189,13 @@ impl Options {
                         "async" => SamplerKind::Async,
                         "safepoint" => SamplerKind::Safepoint,
                         _ => return Err(bad(name, value, "async or safepoint")),
+                    }
+                }
+                "clock" => {
+                    o.clock = match value {
+                        "perf" => CpuClock::Perf,
+                        "posix" => CpuClock::Posix,
+                        _ => return Err(bad(name, value, "perf or posix")),
                     }
                 }
                 "collapsed" => o.collapsed = Some(non_empty(name, value)?),
@@ -374,6 +392,7 @@ mod tests {
         assert_eq!(run("net=h:1,format=a").warnings.len(), 1);
         assert!(err("net=h:1,monitor=y").contains("net="));
         assert_eq!(run("heap=sites,alloc_interval=512k").alloc_interval, Some(512 * 1024));
+        assert_eq!((run("cpu=samples").clock, run("cpu=samples,clock=posix").clock), (CpuClock::Perf, CpuClock::Posix));
         assert_eq!(Options::parse(Some("depth=3,help")).unwrap(), Parsed::Help);
     }
 
@@ -401,5 +420,6 @@ mod tests {
         assert!(err("depth").contains("needs a value"));
         assert!(err("heap=dump,alloc_interval=0").contains("alloc_interval"));
         assert!(err("flamegraph=x.png,cpu=samples").contains(".html or .svg"));
+        assert!(err("cpu=samples,clock=wall").contains("perf or posix"));
     }
 }

@@ -232,24 +232,25 @@ fn each_socket_command_answers_with_its_records() {
 }
 
 /// `sampling off` must stop the threads' CPU clocks — no signals at all, not merely no samples — and
-/// `sampling on` must start them again; for perf task clocks and for the POSIX timers used where perf
-/// events are forbidden. The agent counts its signals (HPROF_CPU_STATS): with the clocks left running, the
+/// `sampling on` must start them again; for perf task clocks (running on by themselves, or re-armed by each
+/// sample where their ring buffer is refused) and for the POSIX timers used where perf events are forbidden. The agent counts its signals (HPROF_CPU_STATS): with the clocks left running, the
 /// three seconds off would cost some 300 signals that take no sample.
 #[test]
 fn sampling_off_stops_the_clocks_and_on_starts_them_again() {
     let jdk = jdk17();
-    for clock in ["perf", "posix"] {
+    for clock in ["perf", "perf-refresh", "posix"] {
         let dir = scratch(&format!("net-sampling-{clock}"));
         let script =
             ["wait 1", "sampling off", "wait 3", "cpu-samples 0", "sampling on", "wait 2", "cpu-samples 0", "exit-vm"];
         let (listener, port) = start_listener(dir.path(), &script);
+        let option = if clock == "posix" { ",clock=posix" } else { "" };
         let mut java = Java::new(&jdk, dir.path())
-            .agentpath(&format!("net=127.0.0.1:{port},cpu=samples,interval=10"))
+            .agentpath(&format!("net=127.0.0.1:{port},cpu=samples,interval=10{option}"))
             .env("HPROF_CPU_STATS", "1")
             .class("CpuAccuracy")
             .args(&["60"]);
-        if clock == "posix" {
-            java = java.env("HPROF_NO_PERF_EVENTS", "1");
+        if clock == "perf-refresh" {
+            java = java.env("HPROF_PERF_REFRESH", "1");
         }
         let run = java.run();
         assert_eq!(run.code(), Some(0), "exit-vm ends the program normally:\n{}", run.stderr);
@@ -274,6 +275,8 @@ fn sampling_off_stops_the_clocks_and_on_starts_them_again() {
             .and_then(|s| s.rsplit(" over ").next())
             .and_then(|n| n.parse().ok())
             .unwrap_or_else(|| panic!("{clock}: HPROF_CPU_STATS line in:\n{}", run.stderr));
+        let clocks = if clock == "posix" { "perf clocks 0, with POSIX timers" } else { "with POSIX timers 0)" };
+        assert!(run.stderr.contains(clocks), "{clock}: the clock asked for:\n{}", run.stderr);
         assert!(
             signals >= at_exit && signals <= at_exit + 20,
             "{clock}: {signals} signals for {at_exit} samples: the clocks ran while sampling was off"

@@ -6,6 +6,7 @@ use super::profile::Profile;
 use super::signal::Shared;
 use crate::agent::Agent;
 use crate::log;
+use crate::options::CpuClock;
 use crate::threads::ThreadRecord;
 use crate::traces::RawFrame;
 use jvmti::{Jni, sys};
@@ -35,10 +36,12 @@ pub struct AsyncSampler {
 }
 
 impl AsyncSampler {
-    pub fn new(interval_ms: u32) -> Result<AsyncSampler, String> {
+    pub fn new(interval_ms: u32, clock: CpuClock) -> Result<AsyncSampler, String> {
         let asgct =
             asgct::find().ok_or("AsyncGetCallTrace is not in this JVM (not HotSpot?); use sampler=safepoint")?;
-        let shared = Shared::install(asgct, MAX_THREADS, RING_SLOTS)?;
+        // HPROF_NO_PERF_EVENTS=1 too, for scripts that predate clock=.
+        let perf = clock == CpuClock::Perf && std::env::var_os("HPROF_NO_PERF_EVENTS").is_none();
+        let shared = Shared::install(asgct, MAX_THREADS, RING_SLOTS, perf)?;
         Ok(AsyncSampler {
             shared,
             interval_ms,

@@ -14,6 +14,9 @@ pub struct SamplerCost {
     pub walk_ns: AtomicU64,
     pub resolver_ns: AtomicU64,
     pub method_ids_ns: AtomicU64,
+    /// Threads given each kind of clock.
+    pub perf_clocks: AtomicU64,
+    pub posix_timers: AtomicU64,
 }
 
 /// The monotonic clock in nanoseconds. Async-signal-safe.
@@ -45,8 +48,11 @@ impl SamplerCost {
         let walks = ms(&self.walk_ns);
         format!(
             "cpu=samples: agent time {:.1} ms (signal handler {handler:.1} ms over {calls} samples, of which stack \
-             walks {walks:.1} ms; resolver thread {resolver:.1} ms, jmethodIDs {ids:.1} ms)",
-            handler + resolver + ids
+             walks {walks:.1} ms; resolver thread {resolver:.1} ms, jmethodIDs {ids:.1} ms; threads with perf \
+             clocks {}, with POSIX timers {})",
+            handler + resolver + ids,
+            self.perf_clocks.load(Ordering::Relaxed),
+            self.posix_timers.load(Ordering::Relaxed),
         )
     }
 }

@@ -58,7 +58,7 @@ fn request_debug_non_safepoints() -> bool {
 impl CpuSamples {
     pub fn new(options: &Options) -> Result<CpuSamples, String> {
         let sampler = match options.sampler {
-            SamplerKind::Async => Sampler::Async(AsyncSampler::new(options.interval_ms)?),
+            SamplerKind::Async => Sampler::Async(AsyncSampler::new(options.interval_ms, options.clock)?),
             SamplerKind::Safepoint => Sampler::Safepoint(SafepointSampler::default()),
         };
         let keep_stacks = options.collapsed.is_some() || options.flamegraph.is_some();

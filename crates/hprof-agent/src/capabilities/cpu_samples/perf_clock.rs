@@ -5,6 +5,13 @@
 //! HZ=250): their samples land on ticks, which skews shares as soon as threads compete for a CPU. The
 //! task-clock event is driven by a high-resolution timer that runs only while the thread runs. Some
 //! sandboxes forbid perf_event_open; the caller then falls back to POSIX timers.
+//!
+//! Two ways to get a signal per period. The kernel signals an overflow only when it writes a record to the
+//! event's ring buffer or when a refresh count runs out. *Continuous* (preferred): a two-page ring buffer
+//! mapped read-only, which the kernel overwrites and nobody reads, and the clock runs on by itself — no
+//! system call per sample. *Refresh*, where the mapping is refused (locked-memory limits): each overflow
+//! stops the clock and the handler re-arms it (two system calls, each restarting a high-resolution
+//! timer — on a virtual machine a trap to the hypervisor).
 
 use std::io;
 
@@ -17,8 +24,9 @@ const FLAG_DISABLED: u64 = 1 << 0;
 const FLAG_EXCLUDE_KERNEL: u64 = 1 << 5;
 const FLAG_EXCLUDE_HV: u64 = 1 << 6;
 
+const IOC_ENABLE: libc::c_ulong = 0x2400;
 const IOC_DISABLE: libc::c_ulong = 0x2401;
-pub const IOC_REFRESH: libc::c_ulong = 0x2402;
+const IOC_REFRESH: libc::c_ulong = 0x2402;
 const IOC_RESET: libc::c_ulong = 0x2403;
 /// `_IOW('$', 4, u64)`: a new sample period.
 const IOC_PERIOD: libc::c_ulong = 0x4008_2404;
@@ -61,12 +69,52 @@ struct FOwnerEx {
     pid: libc::pid_t,
 }
 
+/// The ring buffer's size in the continuous mode: the control page and one data page.
+const RING_BYTES: usize = 2 * 4096;
+
+/// A thread's clock: its descriptor and, in the continuous mode, the ring buffer's mapping.
+#[derive(Debug, Clone, Copy)]
+pub struct PerfClock {
+    pub fd: i32,
+    /// The mapping's address, or 0 in the refresh mode.
+    pub ring: usize,
+}
+
+impl PerfClock {
+    pub fn continuous(&self) -> bool {
+        self.ring != 0
+    }
+
+    /// Stops the clock for good and releases it.
+    pub fn close(self) {
+        unsafe {
+            if self.ring != 0 {
+                libc::munmap(self.ring as *mut libc::c_void, RING_BYTES);
+            }
+            libc::close(self.fd);
+        }
+    }
+}
+
+/// `HPROF_PERF_REFRESH=1` forces the refresh mode, to test it where the mapping would be granted.
+fn refresh_forced() -> bool {
+    static FORCED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FORCED.get_or_init(|| std::env::var_os("HPROF_PERF_REFRESH").is_some())
+}
+
 /// Opens a task-clock event on the calling thread that sends `signal` to it every `period_ns` of CPU time,
-/// running if `armed` (else see [`rearm`]). Returns the file descriptor; closing it stops the clock.
-pub fn open_for_current_thread(period_ns: u64, signal: libc::c_int, armed: bool) -> io::Result<i32> {
+/// running if `armed` (else see [`start`]). Closing it stops the clock.
+pub fn open_for_current_thread(period_ns: u64, signal: libc::c_int, armed: bool) -> io::Result<PerfClock> {
     // Kernel time counts as the thread's CPU time too; where the kernel part may not be watched
     // (perf_event_paranoid), fall back to user time only.
     let fd = open(period_ns, 0).or_else(|_| open(period_ns, FLAG_EXCLUDE_KERNEL | FLAG_EXCLUDE_HV))?;
+    let ring = if refresh_forced() {
+        0
+    } else {
+        let m = unsafe { libc::mmap(std::ptr::null_mut(), RING_BYTES, libc::PROT_READ, libc::MAP_SHARED, fd, 0) };
+        if m == libc::MAP_FAILED { 0 } else { m as usize }
+    };
+    let clock = PerfClock { fd, ring };
     let tid = unsafe { libc::gettid() };
     let set_up = unsafe {
         let owner = FOwnerEx { type_: F_OWNER_TID, pid: tid };
@@ -74,14 +122,13 @@ pub fn open_for_current_thread(period_ns: u64, signal: libc::c_int, armed: bool)
             && libc::fcntl(fd, F_SETSIG, signal) == 0
             && libc::fcntl(fd, F_SETOWN_EX, &owner) == 0
             && libc::ioctl(fd, IOC_RESET, 0) == 0
-            && (!armed || libc::ioctl(fd, IOC_REFRESH, 1) == 0)
     };
-    if !set_up {
+    if !set_up || (armed && !start(clock, period_ns)) {
         let e = io::Error::last_os_error();
-        unsafe { libc::close(fd) };
+        clock.close();
         return Err(e);
     }
-    Ok(fd)
+    Ok(clock)
 }
 
 fn open(period_ns: u64, extra_flags: u64) -> io::Result<i32> {
@@ -100,16 +147,27 @@ fn open(period_ns: u64, extra_flags: u64) -> io::Result<i32> {
     if fd < 0 { Err(io::Error::last_os_error()) } else { Ok(fd as i32) }
 }
 
-/// Re-arms the clock for one more period of `period_ns`. Async-signal-safe (two syscalls).
-pub fn rearm(fd: i32, period_ns: u64) {
+/// Starts the clock with a first period of `period_ns`: for good in the continuous mode, for one period in
+/// the refresh mode. Async-signal-safe (two system calls).
+pub fn start(clock: PerfClock, period_ns: u64) -> bool {
+    // IOC_ENABLE's argument is a flag (0: this event alone); IOC_REFRESH's the number of overflows.
+    let (command, argument) = if clock.continuous() { (IOC_ENABLE, 0) } else { (IOC_REFRESH, 1) };
     unsafe {
-        libc::ioctl(fd, IOC_PERIOD, &period_ns as *const u64);
-        libc::ioctl(fd, IOC_REFRESH, 1);
+        libc::ioctl(clock.fd, IOC_PERIOD, &period_ns as *const u64) == 0
+            && libc::ioctl(clock.fd, command, argument) == 0
     }
 }
 
-/// Stops the clock until the next [`rearm`]: no more signals. Async-signal-safe.
-pub fn disarm(fd: i32) {
+/// Changes the period of a running clock (counted afresh from now); a stopped clock stays stopped.
+/// Async-signal-safe (one system call).
+pub fn set_period(fd: i32, period_ns: u64) {
+    unsafe {
+        libc::ioctl(fd, IOC_PERIOD, &period_ns as *const u64);
+    }
+}
+
+/// Stops the clock until the next [`start`]: no more signals. Async-signal-safe.
+pub fn stop(fd: i32) {
     unsafe {
         libc::ioctl(fd, IOC_DISABLE, 0);
     }

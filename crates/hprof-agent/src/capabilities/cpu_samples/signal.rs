@@ -10,7 +10,7 @@
 //! claimed ring slot.
 
 use super::cost::{SamplerCost, monotonic_ns};
-use super::perf_clock;
+use super::perf_clock::{self, PerfClock};
 use super::ring::{MAX_FRAMES, SampleRing};
 use jvmti::sys::{ASGCT_CallTrace, AsyncGetCallTraceFn, JNIEnv};
 use std::ffi::c_void;
@@ -31,12 +31,25 @@ pub struct ThreadSlot {
     timer: AtomicIsize,
     /// The perf task-clock descriptor, or -1 when a POSIX timer is used.
     perf_fd: AtomicI32,
+    /// The perf clock's ring buffer mapping in the continuous mode, else 0 (see `perf_clock`).
+    perf_ring: AtomicUsize,
+    /// Samples since the period was last jittered (continuous perf clocks; only the slot's thread).
+    since_jitter: AtomicU32,
     /// The sampling interval in ns, and the state of the generator that jitters it (see `next_period`).
     period_ns: AtomicU64,
     jitter: AtomicU64,
     /// Non-zero while the thread runs the agent's own work inside a JVM callback (see `agent_work`), where
     /// the walker cannot see Java frames: such samples are labelled as the agent's cost.
     pub agent_work: AtomicI32,
+}
+
+/// Samples between two changes of a continuous perf clock's period.
+const JITTER_EVERY: u32 = 4;
+
+impl ThreadSlot {
+    fn perf_clock(&self, fd: i32) -> PerfClock {
+        PerfClock { fd, ring: self.perf_ring.load(Ordering::Acquire) }
+    }
 }
 
 /// A slot's `timer` when it has none.
@@ -92,6 +105,7 @@ impl Shared {
         asgct: AsyncGetCallTraceFn,
         max_threads: usize,
         ring_slots: usize,
+        use_perf: bool,
     ) -> Result<&'static Shared, String> {
         if let Some(s) = unsafe { SHARED.load(Ordering::Acquire).as_ref() } {
             return Ok(s);
@@ -105,6 +119,8 @@ impl Shared {
                 enabled: AtomicBool::new(false),
                 timer: AtomicIsize::new(NO_TIMER),
                 perf_fd: AtomicI32::new(-1),
+                perf_ring: AtomicUsize::new(0),
+                since_jitter: AtomicU32::new(0),
                 agent_work: AtomicI32::new(0),
                 period_ns: AtomicU64::new(0),
                 jitter: AtomicU64::new(0),
@@ -115,7 +131,7 @@ impl Shared {
             slots,
             asgct,
             fd_slots: (0..FD_TABLE).map(|_| AtomicU32::new(0)).collect(),
-            use_perf: AtomicBool::new(std::env::var_os("HPROF_NO_PERF_EVENTS").is_none()),
+            use_perf: AtomicBool::new(use_perf),
             running: AtomicBool::new(false),
             cost: SamplerCost::default(),
             dry: std::env::var_os("HPROF_SAMPLER_DRY").is_some(),
@@ -172,6 +188,7 @@ impl Shared {
         slot.thread_serial.store(thread_serial, Ordering::Relaxed);
         slot.env.store(env, Ordering::Relaxed);
         slot.perf_fd.store(-1, Ordering::Relaxed);
+        slot.perf_ring.store(0, Ordering::Relaxed);
         let period_ns = interval_ms as u64 * 1_000_000;
         slot.period_ns.store(period_ns, Ordering::Relaxed);
         // Any non-zero seed; the thread id keeps threads' sequences apart.
@@ -180,14 +197,14 @@ impl Shared {
         let mut refused = None;
         if self.use_perf.load(Ordering::Relaxed) {
             match perf_clock::open_for_current_thread(period_ns, libc::SIGPROF, enabled) {
-                Ok(fd) if (fd as usize) < FD_TABLE => {
-                    slot.perf_fd.store(fd, Ordering::Release);
-                    self.fd_slots[fd as usize].store(index as u32 + 1, Ordering::Release);
+                Ok(clock) if (clock.fd as usize) < FD_TABLE => {
+                    slot.perf_ring.store(clock.ring, Ordering::Release);
+                    slot.perf_fd.store(clock.fd, Ordering::Release);
+                    self.fd_slots[clock.fd as usize].store(index as u32 + 1, Ordering::Release);
+                    SamplerCost::add(&self.cost.perf_clocks, 1);
                     return Ok((index, ClockKind::PerfTaskClock, None));
                 }
-                Ok(fd) => unsafe {
-                    libc::close(fd);
-                },
+                Ok(clock) => clock.close(),
                 Err(e) => {
                     if self.use_perf.swap(false, Ordering::Relaxed) {
                         refused = Some(e.to_string());
@@ -198,6 +215,7 @@ impl Shared {
         match Self::posix_timer(slot, tid, if enabled { period_ns } else { 0 }) {
             Ok(timer) => {
                 slot.timer.store(timer as isize, Ordering::Release);
+                SamplerCost::add(&self.cost.posix_timers, 1);
                 Ok((index, ClockKind::PosixTimer, refused))
             }
             Err(e) => {
@@ -241,7 +259,7 @@ impl Shared {
         if fd >= 0 {
             // Unmap first: a signal still in flight for this descriptor is then not taken for ours.
             self.fd_slots[fd as usize].store(0, Ordering::Release);
-            unsafe { libc::close(fd) };
+            PerfClock { fd, ring: slot.perf_ring.swap(0, Ordering::AcqRel) }.close();
         }
         self.release(index);
     }
@@ -271,7 +289,11 @@ impl Shared {
         let period = if on { slot.period_ns.load(Ordering::Relaxed) } else { 0 };
         let fd = slot.perf_fd.load(Ordering::Acquire);
         if fd >= 0 {
-            if on { perf_clock::rearm(fd, period) } else { perf_clock::disarm(fd) }
+            if on {
+                perf_clock::start(slot.perf_clock(fd), period);
+            } else {
+                perf_clock::stop(fd)
+            }
         }
         if let Some(timer) = timer_of(slot.timer.load(Ordering::Acquire)) {
             let spec = libc::itimerspec { it_interval: timespec_of(period), it_value: timespec_of(period) };
@@ -340,14 +362,24 @@ unsafe fn take_sample(info: *mut libc::siginfo_t, ucontext: *mut c_void) -> bool
             return false;
         }
         unsafe { sample_into_ring(shared, mapped as usize - 1, ucontext) };
-        // The clock disables itself after each overflow (POLL_HUP); arm it for the next period, unless
-        // sampling is off (for the thread: set_enabled arms it again when it is switched on).
         let slot = &shared.slots[mapped as usize - 1];
-        if code == perf_clock::POLL_HUP && shared.running.load(Ordering::Acquire) && slot.enabled.load(Ordering::SeqCst)
+        if slot.perf_ring.load(Ordering::Relaxed) != 0 {
+            // Continuous: the clock runs on. A new random period every few samples keeps the samples from
+            // locking onto the program's rhythm at a fraction of the cost of one per sample (a period
+            // change restarts the kernel's timer). A clock switched off stays off.
+            if slot.since_jitter.fetch_add(1, Ordering::Relaxed) + 1 >= JITTER_EVERY {
+                slot.since_jitter.store(0, Ordering::Relaxed);
+                perf_clock::set_period(fd, next_period(slot));
+            }
+        } else if code == perf_clock::POLL_HUP
+            && shared.running.load(Ordering::Acquire)
+            && slot.enabled.load(Ordering::SeqCst)
         {
-            perf_clock::rearm(fd, next_period(slot));
+            // Refresh: the clock stopped itself at this overflow; arm it for the next period, unless
+            // sampling is off (for the thread: set_enabled starts it again when it is switched on).
+            perf_clock::start(slot.perf_clock(fd), next_period(slot));
             if !slot.enabled.load(Ordering::SeqCst) {
-                perf_clock::disarm(fd);
+                perf_clock::stop(fd);
             }
         }
         return true;
