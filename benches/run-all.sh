@@ -8,5 +8,5 @@ for script in benches/*/run.sh; do
   "$script" "$@"
 done
 echo "===== benches/cpu-samples/onoff.sh (the sampler's steady-state cost; then JFR's sampler the same way)"
-benches/cpu-samples/onoff.sh 60 0.2 5
+benches/cpu-samples/onoff.sh 60 0.2 10
 benches/cpu-samples/onoff.sh 60 0.2 3 jfr
