@@ -46,7 +46,9 @@ INTERVAL = int(os.environ.get("HPROF_BENCH_INTERVAL", "10"))
 # JavacSteady, javac compiling three of java.util's sources in turn (deep stacks, many allocations).
 WORKLOAD = os.environ.get("HPROF_BENCH_WORKLOAD", "cpu")
 OPTIONS = "," + os.environ["HPROF_BENCH_OPTIONS"] if os.environ.get("HPROF_BENCH_OPTIONS") else ""
-WARM_UP = 20.0 if os.environ.get("HPROF_BENCH_WORKLOAD") == "javac" else 8.0  # javac's JIT takes longer to settle
+WARM_UP = 20.0 if WORKLOAD == "javac" else 8.0  # javac's JIT takes longer to settle
+if JFR_RUN and WORKLOAD != "cpu":
+    sys.exit("jfr: only CpuSteady switches JFR's sampler itself (HPROF_BENCH_WORKLOAD=cpu)")
 # Units that end this soon after a switch are left out: the command may still be on its way.
 GUARD_NS = 20_000_000
 

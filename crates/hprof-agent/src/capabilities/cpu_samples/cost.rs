@@ -1,8 +1,8 @@
 //! What the sampler itself costs, measured where it is spent: the signal handler (wall time inside it, by
 //! the monotonic clock, which the vDSO reads without a system call — async-signal-safe), the resolver
-//! thread (its own CPU clock) and the creation of jmethodIDs for each prepared class. With
-//! `HPROF_CPU_STATS=1` the agent prints the totals at exit; the benchmark divides them by the process's CPU
-//! time. The kernel's share of delivering each signal is not in these figures.
+//! thread (its own CPU clock) and the creation of jmethodIDs for each prepared class. Only with
+//! `HPROF_CPU_STATS=1` does the handler time itself; the agent prints the totals at exit and the benchmark
+//! divides them by the process's CPU time. The kernel's share of delivering each signal is not in these figures.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

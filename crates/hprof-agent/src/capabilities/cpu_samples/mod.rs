@@ -251,7 +251,7 @@ impl Capability for Arc<CpuSamples> {
             s.stop_all();
         }
         self.stop_background();
-        if let (Some(shared), true) = (signal::installed(), std::env::var_os("HPROF_CPU_STATS").is_some()) {
+        if let Some(shared) = signal::installed().filter(|s| s.measuring) {
             log::verbose(true, &shared.cost.summary());
         }
     }

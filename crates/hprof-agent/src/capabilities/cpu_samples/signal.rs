@@ -73,8 +73,10 @@ pub struct Shared {
     use_perf: AtomicBool,
     /// Sampling as a whole: off before setup finishes and after VMDeath.
     pub running: AtomicBool,
-    /// What the handler costs (see `cost`).
+    /// What the handler costs (see `cost`), added up only with `HPROF_CPU_STATS=1`: the handler then reads
+    /// the clock four times per sample.
     pub cost: SamplerCost,
+    pub measuring: bool,
     /// Frames to walk per sample: only the report's depth unless full stacks are wanted (flame graphs),
     /// since the walk's cost grows with every frame.
     walk_frames: AtomicUsize,
@@ -134,6 +136,7 @@ impl Shared {
             use_perf: AtomicBool::new(use_perf),
             running: AtomicBool::new(false),
             cost: SamplerCost::default(),
+            measuring: std::env::var_os("HPROF_CPU_STATS").is_some(),
             dry: std::env::var_os("HPROF_SAMPLER_DRY").is_some(),
             walk_frames: AtomicUsize::new(MAX_FRAMES),
         }));
@@ -311,9 +314,11 @@ unsafe fn timer_value(info: *const libc::siginfo_t) -> *const c_void {
 extern "C" fn on_sigprof(sig: libc::c_int, info: *mut libc::siginfo_t, ucontext: *mut c_void) {
     unsafe {
         let errno = *libc::__errno_location();
-        let start = monotonic_ns();
+        let shared = SHARED.load(Ordering::Acquire).as_ref();
+        let measuring = shared.is_some_and(|s| s.measuring);
+        let start = if measuring { monotonic_ns() } else { 0 };
         if take_sample(info, ucontext) {
-            if let Some(shared) = SHARED.load(Ordering::Acquire).as_ref() {
+            if let (Some(shared), true) = (shared, measuring) {
                 SamplerCost::add(&shared.cost.handler_ns, monotonic_ns().saturating_sub(start));
                 SamplerCost::add(&shared.cost.handler_calls, 1);
             }
@@ -363,21 +368,23 @@ unsafe fn take_sample(info: *mut libc::siginfo_t, ucontext: *mut c_void) -> bool
         }
         unsafe { sample_into_ring(shared, mapped as usize - 1, ucontext) };
         let slot = &shared.slots[mapped as usize - 1];
-        if slot.perf_ring.load(Ordering::Relaxed) != 0 {
+        let clock = slot.perf_clock(fd);
+        if clock.continuous() {
             // Continuous: the clock runs on. A new random period every few samples keeps the samples from
             // locking onto the program's rhythm at a fraction of the cost of one per sample (a period
             // change restarts the kernel's timer). A clock switched off stays off.
-            if slot.since_jitter.fetch_add(1, Ordering::Relaxed) + 1 >= JITTER_EVERY {
-                slot.since_jitter.store(0, Ordering::Relaxed);
+            let samples = slot.since_jitter.load(Ordering::Relaxed) + 1;
+            if samples >= JITTER_EVERY {
                 perf_clock::set_period(fd, next_period(slot));
             }
+            slot.since_jitter.store(samples % JITTER_EVERY, Ordering::Relaxed);
         } else if code == perf_clock::POLL_HUP
             && shared.running.load(Ordering::Acquire)
             && slot.enabled.load(Ordering::SeqCst)
         {
             // Refresh: the clock stopped itself at this overflow; arm it for the next period, unless
             // sampling is off (for the thread: set_enabled starts it again when it is switched on).
-            perf_clock::start(slot.perf_clock(fd), next_period(slot));
+            perf_clock::start(clock, next_period(slot));
             if !slot.enabled.load(Ordering::SeqCst) {
                 perf_clock::stop(fd);
             }
@@ -421,10 +428,12 @@ unsafe fn sample_into_ring(shared: &Shared, index: usize, ucontext: *mut c_void)
     let data = unsafe { claim.data() };
     data.thread_serial = slot.thread_serial.load(Ordering::Relaxed);
     let mut trace = ASGCT_CallTrace { env_id: env, num_frames: 0, frames: data.frames.as_mut_ptr() };
-    let start = monotonic_ns();
     let depth = shared.walk_frames.load(Ordering::Relaxed).min(MAX_FRAMES) as i32;
+    let start = if shared.measuring { monotonic_ns() } else { 0 };
     unsafe { (shared.asgct)(&mut trace, depth, ucontext) };
-    SamplerCost::add(&shared.cost.walk_ns, monotonic_ns().saturating_sub(start));
+    if shared.measuring {
+        SamplerCost::add(&shared.cost.walk_ns, monotonic_ns().saturating_sub(start));
+    }
     data.num_frames = trace.num_frames;
     if trace.num_frames <= 0 {
         let work = slot.agent_work.load(Ordering::Relaxed);
