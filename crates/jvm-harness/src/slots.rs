@@ -41,7 +41,10 @@ impl JvmSlot {
     /// a front end). Taken all-or-nothing, so that two such tests cannot deadlock.
     pub fn acquire_n(n: usize) -> Vec<JvmSlot> {
         let n = n.min(MAX_CONCURRENT_JVMS);
-        let dir = crate::target_profile_dir().join("jvm-slots");
+        // HPROF_JVM_SLOTS_DIR shares the slots between checkouts (several worktrees testing on one machine).
+        let dir = std::env::var_os("HPROF_JVM_SLOTS_DIR")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| crate::target_profile_dir().join("jvm-slots"));
         std::fs::create_dir_all(&dir).expect("slot dir");
         loop {
             let mut got = Vec::new();
