@@ -14,6 +14,7 @@
 //! [`Walker::new`] says so.
 
 mod code_cache;
+pub mod java_thread;
 mod layout;
 mod per_thread;
 mod structs;

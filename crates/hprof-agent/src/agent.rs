@@ -13,15 +13,21 @@ use crate::threads::ThreadTable;
 use crate::traces::RawFrame;
 use crate::traces::TraceTable;
 use jvmti::{Event, Jni, Jvmti, JvmtiVersion, Vm, sys};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
 use std::time::Instant;
 
-static AGENT: OnceLock<Agent> = OnceLock::new();
+/// The current session's agent. A session that ends (`duration=`, `hprof attach PID stop`) leaves its
+/// agent in place, stopped; a later attach starts a new one here. An agent is never freed: a callback
+/// still running on another thread may hold it.
+static AGENT: AtomicPtr<Agent> = AtomicPtr::new(std::ptr::null_mut());
+/// Serialises starting sessions (Agent_OnLoad/OnAttach) and ending them.
+static SESSIONS: Mutex<u32> = Mutex::new(0);
 
 /// The running agent, once Agent_OnLoad/OnAttach has succeeded.
 pub fn agent() -> Option<&'static Agent> {
-    AGENT.get()
+    // SAFETY: the pointer is null or comes from Box::leak, and agents are never freed.
+    unsafe { AGENT.load(Ordering::Acquire).as_ref() }
 }
 
 pub struct Agent {
@@ -36,6 +42,11 @@ pub struct Agent {
     pub methods: MethodCache,
     pub traces: TraceTable,
     pub started: Instant,
+    pub load_kind: LoadKind,
+    /// 1 for the first session in this JVM, 2 for the next attach after it ended, …
+    pub session: u32,
+    /// The option string the session started with (for `status`).
+    pub option_string: String,
     capabilities: Vec<Box<dyn Capability>>,
     hub: EventHub,
     dump_lock: Mutex<()>,
@@ -67,8 +78,8 @@ pub enum LoadKind {
 /// Agent_OnLoad / Agent_OnAttach: returns JNI_OK or JNI_ERR (after printing why).
 pub fn start(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> sys::jint {
     crate::panic_guard::install_panic_hook();
-    match start_inner(vm, option_string, kind) {
-        Ok(()) => sys::JNI_OK as sys::jint,
+    match start_session(vm, option_string, kind) {
+        Ok(_) => sys::JNI_OK as sys::jint,
         Err(msg) => {
             log::error(&msg);
             sys::JNI_ERR
@@ -76,8 +87,14 @@ pub fn start(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> sys::jint {
     }
 }
 
-fn start_inner(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<(), String> {
+/// Starts a session: parses the options, takes a JVMTI environment of its own and switches on what the
+/// options ask for. In a running JVM (`kind` Attach) it also does what VMInit would have done.
+pub fn start_session(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<&'static Agent, String> {
     let options = match Options::parse(option_string).map_err(|e| e.0)? {
+        // Exiting after the help is HPROF's way at startup; a running JVM must go on.
+        Parsed::Help if kind == LoadKind::Attach => {
+            return Err("help lists the options only at startup: java -agentpath:/path/to/libhprof.so=help".into());
+        }
         Parsed::Help => {
             use std::io::Write;
             let _ = std::io::stdout().write_all(crate::help::HELP.as_bytes());
@@ -87,8 +104,13 @@ fn start_inner(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<()
         }
         Parsed::Run(o) => *o,
     };
-    if AGENT.get().is_some() {
-        return Err("hprof is already loaded in this JVM; load it once".into());
+    let mut sessions = SESSIONS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(running) = agent().filter(|a| a.is_live()) {
+        return Err(format!(
+            "hprof already profiles this JVM (session {}: {}); end it first with `hprof attach PID stop`",
+            running.session,
+            running.option_string
+        ));
     }
     for w in &options.warnings {
         log::warning(w);
@@ -119,6 +141,9 @@ fn start_inner(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<()
         classes: ClassTable::default(),
         methods: MethodCache::default(),
         started: Instant::now(),
+        load_kind: kind,
+        session: *sessions + 1,
+        option_string: option_string.unwrap_or("").to_owned(),
         capabilities,
         hub,
         dump_lock: Mutex::new(()),
@@ -126,10 +151,9 @@ fn start_inner(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<()
         depth: AtomicU32::new(0),
     };
     agent.depth.store(agent.options.depth, Ordering::Relaxed);
-    if AGENT.set(agent).is_err() {
-        return Err("hprof is already loaded in this JVM; load it once".into());
-    }
-    let agent = AGENT.get().expect("just set");
+    *sessions += 1;
+    let agent: &'static Agent = Box::leak(Box::new(agent));
+    AGENT.store(agent as *const Agent as *mut Agent, Ordering::Release);
 
     jvmti.set_event_callbacks(&EventHub::callbacks()).map_err(|e| format!("SetEventCallbacks failed: {e}"))?;
     for c in &agent.capabilities {
@@ -142,7 +166,10 @@ fn start_inner(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<()
                 .map_err(|e| format!("cannot enable JVMTI event {event:?}: {e}"))?;
         }
     }
-    unsafe { libc::atexit(flush_at_exit) };
+    if agent.session == 1 {
+        // SAFETY: flush_at_exit is an extern "C" fn that catches panics; registered once per process.
+        unsafe { libc::atexit(flush_at_exit) };
+    }
 
     if kind == LoadKind::Attach {
         // The VM is already running: do now what VMInit would have done.
@@ -150,7 +177,7 @@ fn start_inner(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<()
         let current = jvmti.current_thread().map_err(|e| format!("GetCurrentThread: {e}"))?;
         agent.on_vm_init(jni, current);
     }
-    Ok(())
+    Ok(agent)
 }
 
 /// Adds the JVMTI capabilities the core and the chosen capabilities need, naming any the JVM lacks.
@@ -299,12 +326,39 @@ impl Agent {
         if self.options.net.is_some() {
             crate::net::start(self, jni);
         }
+        if let Some(seconds) = self.options.duration_s {
+            crate::attach::end_after(self, jni, seconds);
+        }
         for (thread, record, own) in existing {
             for c in self.hub.subscribers(self, Event::ThreadStart) {
                 c.on_thread_start(self, jni, thread, &record, own);
             }
             jni.delete_local_ref(thread);
         }
+    }
+
+    /// Ends the session before the JVM ends: what VMDeath does (samplers stop, the reports are written,
+    /// the output closed), and then every event off and every capability given back, so that the JVM runs
+    /// on as if the agent had never come, and a later attach can start a session of its own. Returns false
+    /// if the session had already ended.
+    pub fn end_session(&self, jni: Jni) -> bool {
+        let _one_at_a_time = SESSIONS.lock().unwrap_or_else(|e| e.into_inner());
+        if !self.is_live() {
+            return false;
+        }
+        for c in self.hub.subscribers(self, Event::VmDeath) {
+            c.on_vm_death(self, jni);
+        }
+        self.dump(Some(jni), DumpReason::Command);
+        self.dead.store(true, Ordering::Relaxed);
+        self.output.close();
+        for event in Event::ALL {
+            let _ = self.jvmti.set_event_enabled(event, false, std::ptr::null_mut());
+        }
+        if let Ok(caps) = self.jvmti.capabilities() {
+            let _ = self.jvmti.relinquish_capabilities(&caps);
+        }
+        true
     }
 
     pub(crate) fn on_vm_death(&self, jni: Jni) {

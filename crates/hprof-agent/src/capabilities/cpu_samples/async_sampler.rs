@@ -64,6 +64,29 @@ impl AsyncSampler {
 
     /// On the thread itself: arm its CPU-time timer.
     pub fn thread_started(&self, jni: Jni, record: &ThreadRecord) {
+        self.arm(crate::threads::current_os_tid(), jni.raw(), record);
+    }
+
+    /// For a thread that was running before the agent attached: arm a timer aimed at it from here.
+    pub fn thread_found_running(&self, agent: &Agent, jni: Jni, thread: sys::jthread, record: &ThreadRecord) {
+        match crate::threads::os_identity_of(agent, jni, thread) {
+            Some((tid, env)) => {
+                record.os_tid.store(tid, Ordering::Relaxed);
+                self.arm(tid, env, record);
+            }
+            None => {
+                if !self.warned.swap(true, Ordering::Relaxed) {
+                    log::warning(&format!(
+                        "cpu=samples: thread \"{}\" was running before hprof attached and cannot be found in \
+                         HotSpot's structures; it is not sampled",
+                        record.name
+                    ));
+                }
+            }
+        }
+    }
+
+    fn arm(&self, tid: i32, env: *mut sys::JNIEnv, record: &ThreadRecord) {
         if self.stopping.load(Ordering::Relaxed) {
             return;
         }
@@ -71,8 +94,9 @@ impl AsyncSampler {
         if slots.contains_key(&record.serial) {
             return;
         }
-        match self.shared.start_current_thread(
-            jni.raw(),
+        match self.shared.start_thread(
+            tid,
+            env,
             record.serial,
             self.interval_ms,
             self.enabled_for(record.serial),

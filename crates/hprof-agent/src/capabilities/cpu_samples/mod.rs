@@ -15,7 +15,7 @@ mod ring;
 mod safepoint_sampler;
 mod signal;
 
-use crate::agent::Agent;
+use crate::agent::{Agent, LoadKind};
 use crate::hub::{Capability, ControlCommand, DumpReason};
 use crate::log;
 use crate::options::{Options, SamplerKind};
@@ -226,18 +226,21 @@ impl Capability for Arc<CpuSamples> {
 
     fn on_thread_start(
         &self,
-        _agent: &Agent,
+        agent: &Agent,
         jni: Jni,
-        _thread: sys::jthread,
+        thread: sys::jthread,
         record: &ThreadRecord,
         on_own_thread: bool,
     ) {
-        // A timer on a thread's CPU clock can only be armed from that thread. Threads that predate VMInit
-        // (Reference Handler, Signal Dispatcher, …) never run an event on themselves; they are idle JVM
-        // threads and are not sampled.
-        if let (Sampler::Async(s), true) = (&self.sampler, on_own_thread) {
+        let Sampler::Async(s) = &self.sampler else { return };
+        if on_own_thread {
             s.thread_started(jni, record);
+        } else if agent.load_kind == LoadKind::Attach {
+            // Attached to a running JVM: its threads will run no event on themselves; find them in HotSpot.
+            s.thread_found_running(agent, jni, thread, record);
         }
+        // Threads that predate VMInit at startup (Reference Handler, Signal Dispatcher, …) are idle JVM
+        // threads and are not sampled.
     }
 
     fn on_thread_end(&self, _agent: &Agent, _jni: Jni, _thread: sys::jthread, record: &ThreadRecord) {

@@ -171,10 +171,12 @@ impl Shared {
         Some((p - base) / size)
     }
 
-    /// Arms a CPU clock for the calling thread. Returns the slot index (to disarm it later), the kind of
-    /// clock, and why perf events were refused if this was the first refusal.
-    pub fn start_current_thread(
+    /// Arms a CPU clock for thread `tid` of this process (the calling thread, or one that started before an
+    /// attach), whose JNIEnv is `env`. Returns the slot index (to disarm it later), the kind of clock, and
+    /// why perf events were refused if this was the first refusal.
+    pub fn start_thread(
         &self,
+        tid: i32,
         env: *mut JNIEnv,
         thread_serial: u32,
         interval_ms: u32,
@@ -186,7 +188,6 @@ impl Shared {
             .position(|s| s.in_use.compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed).is_ok())
             .ok_or("too many live threads for the sampler's thread table")?;
         let slot = &self.slots[index];
-        let tid = unsafe { libc::gettid() };
         slot.tid.store(tid, Ordering::Relaxed);
         slot.thread_serial.store(thread_serial, Ordering::Relaxed);
         slot.env.store(env, Ordering::Relaxed);
@@ -199,7 +200,7 @@ impl Shared {
         slot.enabled.store(enabled, Ordering::Release);
         let mut refused = None;
         if self.use_perf.load(Ordering::Relaxed) {
-            match perf_clock::open_for_current_thread(period_ns, libc::SIGPROF, enabled) {
+            match perf_clock::open_for_thread(tid, period_ns, libc::SIGPROF, enabled) {
                 Ok(clock) if (clock.fd as usize) < FD_TABLE => {
                     slot.perf_ring.store(clock.ring, Ordering::Release);
                     slot.perf_fd.store(clock.fd, Ordering::Release);
@@ -237,7 +238,7 @@ impl Shared {
             sev.sigev_signo = libc::SIGPROF;
             sev.sigev_value = libc::sigval { sival_ptr: slot as *const ThreadSlot as *mut c_void };
             sev.sigev_notify_thread_id = tid;
-            if libc::timer_create(libc::CLOCK_THREAD_CPUTIME_ID, &mut sev, &mut timer) != 0 {
+            if libc::timer_create(thread_cpu_clock(tid), &mut sev, &mut timer) != 0 {
                 return Err(format!("timer_create: {}", std::io::Error::last_os_error()));
             }
             let period = timespec_of(period_ns);
@@ -303,6 +304,18 @@ impl Shared {
             unsafe { libc::timer_settime(timer, 0, &spec, std::ptr::null_mut()) };
         }
     }
+}
+
+/// The CPU-time clock of thread `tid` of this process: CLOCK_THREAD_CPUTIME_ID for the calling thread, else
+/// the kernel's id for another thread's clock (`MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)`, which glibc's
+/// pthread_getcpuclockid computes too).
+fn thread_cpu_clock(tid: i32) -> libc::clockid_t {
+    if tid == unsafe { libc::gettid() } {
+        return libc::CLOCK_THREAD_CPUTIME_ID;
+    }
+    const CPUCLOCK_PERTHREAD: libc::clockid_t = 4;
+    const CPUCLOCK_SCHED: libc::clockid_t = 2;
+    (!(tid as libc::clockid_t) << 3) | CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED
 }
 
 /// Reads `si_value.sival_ptr` of a timer signal. x86_64/aarch64 Linux layout: three ints and padding,
