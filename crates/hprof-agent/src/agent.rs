@@ -126,7 +126,7 @@ pub fn start_session(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Res
     }
 
     let capabilities = capabilities::build(&options)?;
-    add_jvmti_capabilities(jvmti, &capabilities)?;
+    add_jvmti_capabilities(jvmti, &capabilities, kind)?;
     let output = Output::open(&options)?;
     let hub = EventHub::new(&capabilities);
     let agent = Agent {
@@ -181,7 +181,7 @@ pub fn start_session(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Res
 }
 
 /// Adds the JVMTI capabilities the core and the chosen capabilities need, naming any the JVM lacks.
-fn add_jvmti_capabilities(jvmti: Jvmti, capabilities: &[Box<dyn Capability>]) -> Result<(), String> {
+fn add_jvmti_capabilities(jvmti: Jvmti, capabilities: &[Box<dyn Capability>], kind: LoadKind) -> Result<(), String> {
     let mut caps: sys::jvmtiCapabilities = unsafe { std::mem::zeroed() };
     caps.set_can_tag_objects(1);
     caps.set_can_generate_object_free_events(1);
@@ -194,11 +194,36 @@ fn add_jvmti_capabilities(jvmti: Jvmti, capabilities: &[Box<dyn Capability>]) ->
         }
         c.add_jvmti_capabilities(&mut caps);
     }
+    if kind == LoadKind::Attach {
+        without_onload_only(jvmti, &mut caps);
+    }
     jvmti.add_capabilities(&caps).map_err(|e| {
         let potential = jvmti.potential_capabilities().ok();
         let missing = potential.map(|p| describe_missing(&caps, &p)).unwrap_or_default();
         format!("the JVM refused the JVMTI capabilities hprof needs ({e}){missing}")
     })
+}
+
+/// HotSpot grants the monitor-ownership queries only to agents loaded with the JVM. Their users (the
+/// monitor roots of a heap dump, the owners in MONITOR DUMP) already do without when a query fails, so an
+/// attached agent asks for them only where they are offered, and says what it lacks.
+fn without_onload_only(jvmti: Jvmti, caps: &mut sys::jvmtiCapabilities) {
+    let Ok(potential) = jvmti.potential_capabilities() else { return };
+    let mut lacking = Vec::new();
+    if caps.can_get_owned_monitor_info() != 0 && potential.can_get_owned_monitor_info() == 0 {
+        caps.set_can_get_owned_monitor_info(0);
+        lacking.push("which monitors a thread holds");
+    }
+    if caps.can_get_current_contended_monitor() != 0 && potential.can_get_current_contended_monitor() == 0 {
+        caps.set_can_get_current_contended_monitor(0);
+        lacking.push("which monitor a thread waits for");
+    }
+    if !lacking.is_empty() {
+        log::warning(&format!(
+            "attached to a running JVM, which tells agents loaded late not {}: reports leave that out",
+            lacking.join(" nor ")
+        ));
+    }
 }
 
 fn describe_missing(wanted: &sys::jvmtiCapabilities, potential: &sys::jvmtiCapabilities) -> String {
@@ -227,7 +252,19 @@ fn describe_missing(wanted: &sys::jvmtiCapabilities, potential: &sys::jvmtiCapab
         ),
     ];
     let missing: Vec<&str> = checks.iter().filter(|(_, w, p)| *w != 0 && *p == 0).map(|(n, _, _)| *n).collect();
-    if missing.is_empty() { String::new() } else { format!(": unavailable: {}", missing.join(", ")) }
+    if !missing.is_empty() {
+        return format!(": unavailable: {}", missing.join(", "));
+    }
+    // SAFETY: jvmtiCapabilities is plain bit fields; reading it as bytes shows which bits differ.
+    let bytes = |c: &sys::jvmtiCapabilities| unsafe {
+        std::slice::from_raw_parts(c as *const _ as *const u8, std::mem::size_of::<sys::jvmtiCapabilities>()).to_vec()
+    };
+    let (w, p) = (bytes(wanted), bytes(potential));
+    let bits: Vec<String> = (0..w.len() * 8)
+        .filter(|&i| w[i / 8] & (1 << (i % 8)) != 0 && p[i / 8] & (1 << (i % 8)) == 0)
+        .map(|i| i.to_string())
+        .collect();
+    if bits.is_empty() { String::new() } else { format!(": unavailable capability bits {}", bits.join(", ")) }
 }
 
 extern "C" fn flush_at_exit() {
@@ -349,7 +386,7 @@ impl Agent {
         for c in self.hub.subscribers(self, Event::VmDeath) {
             c.on_vm_death(self, jni);
         }
-        self.dump(Some(jni), DumpReason::Command);
+        self.dump(Some(jni), DumpReason::SessionEnd);
         self.dead.store(true, Ordering::Relaxed);
         self.output.close();
         for event in Event::ALL {

@@ -140,7 +140,7 @@ impl Target {
             return Err(if answer.is_empty() {
                 format!("the agent refused (Agent_OnAttach returned {code}); see the JVM's stderr")
             } else {
-                answer
+                answer.strip_prefix("error: ").unwrap_or(&answer).to_owned()
             });
         }
         Ok(if answer.is_empty() { "the agent started; it said nothing".to_owned() } else { answer })

@@ -59,8 +59,19 @@ fn send_quit(pid: i32) -> Result<(), String> {
 /// Sends SIGQUIT and polls for the socket, a second time at half the timeout, as the JDK does: the first
 /// signal may arrive before the JVM's handler is installed.
 fn wait_for_listener(p: &Process, socket: &Path, timeout: Duration) -> Result<(), String> {
-    send_quit(p.pid)?;
     let start = Instant::now();
+    // SIGQUIT's default action ends the process: send it only once the JVM catches it.
+    while !catches_sigquit(p.pid) {
+        if start.elapsed() >= timeout {
+            return Err(format!(
+                "process {} did not become ready for attach within {:.0} s (it does not handle SIGQUIT yet)",
+                p.pid,
+                timeout.as_secs_f64()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    send_quit(p.pid)?;
     let mut delay = Duration::ZERO;
     let mut resent = false;
     while !socket.exists() {
@@ -84,6 +95,17 @@ fn wait_for_listener(p: &Process, socket: &Path, timeout: Duration) -> Result<()
         std::thread::sleep(delay);
     }
     Ok(())
+}
+
+/// Whether the process has a handler for SIGQUIT (bit 3 of `SigCgt` in /proc/PID/status), which HotSpot
+/// installs while it starts.
+fn catches_sigquit(pid: i32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << (libc::SIGQUIT - 1)) != 0)
 }
 
 /// The socket must be a socket, ours, and not open to group or others: anything else is not a JVM's.
