@@ -108,8 +108,7 @@ pub fn start_session(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Res
     if let Some(running) = agent().filter(|a| a.is_live()) {
         return Err(format!(
             "hprof already profiles this JVM (session {}: {}); end it first with `hprof attach PID stop`",
-            running.session,
-            running.option_string
+            running.session, running.option_string
         ));
     }
     for w in &options.warnings {

@@ -129,7 +129,10 @@ fn run_command(jni: Jni, command: SessionCommand) -> Result<String, String> {
                 Some(d) => format!(", ends in {:.0} s", (d as f64 - ran).max(0.0)),
                 None => String::new(),
             };
-            Ok(format!("running: session {session} ({}) for {ran:.1} s{ends}; reports go to {out}", agent.option_string))
+            Ok(format!(
+                "running: session {session} ({}) for {ran:.1} s{ends}; reports go to {out}",
+                agent.option_string
+            ))
         }
         SessionCommand::Status => {
             Ok(format!("stopped: session {session} ({}) has ended; its reports are in {out}", agent.option_string))
@@ -179,7 +182,10 @@ pub fn end_after(agent: &Agent, jni: Jni, seconds: u32) {
             std::thread::sleep(Duration::from_millis(100));
         }
         if current as *const Agent as usize == mine && current.end_session(jni) {
-            log::verbose(current.options.verbose, &format!("HPROF: session {} ended after {seconds} s\n", current.session));
+            log::verbose(
+                current.options.verbose,
+                &format!("HPROF: session {} ended after {seconds} s\n", current.session),
+            );
         }
     });
     if let Err(e) = spawned {
@@ -194,7 +200,10 @@ mod tests {
     #[test]
     fn requests() {
         let r = Request::parse("cpu=samples,duration=5,reply=/tmp/.r");
-        assert_eq!((r.command, r.options.as_str(), r.reply.as_deref()), (None, "cpu=samples,duration=5", Some("/tmp/.r")));
+        assert_eq!(
+            (r.command, r.options.as_str(), r.reply.as_deref()),
+            (None, "cpu=samples,duration=5", Some("/tmp/.r"))
+        );
         assert_eq!(Request::parse("status,reply=/tmp/x").command, Some(SessionCommand::Status));
         assert_eq!(Request::parse("stop").command, Some(SessionCommand::Stop));
         assert_eq!(Request::parse("dump,heap=all").command, None);

@@ -22,8 +22,8 @@ impl Process {
         if pid <= 0 {
             return Err(format!("{pid} is not a process id"));
         }
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
-            .map_err(|_| format!("no such process: {pid}"))?;
+        let status =
+            std::fs::read_to_string(format!("/proc/{pid}/status")).map_err(|_| format!("no such process: {pid}"))?;
         let field = |name: &str| {
             status.lines().find_map(|l| l.strip_prefix(name)).map(|rest| rest.split_whitespace().collect::<Vec<_>>())
         };
@@ -65,7 +65,10 @@ impl Process {
     pub fn cmdline(&self) -> Vec<String> {
         std::fs::read(format!("/proc/{}/cmdline", self.pid))
             .map(|b| {
-                b.split(|&c| c == 0).filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).into_owned()).collect()
+                b.split(|&c| c == 0)
+                    .filter(|a| !a.is_empty())
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect()
             })
             .unwrap_or_default()
     }

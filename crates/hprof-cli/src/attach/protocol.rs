@@ -123,7 +123,11 @@ fn check_owner(socket: &Path) -> Result<(), String> {
         ));
     }
     if m.mode() & 0o077 != 0 {
-        return Err(format!("{} is open to other users (mode {:o}); refusing to talk to it", socket.display(), m.mode() & 0o777));
+        return Err(format!(
+            "{} is open to other users (mode {:o}); refusing to talk to it",
+            socket.display(),
+            m.mode() & 0o777
+        ));
     }
     Ok(())
 }
@@ -166,10 +170,9 @@ pub fn execute(socket: &Path, command: &str, args: &[&str], timeout: Duration) -
 
 fn parse_reply(answer: &str) -> Result<Reply, String> {
     let (first, rest) = answer.split_once('\n').unwrap_or((answer, ""));
-    let status = first
-        .trim()
-        .parse()
-        .map_err(|_| format!("the JVM's answer does not start with a status: {:?}", first.chars().take(80).collect::<String>()))?;
+    let status = first.trim().parse().map_err(|_| {
+        format!("the JVM's answer does not start with a status: {:?}", first.chars().take(80).collect::<String>())
+    })?;
     if status == ATTACH_ERROR_BADVERSION {
         return Err("the JVM does not speak attach protocol version 1".into());
     }

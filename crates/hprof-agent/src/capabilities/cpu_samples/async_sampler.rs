@@ -94,13 +94,7 @@ impl AsyncSampler {
         if slots.contains_key(&record.serial) {
             return;
         }
-        match self.shared.start_thread(
-            tid,
-            env,
-            record.serial,
-            self.interval_ms,
-            self.enabled_for(record.serial),
-        ) {
+        match self.shared.start_thread(tid, env, record.serial, self.interval_ms, self.enabled_for(record.serial)) {
             Ok((index, kind, perf_refused)) => {
                 slots.insert(record.serial, index);
                 if let Some(why) = perf_refused {
