@@ -1,7 +1,6 @@
-//! Another thread's identity from its `JavaThread`: the kernel's thread id (for a CPU clock aimed at it)
-//! and its JNIEnv (which AsyncGetCallTrace takes to know the thread it samples).
+//! Another thread's kernel thread id from its `JavaThread`, for a CPU clock aimed at it.
 //!
-//! An agent loaded at startup learns both on the thread itself, in its ThreadStart event. An agent that
+//! An agent loaded at startup learns it on the thread itself, in its ThreadStart event. An agent that
 //! attaches later finds threads already running, which will run no event of ours on themselves: it reads
 //! `java.lang.Thread.eetop` (the `JavaThread*`) and follows `Thread::_osthread` to `OSThread::_thread_id`.
 //! The thread may end meanwhile and its JavaThread be freed, so the two reads go through
@@ -24,14 +23,6 @@ pub fn os_thread_id(vm: &VmStructs, java_thread: usize) -> Option<i32> {
     }
     let tid: i32 = read(osthread.checked_add(thread_id_at)?)?;
     (tid > 0).then_some(tid)
-}
-
-/// The JNIEnv of the thread whose `JavaThread` is at `java_thread`, given the current thread's pair: the
-/// env is a field of the JavaThread, at the same offset in every thread.
-pub fn jni_env_of(java_thread: usize, current_env: usize, current_java_thread: usize) -> Option<usize> {
-    let offset = current_env.checked_sub(current_java_thread)?;
-    // A JavaThread is a few kilobytes; an env further away is not inside it.
-    (offset < 1 << 16).then(|| java_thread.checked_add(offset)).flatten()
 }
 
 /// Reads a `T` from this process's memory at `address`, or `None` where nothing readable is mapped.

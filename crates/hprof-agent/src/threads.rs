@@ -74,23 +74,19 @@ fn eetop_field(jni: Jni) -> Option<sys::jfieldID> {
     field.map(|f| f as sys::jfieldID)
 }
 
-/// The kernel thread id and JNIEnv of another running thread, read from HotSpot's structures (see
+/// The kernel thread id of another running thread, read from HotSpot's structures (see
 /// `hotspot::java_thread`): what an agent attached late needs to aim a CPU clock at a thread that started
 /// before it. `None` if the thread has ended or this is not a HotSpot JVM whose tables say where to look.
-pub fn os_identity_of(agent: &Agent, jni: Jni, thread: sys::jthread) -> Option<(i32, *mut sys::JNIEnv)> {
+pub fn os_tid_of(_agent: &Agent, jni: Jni, thread: sys::jthread) -> Option<i32> {
     let vm = hotspot::VmStructs::get()?;
     let eetop = eetop_field(jni)?;
-    let current = agent.jvmti.current_thread().ok()?;
-    let current_java_thread = jni.long_field(current, eetop) as usize;
-    jni.delete_local_ref(current);
     let java_thread = jni.long_field(thread, eetop) as usize;
-    let env = hotspot::java_thread::jni_env_of(java_thread, jni.raw() as usize, current_java_thread)?;
     let tid = hotspot::java_thread::os_thread_id(vm, java_thread)?;
     // HotSpot clears eetop before it frees a JavaThread: still the same value means the reads above read
     // a live thread.
     let still = jni.long_field(thread, eetop) as usize == java_thread;
     let in_process = std::path::Path::new(&format!("/proc/self/task/{tid}")).exists();
-    (still && in_process).then_some((tid, env as *mut sys::JNIEnv))
+    (still && in_process).then_some(tid)
 }
 
 pub fn current_os_tid() -> i32 {

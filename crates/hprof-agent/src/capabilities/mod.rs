@@ -8,9 +8,13 @@ pub mod monitors;
 
 use crate::hub::Capability;
 use crate::options::{CpuMode, Options};
-use std::sync::Arc;
+use crate::sampling;
 
 pub fn build(options: &Options) -> Result<Vec<Box<dyn Capability>>, String> {
+    // A session after an earlier one (hprof attach): the engine is still installed, stopped.
+    if let Some(engine) = sampling::installed() {
+        engine.begin_session();
+    }
     let mut capabilities: Vec<Box<dyn Capability>> = Vec::new();
     if options.monitor {
         capabilities.push(Box::new(monitors::Monitors::new(options)));
@@ -22,7 +26,12 @@ pub fn build(options: &Options) -> Result<Vec<Box<dyn Capability>>, String> {
         capabilities.push(Box::new(alloc_sites::AllocSites::new(options)));
     }
     if options.cpu == Some(CpuMode::Samples) {
-        capabilities.push(Box::new(Arc::new(cpu_samples::CpuSamples::new(options)?)));
+        capabilities.push(Box::new(cpu_samples::CpuSamples::new(options)?));
+    }
+    // The consumers above installed the sampling engine if they need it; its service goes first, so that
+    // clocks are armed before a consumer's own VMInit and stopped before its VMDeath.
+    if let Some(engine) = sampling::installed().filter(|e| e.has_consumers()) {
+        capabilities.insert(0, Box::new(sampling::SamplingService::new(engine)));
     }
     Ok(capabilities)
 }

@@ -102,8 +102,9 @@ fn refresh_forced() -> bool {
     *FORCED.get_or_init(|| std::env::var_os("HPROF_PERF_REFRESH").is_some())
 }
 
-/// Opens a task-clock event on thread `tid` of this process that sends `signal` to it every `period_ns`
-/// of its CPU time, running if `armed` (else see [`start`]). Closing it stops the clock.
+/// Opens a task-clock event on thread `tid` of this process (the caller or another) that sends `signal` to
+/// that thread every `period_ns` of its CPU time, running if `armed` (else see [`start`]). Closing it stops
+/// the clock.
 pub fn open_for_thread(tid: i32, period_ns: u64, signal: libc::c_int, armed: bool) -> io::Result<PerfClock> {
     // Kernel time counts as the thread's CPU time too; where the kernel part may not be watched
     // (perf_event_paranoid), fall back to user time only.
@@ -115,6 +116,7 @@ pub fn open_for_thread(tid: i32, period_ns: u64, signal: libc::c_int, armed: boo
         if m == libc::MAP_FAILED { 0 } else { m as usize }
     };
     let clock = PerfClock { fd, ring };
+    // SAFETY: fcntl/ioctl on the descriptor just opened, with arguments of the types they expect.
     let set_up = unsafe {
         let owner = FOwnerEx { type_: F_OWNER_TID, pid: tid };
         libc::fcntl(fd, libc::F_SETFL, libc::O_ASYNC) == 0
@@ -130,6 +132,7 @@ pub fn open_for_thread(tid: i32, period_ns: u64, signal: libc::c_int, armed: boo
     Ok(clock)
 }
 
+/// `tid`: the thread to watch (perf's `pid` argument takes a thread id).
 fn open(tid: i32, period_ns: u64, extra_flags: u64) -> io::Result<i32> {
     let attr = PerfEventAttr {
         type_: PERF_TYPE_SOFTWARE,
