@@ -228,3 +228,75 @@ fn each_error_is_one_line_and_a_failure() {
     refused.signal(libc::SIGKILL);
     let _ = refused.wait();
 }
+
+#[test]
+fn jcmd_agent_load_starts_a_session_too() {
+    let jdk = jdk17();
+    let jcmd = jdk.bin("jcmd");
+    assert!(jcmd.is_file(), "JDK 17 has no jcmd at {}", jcmd.display());
+    let dir = scratch("attach-jcmd");
+    let running = start_without_agent(&jdk, dir.path(), "CpuAccuracy", &["6"], None);
+    let report = dir.path().join("jcmd.txt");
+    let library = jvm_harness::agent_library();
+    // jcmd hands on only the part before '=' of an unquoted argument: the inner quotes keep it whole.
+    let options = format!("\"cpu=samples,duration=1,file={}\"", report.display());
+    let out = Command::new(&jcmd)
+        .arg(running.pid().to_string())
+        .arg("JVMTI.agent_load")
+        .arg(&library)
+        .arg(&options)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && stdout.contains("return code: 0"), "{stdout}");
+    let run = running.wait();
+    run.assert_success();
+    assert!(run.stderr.contains("HPROF: session 1 ended after 1 s"), "{}", run.stderr);
+    let text = std::fs::read_to_string(&report).unwrap();
+    let (total, rows) = ranked_section(&text, "CPU SAMPLES", 0).expect("CPU SAMPLES");
+    assert!(total > 0 && rows.iter().any(|r| r.name.starts_with("CpuAccuracy.hot")), "{text}");
+}
+
+/// A JVM in a PID and mount namespace of its own, as in a container: pid 1 inside, its own /tmp.
+#[test]
+fn a_jvm_in_its_own_pid_and_mount_namespaces() {
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIPPED a_jvm_in_its_own_pid_and_mount_namespaces: unshare needs root");
+        return;
+    }
+    let jdk = jdk17();
+    let _slot = JvmSlot::acquire();
+    let classes = jvm_harness::java_classes();
+    let script =
+        format!("mount -t tmpfs tmpfs /tmp && exec {} -cp {} CpuAccuracy 8", jdk.java().display(), classes.display());
+    let mut unshare =
+        match Command::new("unshare").args(["--pid", "--mount", "--fork", "--mount-proc", "sh", "-c", &script]).spawn()
+        {
+            Ok(c) => c,
+            Err(e) => panic!("cannot run unshare: {e}"),
+        };
+    // The JVM is unshare's child (sh execs java).
+    std::thread::sleep(Duration::from_millis(1500));
+    let children = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", unshare.id())).unwrap_or_default();
+    let Some(pid) = children.split_whitespace().next().and_then(|p| p.parse::<u32>().ok()) else {
+        let _ = unshare.kill();
+        panic!("no JVM under unshare (is unshare --pid allowed here?)");
+    };
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    assert!(status.lines().any(|l| l.starts_with("NSpid:") && l.trim_end().ends_with("\t1")), "{status}");
+    let ps = Command::new(hprof_binary()).arg("ps").output().unwrap();
+    let ps = String::from_utf8_lossy(&ps.stdout);
+    assert!(
+        ps.lines().any(|l| l.trim_start().starts_with(&pid.to_string()) && l.contains("in a container as pid 1")),
+        "{ps}"
+    );
+    // file= names a path inside the container's own /tmp.
+    let out = attach_ok(pid, "cpu=samples,duration=2,file=/tmp/inside.txt");
+    assert!(out.contains("stopped: session 1"), "{out}");
+    let text =
+        std::fs::read_to_string(format!("/proc/{pid}/root/tmp/inside.txt")).expect("the report in the JVM's /tmp");
+    assert!(!Path::new("/tmp/inside.txt").exists(), "written outside the container");
+    let (total, _) = ranked_section(&text, "CPU SAMPLES", 0).expect("CPU SAMPLES");
+    assert!(total > 0, "{text}");
+    let _ = unshare.wait();
+}
