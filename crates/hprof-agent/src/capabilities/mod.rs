@@ -3,6 +3,7 @@
 
 pub mod alloc_sites;
 pub mod cpu_samples;
+pub mod cpu_times;
 pub mod heap_dump;
 pub mod monitors;
 
@@ -23,6 +24,9 @@ pub fn build(options: &Options) -> Result<Vec<Box<dyn Capability>>, String> {
     }
     if options.cpu == Some(CpuMode::Samples) {
         capabilities.push(Box::new(Arc::new(cpu_samples::CpuSamples::new(options)?)));
+    }
+    if matches!(options.cpu, Some(CpuMode::Times | CpuMode::Old)) {
+        capabilities.push(Box::new(cpu_times::CpuTimes::new(options)));
     }
     Ok(capabilities)
 }
