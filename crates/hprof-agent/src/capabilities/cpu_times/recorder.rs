@@ -46,6 +46,10 @@ pub struct ThreadProfile {
     /// CPU ns per tick in the last closed segment, for converting the open one at a dump.
     last_rate: f64,
     segment_ticks: u64,
+    /// This segment's length: `segment_ticks` × [0.5, 1.5), drawn anew for each, so that segments cannot
+    /// fall into step with a program's own rhythm of calls.
+    segment_limit: u64,
+    rng: u64,
     pub thread_serial: u32,
 }
 
@@ -62,6 +66,8 @@ impl ThreadProfile {
             segment_start_cpu: thread_cpu_ns(),
             last_rate: initial_rate,
             segment_ticks,
+            segment_limit: segment_ticks,
+            rng: now | 1,
             thread_serial,
         }
     }
@@ -89,6 +95,11 @@ impl ThreadProfile {
         self.touched.clear();
         self.last_rate = rate;
         self.segment_start_cpu = cpu;
+        // xorshift64
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        self.segment_limit = self.segment_ticks / 2 + self.rng % self.segment_ticks.max(1);
         self.segment_start_tick = ticks();
     }
 
@@ -103,7 +114,7 @@ impl ThreadProfile {
         });
         self.nodes[child as usize].calls += 1;
         self.stack.push(child);
-        if now - self.segment_start_tick > self.segment_ticks {
+        if now.wrapping_sub(self.segment_start_tick) > self.segment_limit {
             self.close_segment(now);
         }
         self.last_tick = ticks();
@@ -119,7 +130,7 @@ impl ThreadProfile {
         {
             self.stack.truncate(k);
         }
-        if now - self.segment_start_tick > self.segment_ticks {
+        if now.wrapping_sub(self.segment_start_tick) > self.segment_limit {
             self.close_segment(now);
         }
         self.last_tick = ticks();
