@@ -138,7 +138,7 @@ unsafe extern "C" fn class_file_load_hook(
             deliver(&mut ev, false);
             // SAFETY: reading back the fields the agent may have changed.
             let hook = unsafe { ev.u.class_load_hook };
-            if hook.new_class_data != class_data as *mut _ && !hook.new_class_data.is_null() {
+            if !std::ptr::eq(hook.new_class_data, class_data) && !hook.new_class_data.is_null() {
                 // SAFETY: JVMTI's out-parameters; the buffer came from malloc_f, i.e. JVMTI Allocate.
                 unsafe {
                     *new_class_data_len = hook.new_class_data_len;

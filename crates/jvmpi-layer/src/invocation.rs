@@ -36,7 +36,7 @@ pub unsafe fn wrap(vm: *mut sys::JavaVM) {
         wrapped.GetEnv = Some(get_env);
         Tables { original: current, wrapped }
     });
-    if current != &*tables.wrapped as *const _ {
+    if !std::ptr::eq(current, &*tables.wrapped) {
         // SAFETY: as above; the boxed table lives in a static for the rest of the process.
         unsafe { *vm = &*tables.wrapped as *const _ };
     }
