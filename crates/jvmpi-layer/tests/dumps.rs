@@ -7,7 +7,7 @@ mod support;
 
 use jvm_harness::{all_jdks, scratch};
 use std::time::Duration;
-use support::{BOTH, build_agent, java_with_agent};
+use support::{build_agent, java_with_agent, loadings};
 
 fn field(line: &str, name: &str) -> i64 {
     let key = format!("{name}=");
@@ -24,7 +24,7 @@ fn heap_monitor_and_object_dumps_parse_and_match_the_known_heap() {
     let build = scratch("jvmpi-dumps-build");
     let lib = build_agent("DumpWalker", build.path());
     for jdk in all_jdks() {
-        for loading in BOTH {
+        for loading in loadings(&jdk) {
             let what = format!("JDK {} {loading:?}", jdk.version);
             let dir = scratch("jvmpi-dumps");
             let mut running =

@@ -7,7 +7,7 @@ mod support;
 
 use jvm_harness::{all_jdks, scratch};
 use std::collections::HashMap;
-use support::{BOTH, build_agent, java_with_agent};
+use support::{build_agent, java_with_agent, loadings};
 
 fn counts(stdout: &str) -> HashMap<String, i64> {
     stdout
@@ -24,7 +24,7 @@ fn method_counts_per_thread_differ_by_the_calls_made() {
     let build = scratch("jvmpi-counter-build");
     let lib = build_agent("MethodCounter", build.path());
     for jdk in all_jdks() {
-        for loading in BOTH {
+        for loading in loadings(&jdk) {
             let what = format!("JDK {} {loading:?}", jdk.version);
             let dir = scratch("jvmpi-counter");
             let run = java_with_agent(&jdk, dir.path(), &lib, "", loading).class("JvmpiThreads").run();
