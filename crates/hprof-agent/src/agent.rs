@@ -40,6 +40,8 @@ pub struct Agent {
     hub: EventHub,
     dump_lock: Mutex<()>,
     dead: AtomicBool,
+    /// Set as VMDeath begins (before the exit dump), when the collector has already stopped.
+    exiting: AtomicBool,
     /// depth=, changeable at run time by the front end's CONTROL command.
     depth: AtomicU32,
 }
@@ -123,6 +125,7 @@ fn start_inner(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<()
         hub,
         dump_lock: Mutex::new(()),
         dead: AtomicBool::new(false),
+        exiting: AtomicBool::new(false),
         depth: AtomicU32::new(0),
     };
     agent.depth.store(agent.options.depth, Ordering::Relaxed);
@@ -276,6 +279,28 @@ impl Agent {
         !self.dead.load(Ordering::Relaxed)
     }
 
+    /// True once the JVM has begun to exit (VMDeath): no collection can be forced any more.
+    pub fn is_exiting(&self) -> bool {
+        self.exiting.load(Ordering::Relaxed)
+    }
+
+    /// Writes each capability's report as a checkpoint (see [`crate::worker`]) and everything buffered.
+    /// Skipped while a dump is being written: it writes the reports itself.
+    pub(crate) fn checkpoint(&self, jni: Jni) {
+        let _no_dump = match self.dump_lock.try_lock() {
+            Ok(guard) => guard,
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return,
+        };
+        if !self.is_live() {
+            return;
+        }
+        for c in &self.capabilities {
+            c.write_checkpoint(self, jni);
+        }
+        self.output.flush();
+    }
+
     pub(crate) fn on_vm_init(&self, jni: Jni, current: sys::jthread) {
         // Classes and threads that predate our events.
         if let Ok(classes) = self.jvmti.loaded_classes() {
@@ -299,6 +324,7 @@ impl Agent {
         if self.options.net.is_some() {
             crate::net::start(self, jni);
         }
+        crate::worker::start(self, jni);
         for (thread, record, own) in existing {
             for c in self.hub.subscribers(self, Event::ThreadStart) {
                 c.on_thread_start(self, jni, thread, &record, own);
@@ -308,6 +334,7 @@ impl Agent {
     }
 
     pub(crate) fn on_vm_death(&self, jni: Jni) {
+        self.exiting.store(true, Ordering::Relaxed);
         for c in self.hub.subscribers(self, Event::VmDeath) {
             c.on_vm_death(self, jni);
         }

@@ -22,3 +22,4 @@ pub mod output;
 pub mod panic_guard;
 pub mod threads;
 pub mod traces;
+pub mod worker;

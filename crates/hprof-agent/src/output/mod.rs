@@ -6,6 +6,7 @@
 //! heap dump in progress is holding).
 
 mod binary;
+mod side_files;
 mod sink;
 
 pub use binary::{BinaryEncoder, ID_SIZE};
@@ -69,6 +70,17 @@ impl Output {
                 )
             }
         };
+        let mut encoder = encoder;
+        // A file that takes no bytes (a full file system, /dev/full) is refused now, like a bad option, not
+        // found out at exit when the program's exit code can no longer say so.
+        if options.net.is_none() {
+            let flushed = match &mut encoder {
+                Encoder::Text(w) => w.flush(),
+                Encoder::Binary(b) => b.writer().flush(),
+            };
+            flushed.map_err(|e| format!("cannot write to output file {description}: {e}"))?;
+            side_files::check(options)?;
+        }
         Ok(Output {
             format: options.format,
             description,
@@ -194,6 +206,27 @@ impl Output {
         })
     }
 
+    /// CPU SAMPLES as a checkpoint (see [`Sink::mark_checkpoint`]): the traces it refers to are written for
+    /// good, the report itself only until the next bytes replace it. Nothing happens if the profile is no
+    /// file.
+    pub fn cpu_checkpoint(&self, agent: &Agent, report: &CpuReport) {
+        let serials: Vec<u32> = report.ranked().map(|r| r.row.trace_serial).collect();
+        self.with_state(|s| {
+            write_traces(s, agent, serials)?;
+            let Some(start) = s.sink().checkpoint_start()? else { return Ok(()) };
+            match &mut s.encoder {
+                Encoder::Text(w) => text::write_cpu_report(w, report, &time::ctime(time::now_millis()))?,
+                Encoder::Binary(b) => {
+                    let pairs: Vec<(u64, u32)> = report.ranked().map(|r| (r.row.count, r.row.trace_serial)).collect();
+                    b.writer().cpu_samples(report.total, &pairs)?
+                }
+            }
+            s.sink().flush()?;
+            s.sink().mark_checkpoint(start);
+            Ok(())
+        })
+    }
+
     /// MONITOR TIME (text only: the binary format has no monitor records).
     pub fn monitor_time(&self, agent: &Agent, report: &MonitorTimeReport) {
         let serials: Vec<u32> = report.ranked().map(|r| r.row.trace_serial).collect();
@@ -229,9 +262,11 @@ impl Output {
         })
     }
 
-    /// Flushes and closes; later writes are dropped.
+    /// Flushes and closes; later writes are dropped. A checkpoint still at the end is dropped: the exit dump
+    /// (or doe=n) decides what the profile ends with.
     pub fn close(&self) {
         self.flush();
+        self.with_state(|s| s.sink().drop_checkpoint());
         self.state.lock().unwrap_or_else(|e| e.into_inner()).take();
     }
 
@@ -246,6 +281,39 @@ impl Output {
                 Encoder::Binary(b) => b.writer().flush(),
             };
         }
+    }
+}
+
+impl State {
+    /// The destination, with everything buffered written to it.
+    fn sink(&mut self) -> Flushed<'_> {
+        Flushed(match &mut self.encoder {
+            Encoder::Text(w) => w,
+            Encoder::Binary(b) => b.writer().get_mut(),
+        })
+    }
+}
+
+/// The buffered destination, for the checkpoint's steps, each of which first writes out what is buffered.
+struct Flushed<'a>(&'a mut Buffered);
+
+impl Flushed<'_> {
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+
+    fn checkpoint_start(&mut self) -> io::Result<Option<u64>> {
+        self.0.flush()?;
+        self.0.get_mut().checkpoint_start()
+    }
+
+    fn mark_checkpoint(&mut self, start: u64) {
+        self.0.get_mut().mark_checkpoint(start)
+    }
+
+    fn drop_checkpoint(&mut self) -> io::Result<()> {
+        self.0.flush()?;
+        self.0.get_mut().drop_checkpoint()
     }
 }
 

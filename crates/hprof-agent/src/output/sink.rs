@@ -2,7 +2,7 @@
 
 use crate::options::{Options, OutputFormat};
 use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Seek, SeekFrom, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -12,6 +12,9 @@ pub enum Sink {
     File {
         file: File,
         path: PathBuf,
+        /// Where the last checkpoint's records start: they stand in for the reports until the next bytes
+        /// arrive, which replace them (see [`Sink::write_checkpoint`]).
+        checkpoint_at: Option<u64>,
     },
     Socket {
         stream: TcpStream,
@@ -46,7 +49,11 @@ impl Sink {
             .truncate(true)
             .open(&path)
             .map_err(|e| format!("cannot create output file {}: {e}", path.display()))?;
-        Ok(Sink::File { file, path })
+        Ok(Sink::file(file, path))
+    }
+
+    pub fn file(file: File, path: PathBuf) -> Sink {
+        Sink::File { file, path, checkpoint_at: None }
     }
 
     fn connect(host: &str, port: u16) -> Result<Sink, String> {
@@ -73,6 +80,7 @@ impl Sink {
     /// Takes the file out, for a heap dump written into it from its current offset on; what others write
     /// meanwhile is held in memory until [`Sink::give_back`]. `None`: not a file, or lent already.
     pub fn lend(&mut self) -> Option<File> {
+        self.drop_checkpoint().ok()?;
         let Sink::File { path, .. } = self else { return None };
         let path = std::mem::take(path);
         match std::mem::replace(self, Sink::Lent { path, held: Vec::new() }) {
@@ -95,10 +103,38 @@ impl Sink {
     pub fn give_back(&mut self, file: File) {
         let Sink::Lent { path, held } = self else { return };
         let (path, held) = (std::mem::take(path), std::mem::take(held));
-        *self = Sink::File { file, path };
+        *self = Sink::file(file, path);
         // Not expected (the dump takes what was held first), but never lost: it goes after the dump.
         if !held.is_empty() {
             let _ = self.write_all(&held);
+        }
+    }
+
+    /// Where the next byte goes in the file; `None` if this is no file (a socket cannot take bytes back, and
+    /// a lent file belongs to a heap dump).
+    pub fn checkpoint_start(&mut self) -> io::Result<Option<u64>> {
+        self.drop_checkpoint()?;
+        match self {
+            Sink::File { file, .. } => file.stream_position().map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// Makes what was written from `start` on a checkpoint: it stays at the end of the file only until
+    /// anything else is written, which goes in its place. A JVM killed meanwhile (SIGKILL, a crash) leaves
+    /// it as the profile's last records, so that the file holds the reports as of the last checkpoint; a JVM
+    /// that exits replaces it by its exit dump, or drops it on close.
+    pub fn mark_checkpoint(&mut self, start: u64) {
+        if let Sink::File { checkpoint_at, .. } = self {
+            *checkpoint_at = Some(start);
+        }
+    }
+
+    /// Cuts the last checkpoint off, so that what comes next takes its place.
+    pub fn drop_checkpoint(&mut self) -> io::Result<()> {
+        match self {
+            Sink::File { file, checkpoint_at, .. } => cut_checkpoint(file, checkpoint_at),
+            _ => Ok(()),
         }
     }
 
@@ -121,7 +157,10 @@ impl Sink {
 impl Write for Sink {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
-            Sink::File { file, .. } => file.write(buf),
+            Sink::File { file, checkpoint_at, .. } => {
+                cut_checkpoint(file, checkpoint_at)?;
+                file.write(buf)
+            }
             Sink::Socket { stream, .. } => stream.write(buf),
             Sink::Lent { held, .. } => {
                 held.extend_from_slice(buf);
@@ -137,6 +176,15 @@ impl Write for Sink {
             Sink::Lent { .. } => Ok(()),
         }
     }
+}
+
+fn cut_checkpoint(file: &mut File, checkpoint_at: &mut Option<u64>) -> io::Result<()> {
+    if let Some(start) = checkpoint_at.take() {
+        // Cut first: a kill between the two steps leaves whole records, only without the checkpoint.
+        file.set_len(start)?;
+        file.seek(SeekFrom::Start(start))?;
+    }
+    Ok(())
 }
 
 /// `java.hprof.txt` → `java.hprof.<pid>.txt`; `out.hprof` → `out.hprof.<pid>`.
@@ -157,7 +205,7 @@ mod tests {
     fn a_lent_file_holds_what_is_written_meanwhile() {
         let path = std::env::temp_dir().join(format!("sink-lend-{}", std::process::id()));
         let file = File::create(&path).unwrap();
-        let mut sink = Sink::File { file, path: path.clone() };
+        let mut sink = Sink::file(file, path.clone());
         sink.write_all(b"before ").unwrap();
         let mut lent = sink.lend().unwrap();
         assert!(sink.lend().is_none(), "lent once");

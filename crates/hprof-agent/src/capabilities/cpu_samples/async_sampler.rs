@@ -147,9 +147,13 @@ impl AsyncSampler {
             if sample.num_frames <= 0 {
                 frames.push(agent.traces.pseudo_frame(asgct::failure_label(sample.num_frames)));
             } else {
-                for f in &sample.frames[..sample.num_frames as usize] {
+                let walked = sample.num_frames as usize;
+                for f in &sample.frames[..walked] {
                     let raw = RawFrame::new(f.method_id as sys::jmethodID, f.lineno);
                     frames.push(profile.frame(agent, jni, raw));
+                }
+                if walked >= super::ring::MAX_FRAMES {
+                    frames.push(agent.traces.pseudo_frame(super::profile::TRUNCATED));
                 }
             }
             profile.add(agent, sample.thread_serial, &frames);

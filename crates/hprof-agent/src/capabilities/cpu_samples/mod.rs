@@ -265,6 +265,12 @@ impl Capability for Arc<CpuSamples> {
         self.write_stack_files(agent);
     }
 
+    fn write_checkpoint(&self, agent: &Agent, jni: Jni) {
+        self.drain(agent, Some(jni));
+        let report = self.lock_profile().report(agent, agent.options.cutoff);
+        agent.output.cpu_checkpoint(agent, &report);
+    }
+
     fn handle_command(&self, agent: &Agent, jni: Option<Jni>, command: &ControlCommand) -> bool {
         match command {
             ControlCommand::CpuSamples { cutoff } => {
