@@ -210,12 +210,18 @@ extern "C" fn flush_at_exit() {
     crate::panic_guard::guard(
         || {
             if let Some(a) = agent() {
+                if a.is_live() && !a.is_exiting() {
+                    a.exit_without_vm_death();
+                }
                 a.output.flush_at_exit();
             }
         },
         (),
     )
 }
+
+/// How long the process's exit waits for the reports written in place of VMDeath's.
+const EXIT_REPORTS_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
 
 impl Agent {
     pub fn capabilities(&self) -> &[Box<dyn Capability>] {
@@ -343,6 +349,35 @@ impl Agent {
         }
         self.dead.store(true, Ordering::Relaxed);
         self.output.close();
+    }
+
+    /// The process exits and VMDeath never came: the launcher's DestroyJavaVM could not attach its thread,
+    /// which needs a new Thread object (G1 with a full heap), and the launcher went on to `exit()`. The
+    /// JVM still runs, so the exit reports are written as VMDeath would, on the worker — a Java thread since
+    /// VMInit, where this thread is attached no more and could not attach without the heap either.
+    fn exit_without_vm_death(&self) {
+        let done = std::sync::Arc::new((Mutex::new(false), std::sync::Condvar::new()));
+        let signal = done.clone();
+        let submitted = crate::worker::submit(move |agent, jni| {
+            agent.on_vm_death(jni);
+            let (lock, wake) = &*signal;
+            *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
+            wake.notify_all();
+        });
+        if !submitted {
+            return;
+        }
+        log::warning("the JVM is exiting without its VM death event (its heap is full?); writing the exit reports");
+        let (lock, wake) = &*done;
+        let finished = lock.lock().unwrap_or_else(|e| e.into_inner());
+        let (finished, _) =
+            wake.wait_timeout_while(finished, EXIT_REPORTS_WAIT, |f| !*f).unwrap_or_else(|e| e.into_inner());
+        if !*finished {
+            log::error(&format!(
+                "the exit reports were not written within {} s; the profile ends with the last checkpoint",
+                EXIT_REPORTS_WAIT.as_secs()
+            ));
+        }
     }
 
     pub(crate) fn on_thread_start(&self, jni: Jni, thread: sys::jthread) {
