@@ -6,6 +6,7 @@ import java.util.List;
  * the CPU (so that cpu=samples has samples), and returns from main with the heap still full. Run it with
  * a small -Xmx. Prints "filling" before it starts; nothing after (printing would allocate, and fail).
  * With the argument "die" it throws the OutOfMemoryError on out of main instead, the heap still full.
+ * With "keep N" it allocates N long[4]s only (a big heap dump, no OutOfMemoryError), prints "kept", returns.
  */
 public class HeapFiller {
     static volatile long sink;
@@ -19,6 +20,14 @@ public class HeapFiller {
             spin = spin * 6364136223846793005L + i;
         }
         sink = spin;
+        if (args.length > 1 && args[0].equals("keep")) {
+            int n = Integer.parseInt(args[1]);
+            for (int i = 0; i < n; i++) {
+                hoard.add(new long[4]);
+            }
+            System.out.println("kept");
+            return;
+        }
         System.out.println("filling");
         try {
             while (true) {

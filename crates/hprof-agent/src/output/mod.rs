@@ -114,7 +114,14 @@ impl Output {
         let Some(state) = guard.as_mut() else { return };
         if let Err(e) = f(state) {
             if !self.failed.swap(true, std::sync::atomic::Ordering::Relaxed) {
-                if self.command_stream.is_some() {
+                if self.command_stream.is_some() && sink::is_stall(&e) {
+                    crate::log::warning(&format!(
+                        "the front end ({}) stopped reading: the program waited {} s for it and goes on without it; \
+                         no more profile data is sent",
+                        self.description,
+                        sink::STALL_LIMIT.as_secs()
+                    ));
+                } else if self.command_stream.is_some() {
                     crate::log::warning(&format!(
                         "the front end ({}) is gone ({e}); the program goes on and further profile data is discarded",
                         self.description

@@ -5,7 +5,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Seek, SeekFrom, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The opened destination, unbuffered; [`super::Output`] buffers it.
 pub enum Sink {
@@ -19,12 +19,11 @@ pub enum Sink {
     Socket {
         stream: TcpStream,
         peer: String,
+        /// Since when the front end has not been taking bytes as fast as they come (see [`STALL_LIMIT`]).
+        stalled_since: Option<Instant>,
     },
     /// The file, lent to a heap dump that writes into it directly: what is written meanwhile waits here.
-    Lent {
-        path: PathBuf,
-        held: Vec<u8>,
-    },
+    Lent { path: PathBuf, held: Vec<u8> },
 }
 
 impl Sink {
@@ -64,9 +63,7 @@ impl Sink {
             match TcpStream::connect_timeout(&addr, Duration::from_secs(5)) {
                 Ok(stream) => {
                     let _ = stream.set_nodelay(true);
-                    // A front end that stops reading must not stall the program's threads for long.
-                    let _ = stream.set_write_timeout(Some(Duration::from_secs(10)));
-                    return Ok(Sink::Socket { stream, peer });
+                    return Ok(Sink::Socket { stream, peer, stalled_since: None });
                 }
                 Err(e) => last = Some(e),
             }
@@ -161,7 +158,7 @@ impl Write for Sink {
                 cut_checkpoint(file, checkpoint_at)?;
                 file.write(buf)
             }
-            Sink::Socket { stream, .. } => stream.write(buf),
+            Sink::Socket { stream, stalled_since, .. } => write_within_stall_limit(stream, stalled_since, buf),
             Sink::Lent { held, .. } => {
                 held.extend_from_slice(buf);
                 Ok(buf.len())
@@ -176,6 +173,39 @@ impl Write for Sink {
             Sink::Lent { .. } => Ok(()),
         }
     }
+}
+
+/// How long in all a front end that stops reading may hold the program up (a thread writing a record waits
+/// for the socket, and others for the output). The limit is on the whole stall, not on each write call.
+pub const STALL_LIMIT: Duration = Duration::from_secs(10);
+/// A write that takes longer than this is a sign of a front end that is not keeping up.
+const SLOW_WRITE: Duration = Duration::from_millis(100);
+
+/// The error of a write given up on: [`super::Output`] names the stall from it.
+pub fn is_stall(e: &io::Error) -> bool {
+    matches!(e.kind(), io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock)
+}
+
+/// One write, given what is left of the stall budget: a stall begins with a slow write and lasts while
+/// writes stay slow; a write that goes through quickly ends it.
+fn write_within_stall_limit(
+    stream: &mut TcpStream,
+    stalled_since: &mut Option<Instant>,
+    buf: &[u8],
+) -> io::Result<usize> {
+    let start = Instant::now();
+    let left = STALL_LIMIT.saturating_sub(stalled_since.map_or(Duration::ZERO, |s| start - s));
+    if left.is_zero() {
+        return Err(io::Error::new(io::ErrorKind::TimedOut, "stall limit reached"));
+    }
+    stream.set_write_timeout(Some(left))?;
+    let written = stream.write(buf);
+    if start.elapsed() < SLOW_WRITE && written.is_ok() {
+        *stalled_since = None;
+    } else if stalled_since.is_none() {
+        *stalled_since = Some(start);
+    }
+    written
 }
 
 fn cut_checkpoint(file: &mut File, checkpoint_at: &mut Option<u64>) -> io::Result<()> {
