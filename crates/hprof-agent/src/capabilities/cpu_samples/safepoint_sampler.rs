@@ -63,7 +63,7 @@ impl SafepointSampler {
                 }
                 let mut frames: Vec<u32> =
                     stack.frames.iter().map(|f| profile.frame(agent, Some(jni), RawFrame::from_jvmti(f))).collect();
-                if frames.len() >= max_frames && max_frames >= super::ring::MAX_FRAMES {
+                if frames.len() >= max_frames && max_frames >= crate::sampling::MAX_FRAMES {
                     frames.push(agent.traces.pseudo_frame(super::profile::TRUNCATED));
                 }
                 profile.add(agent, serial, &frames);
