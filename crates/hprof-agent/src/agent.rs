@@ -301,9 +301,8 @@ impl Agent {
         if !self.is_live() {
             return;
         }
-        for c in &self.capabilities {
-            c.write_checkpoint(self, jni);
-        }
+        let reports: Vec<_> = self.capabilities.iter().filter_map(|c| c.checkpoint(self, jni)).collect();
+        self.output.checkpoint(self, &reports);
         self.output.flush();
     }
 

@@ -140,6 +140,8 @@ fn a_sigkilled_jvm_leaves_a_readable_profile_with_samples() {
                 let totals = cpu_totals(&records);
                 assert_eq!(totals.len(), 1, "JDK {}: one checkpoint of CPU SAMPLES: {totals:?}", jdk.version);
                 assert!(totals[0] >= 50, "JDK {}: ~3 s of a busy thread: {totals:?}", jdk.version);
+                let sites = records.iter().filter(|r| matches!(r, Record::AllocSites { .. })).count();
+                assert_eq!(sites, 1, "JDK {}: one checkpoint of ALLOC SITES", jdk.version);
             } else {
                 let text = run.read("java.hprof.txt");
                 let total: u64 = text
@@ -149,8 +151,14 @@ fn a_sigkilled_jvm_leaves_a_readable_profile_with_samples() {
                     .and_then(|t| t.parse().ok())
                     .unwrap_or_else(|| panic!("JDK {}: no CPU SAMPLES in the killed profile", jdk.version));
                 assert!(total >= 50, "JDK {}: {total} samples", jdk.version);
-                assert!(text.trim_end().ends_with("CPU SAMPLES END"), "JDK {}: a whole report", jdk.version);
+                let end = text.trim_end();
+                assert!(
+                    end.ends_with("CPU SAMPLES END") || end.ends_with("SITES END"),
+                    "JDK {}: whole reports",
+                    jdk.version
+                );
                 assert_eq!(text.matches("CPU SAMPLES BEGIN").count(), 1, "checkpoints replace each other");
+                assert_eq!(text.matches("SITES BEGIN").count(), 1, "checkpoints replace each other");
             }
         }
     }

@@ -25,6 +25,12 @@ const BUFFER_BYTES: usize = 1 << 20;
 
 pub type Buffered = BufWriter<Sink>;
 
+/// A report written as a checkpoint ([`Output::checkpoint`]).
+pub enum Checkpoint {
+    Cpu(CpuReport),
+    Sites(SitesReport),
+}
+
 enum Encoder {
     Text(Buffered),
     Binary(BinaryEncoder),
@@ -213,19 +219,49 @@ impl Output {
         })
     }
 
-    /// CPU SAMPLES as a checkpoint (see [`Sink::mark_checkpoint`]): the traces it refers to are written for
-    /// good, the report itself only until the next bytes replace it. Nothing happens if the profile is no
-    /// file.
-    pub fn cpu_checkpoint(&self, agent: &Agent, report: &CpuReport) {
-        let serials: Vec<u32> = report.ranked().map(|r| r.row.trace_serial).collect();
+    /// Writes `reports` as a checkpoint (see [`Sink::mark_checkpoint`]): what they refer to (traces,
+    /// classes) for good, then the reports themselves, which stay at the end of the file only until the next
+    /// bytes replace them. Nothing happens if the profile is no file.
+    pub fn checkpoint(&self, agent: &Agent, reports: &[Checkpoint]) {
+        // A socket cannot take a checkpoint back; the front end has the stream so far.
+        if reports.is_empty() || self.command_stream.is_some() {
+            return;
+        }
         self.with_state(|s| {
-            write_traces(s, agent, serials)?;
+            for report in reports {
+                match report {
+                    Checkpoint::Cpu(r) => write_traces(s, agent, r.ranked().map(|r| r.row.trace_serial))?,
+                    Checkpoint::Sites(r) => {
+                        write_traces(s, agent, r.ranked().map(|r| r.row.trace_serial))?;
+                        if let Encoder::Binary(b) = &mut s.encoder {
+                            for site in r.ranked() {
+                                if let Some(class) = agent.classes.by_serial(site.row.class_serial) {
+                                    b.load_class(&class)?;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
             let Some(start) = s.sink().checkpoint_start()? else { return Ok(()) };
-            match &mut s.encoder {
-                Encoder::Text(w) => text::write_cpu_report(w, report, &time::ctime(time::now_millis()))?,
-                Encoder::Binary(b) => {
-                    let pairs: Vec<(u64, u32)> = report.ranked().map(|r| (r.row.count, r.row.trace_serial)).collect();
-                    b.writer().cpu_samples(report.total, &pairs)?
+            let now = time::ctime(time::now_millis());
+            for report in reports {
+                match (report, &mut s.encoder) {
+                    (Checkpoint::Cpu(r), Encoder::Text(w)) => text::write_cpu_report(w, r, &now)?,
+                    (Checkpoint::Cpu(r), Encoder::Binary(b)) => {
+                        let pairs: Vec<(u64, u32)> = r.ranked().map(|r| (r.row.count, r.row.trace_serial)).collect();
+                        b.writer().cpu_samples(r.total, &pairs)?
+                    }
+                    (Checkpoint::Sites(r), Encoder::Text(w)) => text::write_sites(w, r, &now)?,
+                    (Checkpoint::Sites(r), Encoder::Binary(b)) => {
+                        b.writer().alloc_sites(r)?;
+                        b.writer().heap_summary(
+                            r.total_live_bytes,
+                            r.total_live_instances,
+                            r.total_alloc_bytes,
+                            r.total_alloc_instances,
+                        )?
+                    }
                 }
             }
             s.sink().flush()?;

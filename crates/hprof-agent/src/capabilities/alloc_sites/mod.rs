@@ -26,6 +26,7 @@ use crate::agent::Agent;
 use crate::hub::{Capability, ControlCommand, DumpReason};
 use crate::log;
 use crate::options::Options;
+use crate::output::Checkpoint;
 use crate::sampling::agent_work::{self, AgentWork};
 use hprof_format::model::SiteOrder;
 use jvmti::{Event, Jni, sys};
@@ -278,6 +279,21 @@ impl Capability for AllocSites {
             at_exit: reason == DumpReason::Exit,
         };
         self.write_report(agent, jni, ask);
+    }
+
+    fn checkpoint(&self, agent: &Agent, _jni: Jni) -> Option<Checkpoint> {
+        // Live figures as of the last collection: a checkpoint forces none.
+        let figures = self.sites.snapshot();
+        let request = ReportRequest {
+            order: SiteOrder::LiveBytes,
+            cutoff: agent.options.cutoff,
+            since: None,
+            forced_gc: false,
+            live_as_of_last_gc: false,
+            weighting: self.weighting,
+            dropped: self.sites.dropped(),
+        };
+        Some(Checkpoint::Sites(report::build(agent, &figures, &request)))
     }
 
     fn handle_command(&self, agent: &Agent, jni: Option<Jni>, command: &ControlCommand) -> bool {

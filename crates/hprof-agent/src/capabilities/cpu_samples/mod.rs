@@ -12,6 +12,7 @@ use crate::agent::Agent;
 use crate::hub::{Capability, ControlCommand, DumpReason};
 use crate::log;
 use crate::options::{Options, SamplerKind};
+use crate::output::Checkpoint;
 use crate::sampling::{self, Engine, Frames, TickBatch, TickConsumer};
 use crate::traces::RawFrame;
 use jvmti::{Event, Jni, sys};
@@ -212,10 +213,9 @@ impl Capability for Arc<CpuSamples> {
         self.write_stack_files(agent);
     }
 
-    fn write_checkpoint(&self, agent: &Agent, jni: Jni) {
+    fn checkpoint(&self, agent: &Agent, jni: Jni) -> Option<Checkpoint> {
         self.drain(agent, Some(jni));
-        let report = self.lock_profile().report(agent, agent.options.cutoff);
-        agent.output.cpu_checkpoint(agent, &report);
+        Some(Checkpoint::Cpu(self.lock_profile().report(agent, agent.options.cutoff)))
     }
 
     fn handle_command(&self, agent: &Agent, jni: Option<Jni>, command: &ControlCommand) -> bool {
