@@ -13,7 +13,7 @@ pub enum Sink {
         file: File,
         path: PathBuf,
         /// Where the last checkpoint's records start: they stand in for the reports until the next bytes
-        /// arrive, which replace them (see [`Sink::write_checkpoint`]).
+        /// arrive, which replace them (see [`Sink::mark_checkpoint`]).
         checkpoint_at: Option<u64>,
     },
     Socket {
@@ -247,6 +247,31 @@ mod tests {
         sink.give_back(lent);
         sink.write_all(b"after").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"before dump after");
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn a_checkpoint_stays_until_the_next_bytes_replace_it() {
+        let path = std::env::temp_dir().join(format!("sink-checkpoint-{}", std::process::id()));
+        let file = OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
+        let mut sink = Sink::file(file, path.clone());
+        sink.write_all(b"records ").unwrap();
+        let start = sink.checkpoint_start().unwrap().unwrap();
+        sink.write_all(b"report-1").unwrap();
+        sink.mark_checkpoint(start);
+        assert_eq!(std::fs::read(&path).unwrap(), b"records report-1", "a kill now leaves the checkpoint");
+        let start = sink.checkpoint_start().unwrap().unwrap();
+        sink.write_all(b"report-2").unwrap();
+        sink.mark_checkpoint(start);
+        assert_eq!(std::fs::read(&path).unwrap(), b"records report-2", "one checkpoint at a time");
+        sink.write_all(b"more").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"records more", "the next bytes take its place");
+        let start = sink.checkpoint_start().unwrap().unwrap();
+        sink.write_all(b"report-3").unwrap();
+        sink.mark_checkpoint(start);
+        let lent = sink.lend().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"records more", "a heap dump starts where it started");
+        sink.give_back(lent);
         std::fs::remove_file(&path).unwrap();
     }
 
