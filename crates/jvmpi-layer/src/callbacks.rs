@@ -68,6 +68,7 @@ unsafe extern "C" fn vm_init(_env: *mut sys::jvmtiEnv, jni: *mut sys::JNIEnv, th
     on_thread(jni, |l, jni| {
         l.live.store(true, Ordering::Release);
         crate::control::apply_at_vm_init(l);
+        crate::threads::current(l, jni, thread);
         crate::threads::ensure_started(l, jni, thread);
         crate::classes::announce_loaded(l, jni);
         if l.is_enabled(JVMPI_EVENT_OBJECT_ALLOC) {
@@ -85,7 +86,11 @@ unsafe extern "C" fn vm_death(_env: *mut sys::jvmtiEnv, jni: *mut sys::JNIEnv) {
 }
 
 unsafe extern "C" fn thread_start(_env: *mut sys::jvmtiEnv, jni: *mut sys::JNIEnv, thread: sys::jthread) {
-    on_thread(jni, |l, jni| crate::threads::ensure_started(l, jni, thread))
+    on_thread(jni, |l, jni| {
+        // The record names the thread by its JNIEnv in dumps and thread functions, whatever the agent enabled.
+        crate::threads::current(l, jni, thread);
+        crate::threads::ensure_started(l, jni, thread)
+    })
 }
 
 unsafe extern "C" fn thread_end(_env: *mut sys::jvmtiEnv, jni: *mut sys::JNIEnv, thread: sys::jthread) {
