@@ -24,3 +24,4 @@ pub mod panic_guard;
 pub mod sampling;
 pub mod threads;
 pub mod traces;
+pub mod worker;
