@@ -281,7 +281,9 @@ impl Dump {
     /// A class's name in Java source form, from LOAD CLASS; `None` when no LOAD CLASS names it.
     pub fn class_name(&self, class_id: u64) -> Option<String> {
         let name_id = self.class_name_ids.get(&class_id)?;
-        self.string(*name_id).map(|n| java_name_from_internal(&n))
+        // A hidden class (a lambda's) is `Foo$$Lambda$26+0x…` inside HotSpot and `Foo$$Lambda$26/0x…`
+        // wherever Java shows it, jcmd's histogram included.
+        self.string(*name_id).map(|n| java_name_from_internal(&n).replace("+0x", "/0x"))
     }
 
     /// A stack frame resolved to names.

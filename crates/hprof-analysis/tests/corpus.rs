@@ -28,7 +28,7 @@ fn compressed_oops_histogram_matches_jmap_exactly() {
     let Some(d) = open("mat_sun_jdk6_30_x64_compressedOops.hprof") else { return };
     let h = histo(&d);
     let hi = histogram(&d, &Quiet).unwrap();
-    assert!(hi.layout.compressed_oops, "compressed oops not detected");
+    assert!(hi.layout.compressed_oops(), "compressed oops not detected");
     // From oracles/mat_sun_jdk6_30_x64_compressedOops.notes.txt (jmap -histo of the same VM).
     for (class, n, bytes) in [
         ("char[]", 842, 114152),
