@@ -299,13 +299,13 @@ pub struct LayoutChoice {
 impl LayoutChoice {
     pub fn describe(&self) -> String {
         if self.forced {
-            return format!("{} (given with --layout)", self.layout.describe());
+            return format!("{}, given with --layout", self.layout.describe());
         }
         if self.telling_pairs == 0 {
-            return format!("{} (assumed: no neighbouring objects tell the layouts apart)", self.layout.describe());
+            return format!("{}, assumed: no neighbouring objects tell the layouts apart", self.layout.describe());
         }
         let mut s = format!(
-            "{} ({:.1}% of {} neighbouring objects that tell the layouts apart fit it",
+            "{}: {:.1}% of {} neighbouring objects that tell the layouts apart fit it",
             self.layout.describe(),
             self.fit * 100.0,
             self.telling_pairs
@@ -317,7 +317,6 @@ impl LayoutChoice {
             s.push_str("; ");
             s.push_str(n);
         }
-        s.push(')');
         s
     }
 }

@@ -113,9 +113,13 @@ fn every_dump_gives_a_consistent_dominator_tree() {
         assert!(d.damage.is_none(), "{name}: {:?}", d.damage);
         let g = HeapGraph::build(&d, false, &Quiet).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(g.damage.is_none(), "{name}: {:?}", g.damage);
+        // By default the tree holds what GC roots reach, and its top level retains exactly that.
         let t = DominatorTree::compute(&g, &Quiet).unwrap();
-        // Every object is in the tree; the top level retains everything; a dominator retains at least
-        // what each child does.
+        let top: u64 = t.children_of(None).iter().map(|&v| t.retained[v as usize]).sum();
+        assert_eq!((top, t.tree_bytes), (t.reachable_bytes, t.reachable_bytes), "{name}");
+        let t = DominatorTree::compute_with(&g, hprof_analysis::dominators::Unreachable::Kept, &Quiet).unwrap();
+        // Kept: every object is in the tree; the top level retains everything; a dominator retains at
+        // least what each child does.
         let total: u64 = g.shallow.iter().map(|&s| s as u64).sum();
         assert_eq!(t.total_bytes, total, "{name}");
         let top: u64 = t.children_of(None).iter().map(|&v| t.retained[v as usize]).sum();
@@ -198,7 +202,7 @@ fn releasing_references_gives_the_same_tree() {
         let g = HeapGraph::build(&d, false, &Quiet).unwrap();
         let t = DominatorTree::compute(&g, &Quiet).unwrap();
         let mut g2 = HeapGraph::build(&d, false, &Quiet).unwrap();
-        let t2 = DominatorTree::compute_releasing_references(&mut g2, &Quiet).unwrap();
+        let t2 = DominatorTree::compute_releasing_references(&mut g2, hprof_analysis::dominators::Unreachable::LeftOut, &Quiet).unwrap();
         assert_eq!(t.idom, t2.idom, "{name}");
         assert_eq!(t.retained, t2.retained, "{name}");
         assert_eq!(t.retained_by_class(&g), t2.retained_by_class(&g2), "{name}");

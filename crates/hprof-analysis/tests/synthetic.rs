@@ -126,6 +126,11 @@ fn weak_referents_are_not_retained_and_weakly_reachable_objects_are_unreachable(
     assert_eq!(t.idom[n(strong) as usize], n(weak), "the strong field of a Reference retains");
     assert!(t.is_reachable(n(strong)));
     assert!(!t.is_reachable(n(target)), "only weakly reachable");
+    assert_eq!(t.idom[n(target) as usize], DominatorTree::UNREACHABLE, "left out of the tree, retained by no one");
+    assert_eq!(t.retained[n(target) as usize], 0);
+    assert_eq!(t.retained[n(weak) as usize], (g.shallow[n(weak) as usize] + g.shallow[n(strong) as usize]) as u64);
+    // --keep-unreachable: under the super-root.
+    let t = DominatorTree::compute_with(&g, hprof_analysis::dominators::Unreachable::Kept, &Quiet).unwrap();
     assert_eq!(t.idom[n(target) as usize], DominatorTree::ROOT, "listed under <unreachable>, retained by no one");
     assert_eq!(t.retained[n(weak) as usize], (g.shallow[n(weak) as usize] + g.shallow[n(strong) as usize]) as u64);
 }
