@@ -158,3 +158,17 @@ fn a_text_report_and_empty_files_are_refused_clearly() {
         assert!(Dump::from_source(Source::from_vec(bytes), &Quiet).is_err());
     }
 }
+
+#[test]
+fn no_path_passes_through_its_own_target() {
+    // A (root) → T; T → B; B → T. B refers to T but is held only through T: not a holder that keeps T.
+    let (a, t, b) = (0x10, 0x20, 0x30);
+    let d = open(file(8, &[(a, t, 0), (t, b, 0), (b, t, 0)], &[], &[a]));
+    let g = HeapGraph::build(&d, false, &Quiet).unwrap();
+    let n = |id| g.node(id).unwrap();
+    let paths = shortest_paths(&g, n(t), 5);
+    assert_eq!(paths.iter().map(|p| p.nodes.clone()).collect::<Vec<_>>(), vec![vec![n(a), n(t)]]);
+    for p in &paths {
+        assert_eq!(p.nodes.iter().filter(|&&v| v == n(t)).count(), 1, "{:?}", p.nodes);
+    }
+}
