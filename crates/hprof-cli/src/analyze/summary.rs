@@ -85,6 +85,7 @@ pub fn run(a: &Args) -> Result<(), String> {
         print_json(&json!({
             "file": a.file.display().to_string(),
             "gzip": d.source.was_gzip,
+            "compression": d.source.compression,
             "file_bytes": d.source.file_size,
             "version": h.version,
             "id_size": h.id_size,
@@ -103,7 +104,11 @@ pub fn run(a: &Args) -> Result<(), String> {
             "damage": damage_json(&dmg),
         }))?;
     } else {
-        println!("file:        {}{}", a.file.display(), if d.source.was_gzip { " (gzip)" } else { "" });
+        println!(
+            "file:        {}{}",
+            a.file.display(),
+            d.source.compression.map(|c| format!(" ({c})")).unwrap_or_default()
+        );
         println!("size:        {} ({} bytes)", human(d.source.bytes().len() as u64), d.source.bytes().len());
         println!("format:      {}, {}-byte identifiers", h.version, h.id_size);
         println!("written:     {}", ctime(h.timestamp_ms));
