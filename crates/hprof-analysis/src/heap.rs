@@ -5,7 +5,7 @@
 
 use crate::class_sizes::{ClassShapes, ClassSizes};
 use crate::dump::{Dump, HeapDumpSegments};
-use crate::layout::{EvidenceCollector, Layout, LayoutChoice, LayoutEvidence, LayoutKind, choose};
+use crate::layout::{EvidenceCollector, Layout, LayoutChoice, LayoutEvidence, LayoutKind, Shape, choose};
 use crate::{Error, Progress};
 use hprof_format::binary::heap::ids as array_ids;
 use hprof_format::binary::{ClassDump, FormatError, HeapRecord, HeapRecords, Value};
@@ -407,6 +407,43 @@ fn histo_chunk(dump: &Dump, c: &Chunk, candidates: &[Layout]) -> HistoPart {
     p
 }
 
+/// How many objects, sorted by address, vote when the file is out of address order.
+const SORTED_SAMPLE: u64 = 1 << 20;
+
+/// When the file does not list objects in address order, evidence from the objects of an address window
+/// (about a million, the lowest addresses) sorted by address: one more pass over the records.
+fn evidence_in_address_order(dump: &Dump, chunks: &[Chunk], ev: LayoutEvidence) -> LayoutEvidence {
+    if !ev.out_of_address_order() {
+        return ev;
+    }
+    let (lo, hi) = ev.window(SORTED_SAMPLE);
+    let mut objects: Vec<(u64, Shape)> = chunks
+        .par_iter()
+        .flat_map_iter(|c| {
+            let mut v = Vec::new();
+            for (_, r) in records(dump, c).map_while(Result::ok) {
+                if let Some(id) = r.object_id().filter(|id| !r.is_root() && (lo..=hi).contains(id)) {
+                    v.push((id, Shape::of(&r)));
+                }
+            }
+            dump.source.release(c.start, c.end);
+            v
+        })
+        .collect();
+    objects.par_sort_unstable_by_key(|o| o.0);
+    let mut sorted = EvidenceCollector::new(dump.id_size()).unlimited();
+    for (id, shape) in objects {
+        sorted.see_shape(id, shape);
+    }
+    let mut out = sorted.evidence;
+    // Addresses and counts stay those of the whole dump.
+    out.highest_id = ev.highest_id;
+    out.lowest_id = ev.lowest_id;
+    out.objects = ev.objects;
+    out.above_compressed_oops = ev.above_compressed_oops;
+    out
+}
+
 /// Chooses the layout from the evidence and sizes every class under it; returns the index of the chosen
 /// candidate too.
 fn settle_layout(
@@ -471,7 +508,8 @@ pub fn histogram_as(dump: &Dump, forced: Option<LayoutKind>, progress: &dyn Prog
         }
     }
     let damage = damage.or(walk_damage);
-    let (choice, sizes, pick) = settle_layout(dump, &total.classes, &total.evidence, forced);
+    let evidence = evidence_in_address_order(dump, &chunks, std::mem::take(&mut total.evidence));
+    let (choice, sizes, pick) = settle_layout(dump, &total.classes, &evidence, forced);
     let layout = choice.layout;
     let pick = pick + 1;
     let table = ClassTable::build_sized(dump, std::mem::take(&mut total.classes), layout, &sizes);
@@ -914,6 +952,7 @@ impl HeapGraph {
         let n = ids.len();
         let ids = ObjectIds::new(ids);
         crate::mem_trace("ids");
+        let evidence = evidence_in_address_order(dump, &chunks, evidence);
         let (layout_choice, sizes, _) = settle_layout(dump, &classes, &evidence, forced);
         let layout = layout_choice.layout;
         let table = ClassTable::build_sized(dump, classes, layout, &sizes);

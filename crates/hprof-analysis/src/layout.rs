@@ -194,6 +194,13 @@ pub struct LayoutEvidence {
     /// (class id, gap to the next object) → count.
     pub instance_gaps: FxHashMap<(u64, u32), u32>,
     pub highest_id: u64,
+    pub lowest_id: u64,
+    /// Objects seen, and consecutive pairs in rising and falling address order.
+    pub objects: u64,
+    /// Objects at addresses compressed oops cannot reach.
+    pub above_compressed_oops: u64,
+    pub ascending: u64,
+    pub descending: u64,
 }
 
 impl LayoutEvidence {
@@ -208,7 +215,12 @@ impl LayoutEvidence {
         for (k, v) in o.instance_gaps {
             *self.instance_gaps.entry(k).or_default() += v;
         }
+        self.lowest_id = if self.objects == 0 { o.lowest_id } else { self.lowest_id.min(o.lowest_id) };
         self.highest_id = self.highest_id.max(o.highest_id);
+        self.objects += o.objects;
+        self.above_compressed_oops += o.above_compressed_oops;
+        self.ascending += o.ascending;
+        self.descending += o.descending;
     }
 }
 
@@ -224,6 +236,7 @@ enum Pending {
 pub struct EvidenceCollector {
     candidates: Vec<Layout>,
     pending: Pending,
+    previous: Option<u64>,
     samples_left: u32,
     pub evidence: LayoutEvidence,
 }
@@ -235,6 +248,7 @@ impl EvidenceCollector {
         EvidenceCollector {
             candidates,
             pending: Pending::None,
+            previous: None,
             samples_left: INSTANCE_SAMPLES_PER_CHUNK,
             evidence: LayoutEvidence { array_votes: vec![0; n], ..Default::default() },
         }
@@ -242,41 +256,111 @@ impl EvidenceCollector {
 
     /// Takes the next record.
     pub fn see(&mut self, r: &HeapRecord<'_>) {
-        let Some(id) = r.object_id().filter(|_| !r.is_root()) else { return };
-        self.evidence.highest_id = self.evidence.highest_id.max(id);
+        if r.is_root() {
+            return;
+        }
+        if let Some(id) = r.object_id() {
+            self.see_shape(id, Shape::of(r));
+        }
+    }
+
+    /// Takes the next object, by address and shape.
+    pub fn see_shape(&mut self, id: u64, shape: Shape) {
+        let ev = &mut self.evidence;
+        ev.highest_id = ev.highest_id.max(id);
+        ev.lowest_id = if ev.objects == 0 { id } else { ev.lowest_id.min(id) };
+        ev.objects += 1;
+        ev.above_compressed_oops += (id >= COMPRESSED_OOPS_LIMIT) as u64;
+        if let Some(prev) = self.previous {
+            if id > prev {
+                ev.ascending += 1;
+            } else {
+                ev.descending += 1;
+            }
+        }
+        self.previous = Some(id);
         let gap = |prev: u64| id.checked_sub(prev).filter(|g| *g > 0 && *g <= MAX_GAP);
         match std::mem::replace(&mut self.pending, Pending::None) {
             Pending::Array { id: prev, sizes } => {
                 if let Some(g) = gap(prev) {
-                    self.evidence.array_pairs += 1;
-                    for (v, s) in self.evidence.array_votes.iter_mut().zip(&sizes) {
+                    ev.array_pairs += 1;
+                    for (v, s) in ev.array_votes.iter_mut().zip(&sizes) {
                         *v += (*s == g) as u64;
                     }
                 }
             }
             Pending::Instance { id: prev, class_id } => {
                 if let Some(g) = gap(prev) {
-                    *self.evidence.instance_gaps.entry((class_id, g as u32)).or_default() += 1;
+                    *ev.instance_gaps.entry((class_id, g as u32)).or_default() += 1;
                 }
             }
             Pending::None => {}
         }
-        self.pending = match r {
-            HeapRecord::InstanceDump { class_id, .. } if self.samples_left > 0 => {
+        self.pending = match shape {
+            Shape::Instance(class_id) if self.samples_left > 0 => {
                 self.samples_left -= 1;
-                Pending::Instance { id, class_id: *class_id }
+                Pending::Instance { id, class_id }
             }
-            HeapRecord::ObjectArrayDump { .. }
-            | HeapRecord::PrimitiveArrayDump { .. }
-            | HeapRecord::PrimitiveArrayNoData { .. } => {
+            Shape::ObjectArray(length) | Shape::PrimitiveArray(_, length) => {
                 let mut sizes = [0u64; 9];
                 for (s, l) in sizes.iter_mut().zip(&self.candidates) {
-                    *s = l.array_size(r).unwrap_or(0);
+                    *s = match shape {
+                        Shape::PrimitiveArray(t, _) => l.primitive_array_size(t, length),
+                        _ => l.object_array_size(length),
+                    };
                 }
                 Pending::Array { id, sizes }
             }
             _ => Pending::None,
         };
+    }
+
+    /// No instance sample limit (for objects already sampled by address).
+    pub fn unlimited(mut self) -> EvidenceCollector {
+        self.samples_left = u32::MAX;
+        self
+    }
+}
+
+/// What sizes an object, for voting.
+#[derive(Debug, Clone, Copy)]
+pub enum Shape {
+    Instance(u64),
+    ObjectArray(u64),
+    PrimitiveArray(BasicType, u64),
+    Other,
+}
+
+impl Shape {
+    pub fn of(r: &HeapRecord<'_>) -> Shape {
+        match r {
+            HeapRecord::InstanceDump { class_id, .. } => Shape::Instance(*class_id),
+            HeapRecord::ObjectArrayDump { length, .. } => Shape::ObjectArray(*length as u64),
+            HeapRecord::PrimitiveArrayDump { length, element_type, .. }
+            | HeapRecord::PrimitiveArrayNoData { length, element_type, .. } => {
+                Shape::PrimitiveArray(*element_type, *length as u64)
+            }
+            _ => Shape::Other,
+        }
+    }
+}
+
+impl LayoutEvidence {
+    /// The file does not list objects in address order (the agent's dumps follow references): its
+    /// neighbours in the file are not neighbours in memory, and the evidence must come from objects
+    /// sorted by address.
+    pub fn out_of_address_order(&self) -> bool {
+        self.descending * 10 > self.ascending + self.descending
+    }
+
+    /// The address window holding about `wanted` objects, from the lowest address.
+    pub fn window(&self, wanted: u64) -> (u64, u64) {
+        let span = self.highest_id.saturating_sub(self.lowest_id);
+        if self.objects <= wanted {
+            return (self.lowest_id, self.highest_id);
+        }
+        let width = (span as u128 * wanted as u128 / self.objects.max(1) as u128) as u64;
+        (self.lowest_id, self.lowest_id + width)
     }
 }
 
@@ -350,7 +434,8 @@ pub fn choose(
     let array_best = ev.array_votes.iter().copied().max().unwrap_or(0);
     let array_worst = ev.array_votes.iter().copied().min().unwrap_or(0);
     telling += array_best - array_worst;
-    let high = ev.highest_id >= COMPRESSED_OOPS_LIMIT && id_size == 8;
+    // Most objects, not just some: a dump may name a few objects by numbers of its own (our agent does).
+    let high = ev.above_compressed_oops * 2 > ev.objects && id_size == 8;
     let allowed = |l: &Layout| match forced {
         Some(k) => l.kind == k || (id_size == 4),
         None => !(high && l.compressed_oops()),
@@ -377,7 +462,7 @@ pub fn choose(
         runner_up: if forced.is_some() { None } else { runner_up },
         forced: forced.is_some(),
         note: (high && forced.is_none())
-            .then(|| format!("objects at 0x{:x} and above: no compressed oops", COMPRESSED_OOPS_LIMIT)),
+            .then(|| format!("most objects at 0x{:x} and above: no compressed oops", COMPRESSED_OOPS_LIMIT)),
     }
 }
 
