@@ -91,7 +91,7 @@ impl Builder {
     fn insert_field(&mut self, slot: usize, size: u32) {
         let mut slot = slot;
         let off = self.blocks[slot].offset;
-        if off % size != 0 {
+        if !off.is_multiple_of(size) {
             slot = self.insert(slot, size - off % size, Kind::Empty);
         }
         slot = self.insert(slot, size, Kind::Field);
@@ -104,7 +104,7 @@ impl Builder {
     }
 
     fn fits(b: &Block, size: u32) -> bool {
-        let adjust = if b.offset % size != 0 { size - b.offset % size } else { 0 };
+        let adjust = if !b.offset.is_multiple_of(size) { size - b.offset % size } else { 0 };
         b.size >= size + adjust
     }
 
