@@ -319,3 +319,59 @@ fn dumps_taken_while_classes_load_are_whole() {
         assert_eq!(payload_classes, CLASSES, "{what}: a CLASS DUMP for each loader's payload class");
     }
 }
+
+/// Repeated dumps while class hierarchies load as javac loads them (a superclass loaded, not linked, when the
+/// dump's plan is made; its subclass loaded, linked and instantiated before the walk): every dump must be
+/// whole — each HeapDumpLateSub with its own and its superclass's values in place, no value left unplaced.
+/// (Found by a stress of javac under SIGQUITs: a late class's superclass was laid out with no fields.)
+#[test]
+fn repeated_dumps_while_hierarchies_load_are_all_whole() {
+    const DUMPS: usize = 6;
+    for jdk in all_jdks() {
+        let what = format!("JDK {}", jdk.version);
+        let dir = scratch("heap-dump-late-classes");
+        let mut running = Java::new(&jdk, dir.path())
+            .agentpath("heap=dump,format=b,file=late.hprof")
+            .class("HeapDumpLateClasses")
+            .spawn();
+        running.wait_for_stdout("ready", Duration::from_secs(120));
+        for n in 1..=DUMPS {
+            std::thread::sleep(Duration::from_millis(300));
+            sigquit_and_wait(&running, n);
+        }
+        std::fs::write(dir.path().join("release"), b"").unwrap();
+        let run = running.wait();
+        run.assert_success();
+        assert!(run.stdout.contains("done "), "{what}: {}", run.stdout);
+        assert!(
+            !run.stderr.contains("HPROF WARNING") && !run.stderr.contains("HPROF ERROR"),
+            "{what}:\n{}",
+            run.stderr
+        );
+        let file = HeapFile::parse(&run.read_bytes("late.hprof"));
+        assert_eq!(file.dumps.len(), DUMPS + 1, "{what}: {DUMPS} dumps on SIGQUIT and one at exit");
+        assert_eq!(file.unfinished_segments, 0, "{what}");
+        let mut subs = 0;
+        for (i, d) in file.dumps.iter().enumerate() {
+            let what = format!("{what}, dump {}", i + 1);
+            assert_sound(&file, d, &what);
+            for (&id, inst) in &d.instances {
+                if file.class_name(inst.class_id) != Some("HeapDumpLateSub") {
+                    continue;
+                }
+                subs += 1;
+                let values = [
+                    ("d", d.field_u64(&file, id, "d")),
+                    ("self", d.field_u64(&file, id, "self")),
+                    ("a", d.field_u64(&file, id, "a")),
+                    ("c", d.field_u64(&file, id, "c")),
+                ];
+                let expected = [("d", Some(11)), ("self", Some(id)), ("a", Some(7)), ("c", Some(0x1122334455667788))];
+                assert_eq!(values, expected, "{what}: HeapDumpLateSub {id:#x} is not whole");
+                let base = d.field_u64(&file, id, "base").unwrap();
+                assert!(d.contains(base), "{what}: HeapDumpLateSub {id:#x}'s base field {base:#x} is dangling");
+            }
+        }
+        assert!(subs > 1000, "{what}: only {subs} HeapDumpLateSub instances in all the dumps");
+    }
+}

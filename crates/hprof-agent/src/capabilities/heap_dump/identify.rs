@@ -8,7 +8,7 @@
 //! report — always its reference to its class — points to. Class objects are told by the class word in
 //! their headers (with compact headers, which have none, java.lang.Class keeps its tag and JVMTI's class
 //! tags tell). A class object the plan lacks (a class loaded since, or one CDS archived but not loaded) is
-//! tagged with its address if the walk visits it, so that it can be found again after the walk.
+//! tagged with its address when first reported, so that it can be found again after the walk.
 
 use super::layout::ClassKind;
 use super::named::Name;
@@ -67,9 +67,13 @@ impl Walk<'_> {
             return Some(Referee { id: tag as u64, visit: self.first_request(tag as u64), name: None, addr });
         }
         if self.is_class_object(addr, class_tag) {
-            // A class object the plan lacks: looked for among the loaded classes after the walk.
+            // A class object the plan lacks: looked for among the loaded classes after the walk, by the tag
+            // set here. Tagged on its first report, not when visited: a class object with no references of
+            // its own is never visited as a referrer, yet its instances name it as their class, and after the
+            // walk (a collection may have moved it) only a tag finds it again.
             let first = self.first_request(addr);
             if first {
+                unsafe { *tag_ptr = addr as i64 };
                 self.late.mirrors.push(addr);
                 if self.read_fields {
                     unsafe { self.late.copy(addr, addr, size as u64) };

@@ -154,6 +154,14 @@ impl LateObjects {
             jni.delete_local_ref(class);
         }
         resolved.plain_mirrors.extend(self.mirrors.iter().copied().filter(|id| wanted.contains(id)));
+        // Class objects visited (and so kept as late objects) but of no loaded class.
+        let listed: FxHashSet<u64> = self.mirrors.iter().copied().collect();
+        resolved.plain_mirrors.extend(
+            self.objects
+                .iter()
+                .filter(|o| o.is_class && wanted.contains(&o.id) && !listed.contains(&o.id))
+                .map(|o| o.id),
+        );
         resolved
     }
 
@@ -174,7 +182,8 @@ impl LateObjects {
             let vals = &self.values[o.values.clone()];
             if o.is_class {
                 let Some(k) = class_of(o.id) else {
-                    unplaced += 1;
+                    // No loaded class (CDS maps in class objects of classes not loaded yet): an instance of
+                    // java.lang.Class, written with the plain mirrors below.
                     continue;
                 };
                 let dc = plan.get(k);

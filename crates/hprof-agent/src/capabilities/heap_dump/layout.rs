@@ -263,8 +263,10 @@ impl ClassPlan {
         }
         missing.extend(agent.jvmti.implemented_interfaces(class).unwrap_or_default());
         for c in missing {
+            // Absent, or present but not prepared when the plan was made (javac loads a superclass long
+            // before it links it): its fields, which number the late class's, are read now.
             if let Some(r) = agent.classes.register(agent, c)
-                && !self.raw.contains_key(&r.object_id)
+                && self.raw.get(&r.object_id).is_none_or(|raw| raw.fields.is_none())
             {
                 self.add_late(agent, jni, dump_env, ids, c);
             }
