@@ -375,3 +375,36 @@ fn repeated_dumps_while_hierarchies_load_are_all_whole() {
         assert!(subs > 1000, "{what}: only {subs} HeapDumpLateSub instances in all the dumps");
     }
 }
+
+/// Every OBJ and ARR line of a text dump carries its object's size in the VM, whichever way objects are
+/// named: objects named before the walk (threads, class loaders, held monitors), class objects of no loaded
+/// class (primitive types', CDS-archived ones) and objects of classes met late included — none has sz=0.
+#[test]
+fn text_dump_sizes_are_never_zero() {
+    for jdk in all_jdks() {
+        for tags in [false, true] {
+            let what = format!("JDK {}{}", jdk.version, if tags { ", tags forced" } else { "" });
+            let dir = scratch("heap-dump-text-sizes");
+            let mut java = Java::new(&jdk, dir.path()).agentpath("heap=dump").class("HeapDumpGraph");
+            if tags {
+                java = java.env("HPROF_HEAP_DUMP_TAGS", "1");
+            }
+            let run = java.run();
+            run.assert_success();
+            let text = run.read("java.hprof.txt");
+            let records: Vec<&str> = text.lines().filter(|l| l.starts_with("OBJ ") || l.starts_with("ARR ")).collect();
+            assert!(records.len() > 100_000, "{what}: {} records", records.len());
+            let zero: Vec<&&str> = records.iter().filter(|l| l.contains("(sz=0,")).collect();
+            assert!(
+                zero.is_empty(),
+                "{what}: {} of {} records say sz=0, e.g.\n{}",
+                zero.len(),
+                records.len(),
+                zero.iter().take(8).map(|l| l.to_string()).collect::<Vec<_>>().join("\n")
+            );
+            for kind in ["class=java.lang.Thread@", "class=java.lang.Class@"] {
+                assert!(records.iter().any(|l| l.contains(kind)), "{what}: no OBJ of {kind}");
+            }
+        }
+    }
+}
