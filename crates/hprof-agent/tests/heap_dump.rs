@@ -372,7 +372,7 @@ fn repeated_dumps_while_hierarchies_load_are_all_whole() {
                 assert!(d.contains(base), "{what}: HeapDumpLateSub {id:#x}'s base field {base:#x} is dangling");
             }
         }
-        assert!(subs > 1000, "{what}: only {subs} HeapDumpLateSub instances in all the dumps");
+        assert!(subs > 100, "{what}: only {subs} HeapDumpLateSub instances in all the dumps");
     }
 }
 

@@ -479,7 +479,8 @@ fn binary_walk(
     let mut late_names = None;
     agent.output.binary(|enc| {
         let before = in_place::held(enc)?;
-        sink.names.add(enc, plan, (0..plan.len()).filter(|&k| k >= named || resolved.refreshed(k as u32)))?;
+        // Classes added after the walk, and those laid out again (a late class's superclass, say).
+        sink.names.add(enc, plan, (0..plan.len()).filter(|&k| k >= named || plan.relaid.contains(&(k as u32))))?;
         late_names = Some(in_place::held(enc)? - before);
         Ok(())
     });

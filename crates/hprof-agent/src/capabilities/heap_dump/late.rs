@@ -70,13 +70,6 @@ pub struct Resolved {
     plain_mirrors: Vec<u64>,
 }
 
-impl Resolved {
-    /// Whether class `index` was (re)laid out after the walk.
-    pub fn refreshed(&self, index: u32) -> bool {
-        self.classes.values().any(|&k| k == index)
-    }
-}
-
 impl LateObjects {
     pub fn begin(&mut self, id: u64, class_id: u64, is_class: bool) {
         let at = self.values.len();

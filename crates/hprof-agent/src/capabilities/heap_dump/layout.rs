@@ -204,6 +204,9 @@ pub struct ClassPlan {
     pub class_class: Option<u32>,
     /// Set once [`ClassPlan::locate`] has found every primitive field (late classes are located too).
     located: Option<FieldOffsets>,
+    /// Classes of the plan laid out again after the walk (not prepared when the plan was made): their
+    /// field names are written again with the late classes'.
+    pub relaid: Vec<u32>,
 }
 
 const ACC_STATIC: i32 = 0x0008;
@@ -277,6 +280,7 @@ impl ClassPlan {
             // Known, but not prepared when the plan was made: its fields can be read now.
             Some(i) => {
                 self.classes[i as usize] = self.layout_located(id);
+                self.relaid.push(i);
                 Some(i)
             }
             None => Some(self.add_layout(id)),
