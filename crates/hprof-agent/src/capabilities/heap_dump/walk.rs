@@ -324,12 +324,17 @@ impl<'a> Walk<'a> {
                     self.emit_root(&Root::JniLocal { id, thread, frame: local.depth });
                 }
             }
-            sys::JVMTI_HEAP_REFERENCE_THREAD => {
+            sys::JVMTI_HEAP_REFERENCE_THREAD => match self.threads.get(id) {
                 // ROOT THREAD OBJECT names the thread's trace, settled after the walk.
-                let thread = self.threads.get(id).map_or(0, |t| t.serial);
-                self.thread_objects.push((id, thread));
-                self.emit_root(&Root::ThreadBlock { id, thread });
-            }
+                Some(t) => {
+                    let thread = t.serial;
+                    self.thread_objects.push((id, thread));
+                    self.emit_root(&Root::ThreadBlock { id, thread });
+                }
+                // The agent's own threads are kept out of the profile (no START THREAD): their thread
+                // objects are still objects, held by the VM.
+                None => self.emit_root(&Root::Unknown { id }),
+            },
             _ => self.emit_root(&Root::Unknown { id }),
         }
     }
