@@ -26,7 +26,7 @@ impl Jni {
         self.0
     }
 
-    fn table(self) -> &'static sys::JNINativeInterface_ {
+    pub(crate) fn table(self) -> &'static sys::JNINativeInterface_ {
         // Valid for as long as the thread is attached, which outlives every use of a Jni handle.
         unsafe { &**self.0 }
     }
@@ -40,6 +40,10 @@ impl Jni {
             }
         }
         Ok(())
+    }
+
+    pub(crate) fn check_exception(self, what: &str) -> JniResult<()> {
+        self.check(what)
     }
 
     pub fn exception_pending(self) -> bool {
@@ -81,6 +85,11 @@ impl Jni {
     /// A `long` instance field (reading a field runs no Java code).
     pub fn long_field(self, obj: sys::jobject, field: sys::jfieldID) -> i64 {
         unsafe { jni_fn!(self, GetLongField)(self.0, obj, field) }
+    }
+
+    /// A reference instance field, as a local reference (reading a field runs no Java code).
+    pub fn object_field(self, obj: sys::jobject, field: sys::jfieldID) -> sys::jobject {
+        unsafe { jni_fn!(self, GetObjectField)(self.0, obj, field) }
     }
 
     pub fn static_method_id(self, class: sys::jclass, name: &CStr, sig: &CStr) -> JniResult<sys::jmethodID> {

@@ -3,12 +3,13 @@
 
 pub mod alloc_sites;
 pub mod cpu_samples;
+pub mod cpu_times;
 pub mod heap_dump;
 pub mod monitors;
 
 use crate::hub::Capability;
 use crate::options::{CpuMode, Options};
-use std::sync::Arc;
+use crate::sampling;
 
 pub fn build(options: &Options) -> Result<Vec<Box<dyn Capability>>, String> {
     let mut capabilities: Vec<Box<dyn Capability>> = Vec::new();
@@ -22,7 +23,15 @@ pub fn build(options: &Options) -> Result<Vec<Box<dyn Capability>>, String> {
         capabilities.push(Box::new(alloc_sites::AllocSites::new(options)));
     }
     if options.cpu == Some(CpuMode::Samples) {
-        capabilities.push(Box::new(Arc::new(cpu_samples::CpuSamples::new(options)?)));
+        capabilities.push(Box::new(cpu_samples::CpuSamples::new(options)?));
+    }
+    // The consumers above installed the sampling engine if they need it; its service goes first, so that
+    // clocks are armed before a consumer's own VMInit and stopped before its VMDeath.
+    if let Some(engine) = sampling::installed() {
+        capabilities.insert(0, Box::new(sampling::SamplingService::new(engine)));
+    }
+    if matches!(options.cpu, Some(CpuMode::Times | CpuMode::Old)) {
+        capabilities.push(Box::new(cpu_times::CpuTimes::new(options)));
     }
     Ok(capabilities)
 }
