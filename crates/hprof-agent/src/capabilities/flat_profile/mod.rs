@@ -15,7 +15,6 @@
 
 mod classify;
 mod code_map;
-mod report;
 mod tally;
 mod ticker;
 
@@ -27,8 +26,8 @@ use crate::sampling::{Engine, Frames, TickBatch, TickConsumer};
 use crate::threads::ThreadRecord;
 use classify::{Row, TopFrame};
 use code_map::{Code, CodeMap};
+use hprof_format::text::flat::{self as report, GlobalSummary, NamedRow, ThreadProfile};
 use jvmti::{Event, Jni, sys};
-use report::{GlobalSummary, NamedRow, ThreadProfile};
 use rustc_hash::FxHashMap;
 use std::ffi::{CStr, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};

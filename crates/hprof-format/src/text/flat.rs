@@ -1,4 +1,4 @@
-//! The text of the flat profile, in -Xprof's layout: per thread a "Flat profile of …" header, the
+//! The flat profile (`cpu=flat`, `-Xprof`) as text, in -Xprof's layout, and its reader: per thread a "Flat profile of …" header, the
 //! "Interpreted + native", "Compiled + native" and "Stub + native" tables (percent of the thread's active
 //! ticks, code ticks, `+` native ticks, method) with their totals, the thread-local ticks, and at the end
 //! the global summary. A row below `cutoff` of the thread's active ticks is left out, and the table's
@@ -15,7 +15,7 @@ pub struct NamedRow {
 }
 
 /// One thread's profile, ready to print.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ThreadProfile {
     pub name: String,
     pub seconds: f64,
@@ -48,7 +48,7 @@ impl ThreadProfile {
 }
 
 /// The global summary, ready to print.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct GlobalSummary {
     pub seconds: f64,
     pub received: u64,
@@ -141,6 +141,117 @@ pub fn write_global(w: &mut dyn Write, g: &GlobalSummary) -> io::Result<()> {
     writeln!(w)
 }
 
+/// A flat profile read back from a text report: the last complete one in the file (each dump — at exit, on
+/// Ctrl-\\ — prints the run so far and ends with the global summary).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FlatProfile {
+    pub threads: Vec<ThreadProfile>,
+    pub global: GlobalSummary,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Part {
+    None,
+    Interpreted,
+    Compiled,
+    Stub,
+    ThreadLocal,
+    Global,
+}
+
+/// `N.N% ticks [+ native] title`: the ticks, the native ticks (0 where the line has none) and the title.
+fn parse_row(line: &str) -> Option<(u64, u64, String)> {
+    let rest = line.trim_start();
+    let (pct, rest) = rest.split_once('%')?;
+    pct.trim().parse::<f64>().ok()?;
+    let rest = rest.trim_start();
+    let end = rest.find(|c: char| !c.is_ascii_digit())?;
+    let ticks = rest[..end].parse().ok()?;
+    let rest = rest[end..].trim_start();
+    if let Some(after) = rest.strip_prefix('+') {
+        let after = after.trim_start();
+        let end = after.find(|c: char| !c.is_ascii_digit())?;
+        let native = after[..end].parse().ok()?;
+        return Some((ticks, native, after[end..].trim().to_string()));
+    }
+    Some((ticks, 0, rest.trim().to_string()))
+}
+
+/// Reads the last flat profile in a text report; `None` if it holds none.
+pub fn parse_flat_profile(text: &str) -> Option<FlatProfile> {
+    let mut last = None;
+    let mut current = FlatProfile::default();
+    let mut part = Part::None;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("Flat profile of ") {
+            let (secs, rest) = rest.split_once(" secs (")?;
+            let (_, name) = rest.split_once("): ")?;
+            current.threads.push(ThreadProfile {
+                name: name.to_string(),
+                seconds: secs.trim().parse().unwrap_or(0.0),
+                ..Default::default()
+            });
+            part = Part::None;
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("Global summary of ") {
+            current.global.seconds = rest.trim_end_matches(" seconds:").trim().parse().unwrap_or(0.0);
+            part = Part::Global;
+            continue;
+        }
+        let header = line.trim();
+        match header {
+            "Interpreted + native   Method" => part = Part::Interpreted,
+            "Compiled + native   Method" => part = Part::Compiled,
+            "Stub + native   Method" => part = Part::Stub,
+            "Thread-local ticks:" => part = Part::ThreadLocal,
+            _ => {}
+        }
+        if header.is_empty() && part == Part::Global {
+            last = Some(std::mem::take(&mut current));
+            part = Part::None;
+            continue;
+        }
+        let Some((ticks, native, title)) = parse_row(line) else { continue };
+        if title.starts_with("Total ") && matches!(part, Part::Interpreted | Part::Compiled | Part::Stub) {
+            continue;
+        }
+        let row = NamedRow { name: title.clone(), code: ticks, native };
+        if part == Part::Global {
+            let g = &mut current.global;
+            match title.as_str() {
+                "Received ticks" => g.received = ticks,
+                "Received GC ticks" => g.gc = ticks,
+                "Compilation" => g.compilation = ticks,
+                "Class loader" => g.class_loader = ticks,
+                "Interpreter" => g.interpreter = ticks,
+                "Unknown code" => g.unknown = ticks,
+                _ => g.vm_operations.push((title, ticks)),
+            }
+            continue;
+        }
+        let Some(t) = current.threads.last_mut() else { continue };
+        match part {
+            Part::Interpreted => t.interpreted.push(row),
+            Part::Compiled => t.compiled.push(row),
+            Part::Stub => t.stub.push(row),
+            Part::ThreadLocal => match title.as_str() {
+                "Blocked (of total)" => t.blocked = ticks,
+                "Class loader" => t.class_loader = ticks,
+                "Interpreter" => t.interpreter = ticks,
+                "Compilation" => t.compilation = ticks,
+                "Unknown code" => t.unknown = ticks,
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    if part == Part::Global {
+        last = Some(current);
+    }
+    last
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,5 +314,42 @@ Flat profile of 1.23 secs (54 total ticks): main
             text,
             "\nGlobal summary of 2.00 seconds:\n100.0%   200             Received ticks\n  5.0%    10             Received GC ticks\n  1.0%     2             Other VM operations\n\n"
         );
+    }
+
+    #[test]
+    fn reads_back_what_it_writes_the_last_dump_winning() {
+        let thread = |name: &str, ticks: u64| ThreadProfile {
+            name: name.into(),
+            seconds: 1.5,
+            interpreted: vec![row("A.b", ticks, 2)],
+            compiled: vec![row("C.d  (in C.e)", 7, 0)],
+            // In the order printed: most ticks first.
+            stub: vec![row("java.lang.Thread.currentThread", 0, 3), row("StubRoutines (1)", 1, 0)],
+            blocked: 5,
+            class_loader: 1,
+            interpreter: 2,
+            unknown: 1,
+            ..Default::default()
+        };
+        let global = GlobalSummary {
+            seconds: 3.25,
+            received: 100,
+            gc: 4,
+            compilation: 6,
+            vm_operations: vec![("Other VM operations".into(), 2)],
+            class_loader: 1,
+            interpreter: 2,
+            unknown: 1,
+        };
+        let mut out = b"JAVA PROFILE 1.0.1\n".to_vec();
+        for ticks in [3, 30] {
+            write_thread(&mut out, &thread("main", ticks), 0.0).unwrap();
+            write_thread(&mut out, &thread("worker 1", ticks), 0.0).unwrap();
+            write_global(&mut out, &global).unwrap();
+        }
+        let parsed = parse_flat_profile(&String::from_utf8(out).unwrap()).unwrap();
+        assert_eq!(parsed.threads, vec![thread("main", 30), thread("worker 1", 30)]);
+        assert_eq!(parsed.global, global);
+        assert_eq!(parse_flat_profile("CPU SAMPLES BEGIN"), None);
     }
 }
