@@ -1,7 +1,7 @@
 /**
  * Many garbage collections while a second thread stays blocked: main keeps about 16 MB alive and asks for a
- * full collection again and again (each one stops the world for milliseconds), while "flat-waiter" waits on a
- * monitor for the whole run. Prints `gcs=<count>`.
+ * full collection again and again (each one stops the world for a millisecond or more), computing for 4 ms
+ * between two, while "flat-waiter" waits on a monitor for the whole run. Prints `gcs=<count>`.
  * Args: seconds to run (default 2).
  */
 public class FlatGcBlocked {
@@ -30,9 +30,12 @@ public class FlatGcBlocked {
         while (System.nanoTime() < end) {
             System.gc();
             gcs++;
-            for (int i = 0; i < 1000; i++) {
-                sink = new byte[1024];
+            long busyUntil = System.nanoTime() + 4_000_000;
+            long h = gcs;
+            while (System.nanoTime() < busyUntil) {
+                h = h * 6364136223846793005L + 1442695040888963407L;
             }
+            sink = h;
         }
         sink = live;
         System.out.println("gcs=" + gcs);

@@ -56,7 +56,7 @@ fn a_hot_method_is_compiled_once_warm_and_interpreted_with_xint_in_the_programs_
     for jdk in all_jdks() {
         for (mode, vm_args, seconds) in [("compiled", &[][..], "6"), ("interpreted", &["-Xint"][..], "6")] {
             let what = format!("JDK {} {mode}", jdk.version);
-            let (run, _dir) = alone(&jdk, "cpu=flat,interval=10", vm_args, "CpuAccuracy", &[seconds]);
+            let (run, _dir) = run_flat(&jdk, "cpu=flat,interval=10", vm_args, "CpuAccuracy", &[seconds], true);
             let own = program_figures(&run.stdout, "own-share");
             let p = profile_of(&run, &what);
             let main = thread(&p, "main", &what);
@@ -108,7 +108,7 @@ fn a_jni_methods_time_is_native_ticks_of_its_java_frame() {
     };
     for jdk in all_jdks() {
         let what = format!("JDK {}", jdk.version);
-        let (run, _dir) = alone(&jdk, "cpu=flat", &[], "FlatNative", &[lib.to_str().unwrap(), "5"]);
+        let (run, _dir) = run_flat(&jdk, "cpu=flat", &[], "FlatNative", &[lib.to_str().unwrap(), "5"], true);
         let own = program_figures(&run.stdout, "own-share");
         let p = profile_of(&run, &what);
         let main = thread(&p, "main", &what);
@@ -138,7 +138,7 @@ fn a_jni_methods_time_is_native_ticks_of_its_java_frame() {
 fn gc_ticks_in_the_global_summary_and_a_waiting_thread_blocked() {
     for jdk in all_jdks() {
         let what = format!("JDK {}", jdk.version);
-        let (run, _dir) = alone(&jdk, "cpu=flat", &["-Xmx64m"], "FlatGcBlocked", &["3"]);
+        let (run, _dir) = run_flat(&jdk, "cpu=flat", &["-Xmx64m"], "FlatGcBlocked", &["3"], false);
         let gcs = run.stdout.trim().strip_prefix("gcs=").and_then(|n| n.parse::<u64>().ok()).expect("gcs=");
         let p = profile_of(&run, &what);
         assert!(gcs >= 20, "{what}: only {gcs} collections");

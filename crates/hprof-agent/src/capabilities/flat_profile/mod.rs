@@ -51,7 +51,9 @@ pub struct FlatProfile {
     code: Mutex<CodeMap>,
     threads: Mutex<FxHashMap<u32, ThreadEntry>>,
     global: Mutex<GlobalTally>,
-    gc_active: AtomicBool,
+    /// Between GarbageCollectionStart and Finish; shared with the ticker, which must read it before any JNI
+    /// call (a JNI call waits for the GC's safepoint to end).
+    gc_active: Arc<AtomicBool>,
     /// When profiling began (VMInit).
     started: OnceLock<Instant>,
     ticker: ticker::Ticker,
@@ -71,7 +73,7 @@ impl FlatProfile {
             code: Mutex::default(),
             threads: Mutex::default(),
             global: Mutex::default(),
-            gc_active: AtomicBool::new(false),
+            gc_active: Arc::default(),
             started: OnceLock::new(),
             ticker: ticker::Ticker::default(),
         });
@@ -268,7 +270,9 @@ impl Capability for Arc<FlatProfile> {
             );
         }
         let me = self.clone();
-        self.ticker.start(agent, jni, self.interval_ms, move |agent, jni, tick| me.on_wall_tick(agent, jni, tick));
+        let gc_active = self.gc_active.clone();
+        self.ticker
+            .start(agent, jni, self.interval_ms, gc_active, move |agent, jni, tick| me.on_wall_tick(agent, jni, tick));
     }
 
     fn on_vm_death(&self, _agent: &Agent, _jni: Jni) {
@@ -351,7 +355,7 @@ impl FlatProfile {
         {
             let mut g = lock(&self.global);
             g.received += 1;
-            if self.gc_active.load(Ordering::Relaxed) {
+            if vm.gc {
                 g.gc += 1;
                 return;
             }

@@ -17,6 +17,8 @@ use std::time::{Duration, Instant};
 /// What the VM is doing at a tick.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct VmNow {
+    /// A garbage collection is under way (JVMTI's GarbageCollectionStart without its Finish yet).
+    pub gc: bool,
     /// The VM thread is on a CPU: a VM operation (GC or other) runs, at a safepoint or not.
     pub vm_operation: bool,
     pub compiling: bool,
@@ -37,6 +39,7 @@ impl Ticker {
         agent: &Agent,
         jni: Jni,
         interval_ms: u32,
+        gc_active: Arc<AtomicBool>,
         on_tick: impl Fn(&Agent, Jni, &VmNow) + Send + 'static,
     ) {
         let stop = self.stop.clone();
@@ -60,7 +63,9 @@ impl Ticker {
                 // A late wake-up (a loaded machine) counts as one tick, not a burst of catch-up ticks.
                 next = (next + period).max(Instant::now());
                 drop(stopped);
-                let now = vm_threads.now();
+                // Before any JNI or JVMTI call: those wait for a safepoint (a GC) to end.
+                let mut now = vm_threads.now();
+                now.gc = gc_active.load(Ordering::Relaxed);
                 jni.with_local_frame(16, || on_tick(agent, jni, &now));
                 stopped = lock.lock().unwrap_or_else(|e| e.into_inner());
             }
@@ -100,7 +105,7 @@ impl VmThreads {
             self.rescan();
         }
         let vm_operation = self.vm_thread.is_some_and(thread_running);
-        VmNow { vm_operation, compiling: self.compilers.iter().any(|&tid| thread_running(tid)) }
+        VmNow { gc: false, vm_operation, compiling: self.compilers.iter().any(|&tid| thread_running(tid)) }
     }
 
     /// Threads whose name (the kernel keeps 15 bytes) is HotSpot's for the VM thread or a compiler thread.
