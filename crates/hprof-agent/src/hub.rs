@@ -134,6 +134,11 @@ pub trait Capability: Send + Sync {
     /// Java thread (always, except for some socket commands handled on a native thread).
     fn write_dump(&self, agent: &Agent, jni: Option<Jni>, reason: DumpReason) {}
 
+    /// Its report so far, for the checkpoint written every second (see [`crate::worker`]).
+    fn checkpoint(&self, agent: &Agent, jni: Jni) -> Option<crate::output::Checkpoint> {
+        None
+    }
+
     /// Acts on a front-end command that concerns it; returns true if it did.
     fn handle_command(&self, agent: &Agent, jni: Option<Jni>, command: &ControlCommand) -> bool {
         false
