@@ -10,17 +10,19 @@ use jvm_harness::{Java, JavaRun, JvmSlot, all_jdks, scratch};
 use report_support::program_figures;
 use std::path::{Path, PathBuf};
 
-/// Runs `class` with the agent's `options` and extra VM arguments alone on the machine (both JVM slots):
-/// CPU clocks are skewed by another busy process.
-fn alone(
+/// Runs `class` with the agent's `options` and extra VM arguments, `alone` on the machine (both JVM slots)
+/// where shares are compared with the program's own: another busy process skews which instructions a CPU
+/// clock's ticks land on.
+fn run_flat(
     jdk: &jvm_harness::Jdk,
     options: &str,
     vm_args: &[&str],
     class: &str,
     args: &[&str],
+    alone: bool,
 ) -> (JavaRun, jvm_harness::TempDir) {
     let dir = scratch("flat");
-    let _alone = JvmSlot::acquire_n(2);
+    let _slots = JvmSlot::acquire_n(if alone { 2 } else { 1 });
     let mut java = Java::new(jdk, dir.path()).agentpath(options);
     for a in vm_args {
         java = java.vm_arg(a);
