@@ -391,7 +391,7 @@ mod tests {
 
     #[test]
     fn the_jvms_own_library_is_a_library_and_the_heap_is_not() {
-        assert!(in_library(in_library as usize));
+        assert!(in_library(in_library as *const () as usize));
         let on_heap = Box::new(0u64);
         assert!(!in_library(&*on_heap as *const u64 as usize));
     }
