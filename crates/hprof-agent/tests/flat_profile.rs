@@ -58,7 +58,9 @@ fn a_hot_method_is_compiled_once_warm_and_interpreted_with_xint_in_the_programs_
     for jdk in all_jdks() {
         for (mode, vm_args, seconds) in [("compiled", &[][..], "6"), ("interpreted", &["-Xint"][..], "6")] {
             let what = format!("JDK {} {mode}", jdk.version);
-            let (run, _dir) = run_flat(&jdk, "cpu=flat,interval=10", vm_args, "CpuAccuracy", &[seconds], true);
+            // interval=1: the shared machine may leave the program a fraction of a CPU, and the tolerance needs
+            // hundreds of ticks (binomial error: sqrt(n * 0.75 * 0.25) ticks).
+            let (run, _dir) = run_flat(&jdk, "cpu=flat,interval=1", vm_args, "CpuAccuracy", &[seconds], true);
             let own = program_figures(&run.stdout, "own-share");
             let p = profile_of(&run, &what);
             let main = thread(&p, "main", &what);
@@ -74,11 +76,11 @@ fn a_hot_method_is_compiled_once_warm_and_interpreted_with_xint_in_the_programs_
             assert!((share - own["hotAlpha"]).abs() <= 5.0, "{detail}");
             // Nearly all of main's CPU time is in the two methods, and in the expected table.
             assert!(alpha + beta >= 0.8 * active(main) as f64, "{detail}");
-            let promised = own["cpu-ms"] / 10.0;
+            let promised = own["cpu-ms"];
             assert!(alpha + beta >= 0.7 * promised, "{detail}: {promised} ticks promised");
-            // The global summary counted wall-clock ticks for the run.
+            // The global summary counted wall-clock ticks for the run (one per ms, fewer on a loaded machine).
             assert!(
-                p.global.received as f64 >= 0.5 * seconds.parse::<f64>().unwrap() * 100.0,
+                p.global.received as f64 >= 0.2 * seconds.parse::<f64>().unwrap() * 1000.0,
                 "{what}: {:?}",
                 p.global
             );
@@ -110,7 +112,7 @@ fn a_jni_methods_time_is_native_ticks_of_its_java_frame() {
     };
     for jdk in all_jdks() {
         let what = format!("JDK {}", jdk.version);
-        let (run, _dir) = run_flat(&jdk, "cpu=flat", &[], "FlatNative", &[lib.to_str().unwrap(), "5"], true);
+        let (run, _dir) = run_flat(&jdk, "cpu=flat,interval=1", &[], "FlatNative", &[lib.to_str().unwrap(), "5"], true);
         let own = program_figures(&run.stdout, "own-share");
         let p = profile_of(&run, &what);
         let main = thread(&p, "main", &what);
