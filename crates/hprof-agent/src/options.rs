@@ -278,15 +278,8 @@ impl Options {
                     .into(),
             ));
         }
-        if let Some(m @ (CpuMode::Times | CpuMode::Old)) = self.cpu {
-            let name = if m == CpuMode::Times { "times" } else { "old" };
-            return Err(OptionError(format!(
-                "option cpu={name} (method timing by bytecode injection) is not available in this version of \
-                 hprof-rs; use cpu=samples"
-            )));
-        }
         if (self.collapsed.is_some() || self.flamegraph.is_some())
-            && !matches!(self.cpu, Some(CpuMode::Samples))
+            && matches!(self.cpu, None | Some(CpuMode::Flat))
             && !self.monitor
         {
             return Err(OptionError(
