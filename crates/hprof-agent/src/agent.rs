@@ -89,10 +89,20 @@ pub fn start(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> sys::jint {
     }
 }
 
+/// The JVM's own input arguments (for `-Xprof`): from HotSpot's tables, else the process's command line.
+fn vm_input_arguments() -> Vec<String> {
+    if let Some(args) = hotspot::VmStructs::get().and_then(|vm| hotspot::vm_input_arguments(vm).ok()) {
+        return args;
+    }
+    std::fs::read("/proc/self/cmdline")
+        .map(|b| b.split(|&c| c == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect())
+        .unwrap_or_default()
+}
+
 /// Starts a session: parses the options, takes a JVMTI environment of its own and switches on what the
 /// options ask for. In a running JVM (`kind` Attach) it also does what VMInit would have done.
 pub fn start_session(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<&'static Agent, String> {
-    let options = match Options::parse(option_string).map_err(|e| e.0)? {
+    let options = match Options::parse_for_vm(option_string, &vm_input_arguments()).map_err(|e| e.0)? {
         // Exiting after the help is HPROF's way at startup; a running JVM must go on.
         Parsed::Help if kind == LoadKind::Attach => {
             return Err("help lists the options only at startup: java -agentpath:/path/to/libhprof.so=help".into());

@@ -54,6 +54,10 @@ fn gc_events_pair_up_and_the_utility_functions_work() {
             assert!(out.contains("SYSTEM_THREAD ran=1 woke=1\n"), "{what}:\n{out}");
             assert!(out.contains("CPU main_ns>0=1\n"), "{what}:\n{out}");
             assert!(out.contains("SUSPEND suspended_bit=1 resumed_clear=1 list_ok=1 object_ok=1\n"), "{what}:\n{out}");
+            assert!(
+                out.contains("RAW contended_enter=1 contended_entered=1 contended_exit=1 quiet=0\n"),
+                "{what}: raw monitor contention (none for a name starting with '_'):\n{out}"
+            );
             let compiled = out.lines().find(|l| l.starts_with("COMPILED ")).expect("COMPILED line");
             assert!(!compiled.contains("loads=0 ") && compiled.ends_with(" bad=0"), "{what}: {compiled}");
         }

@@ -9,6 +9,7 @@
  *   WAIT wait=N timeout=50 waited=N waited_ms>=40=1 (on thread "main")
  *   FREE garbage_allocated=N garbage_freed=N
  *   HOOK classes=N magic_ok=1
+ *   GLOBALREF alloc=1 free=1 weak_alloc=1 weak_free=1     (for the references it makes itself at INIT_DONE)
  *   ERROR ...
  */
 #include <jvmpi.h>
@@ -28,6 +29,24 @@ static long contended_enter, contended_entered, on_contender = 1;
 static long waits, waiteds, wait_timeout = -1, waited_ms = -1;
 static long hooks, magic_ok = 1;
 static JNIEnv *contender_env, *main_env;
+static jobject probe_ref, probe_weak;
+static jobjectID probe_obj;
+static int ref_alloc, ref_free, weak_alloc, weak_free;
+
+/* Makes and drops a global and a weak global reference to java.lang.Object's class; the events for them
+ * arrive inside the JNI calls, on this thread. */
+static void globalref_probe(JNIEnv *env) {
+    jclass c = (*env)->FindClass(env, "java/lang/Object");
+    probe_obj = jvmpi->jobject2jobjectID(c);
+    probe_ref = NULL;
+    jobject g = (*env)->NewGlobalRef(env, c);
+    if (probe_ref != g) ref_alloc = 0;
+    (*env)->DeleteGlobalRef(env, g);
+    jobject w = (*env)->NewWeakGlobalRef(env, c);
+    if (probe_weak != w) weak_alloc = 0;
+    (*env)->DeleteWeakGlobalRef(env, w);
+    (*env)->DeleteLocalRef(env, c);
+}
 
 /* IDs of Garbage objects alive: a set by open addressing. */
 #define SET_SIZE (1 << 16)
@@ -80,6 +99,25 @@ static void entry2(JVMPI_Event *e) {
 
 static void notify(JVMPI_Event *e) {
     int type = e->event_type & ~JVMPI_REQUESTED_EVENT;
+    /* These arrive inside JNI calls made by this agent: no lock. */
+    switch (type) {
+    case JVMPI_EVENT_JVM_INIT_DONE:
+        globalref_probe(e->env_id);
+        return;
+    case JVMPI_EVENT_JNI_GLOBALREF_ALLOC:
+    case JVMPI_EVENT_JNI_WEAK_GLOBALREF_ALLOC:
+        if (probe_obj && e->u.jni_globalref_alloc.obj_id == probe_obj) {
+            if (type == JVMPI_EVENT_JNI_GLOBALREF_ALLOC) { probe_ref = e->u.jni_globalref_alloc.ref_id; ref_alloc = 1; }
+            else { probe_weak = e->u.jni_globalref_alloc.ref_id; weak_alloc = 1; }
+        }
+        return;
+    case JVMPI_EVENT_JNI_GLOBALREF_FREE:
+        if (probe_ref && e->u.jni_globalref_free.ref_id == probe_ref) ref_free = 1;
+        return;
+    case JVMPI_EVENT_JNI_WEAK_GLOBALREF_FREE:
+        if (probe_weak && e->u.jni_globalref_free.ref_id == probe_weak) weak_free = 1;
+        return;
+    }
     pthread_mutex_lock(&lock);
     switch (type) {
     case JVMPI_EVENT_CLASS_LOAD:
@@ -139,6 +177,7 @@ static void notify(JVMPI_Event *e) {
         printf("WAIT wait=%ld timeout=%ld waited=%ld waited_ms>=40=%d\n", waits, wait_timeout, waiteds, waited_ms >= 40);
         printf("FREE garbage_allocated=%ld garbage_freed=%ld\n", garbage_allocated, garbage_freed);
         printf("HOOK classes=%ld magic_ok=%ld\n", hooks, magic_ok);
+        printf("GLOBALREF alloc=%d free=%d weak_alloc=%d weak_free=%d\n", ref_alloc, ref_free, weak_alloc, weak_free);
         fflush(stdout);
         break;
     }
@@ -152,7 +191,9 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved) {
                      JVMPI_EVENT_METHOD_EXIT, JVMPI_EVENT_MONITOR_CONTENDED_ENTER,
                      JVMPI_EVENT_MONITOR_CONTENDED_ENTERED, JVMPI_EVENT_MONITOR_WAIT, JVMPI_EVENT_MONITOR_WAITED,
                      JVMPI_EVENT_OBJECT_ALLOC, JVMPI_EVENT_OBJECT_FREE, JVMPI_EVENT_CLASS_LOAD_HOOK,
-                     JVMPI_EVENT_JVM_SHUT_DOWN};
+                     JVMPI_EVENT_JVM_SHUT_DOWN, JVMPI_EVENT_JVM_INIT_DONE, JVMPI_EVENT_JNI_GLOBALREF_ALLOC,
+                     JVMPI_EVENT_JNI_GLOBALREF_FREE, JVMPI_EVENT_JNI_WEAK_GLOBALREF_ALLOC,
+                     JVMPI_EVENT_JNI_WEAK_GLOBALREF_FREE};
     for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
         if (jvmpi->EnableEvent(events[i], NULL) != JVMPI_SUCCESS) printf("ERROR cannot enable %d\n", events[i]);
     if (jvmpi->EnableEvent(JVMPI_EVENT_INSTRUCTION_START, NULL) != JVMPI_NOT_AVAILABLE)

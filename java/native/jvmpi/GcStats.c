@@ -8,12 +8,14 @@
  *   SYSTEM_THREAD ran=1 woke=1
  *   SUSPEND suspended_bit=1 resumed_clear=1 list_ok=1 object_ok=1
  *   COMPILED loads=N bad=0
+ *   RAW contended_enter=1 contended_entered=1 contended_exit=1 quiet=0   (main contends with the worker)
  *   CPU main_ns>0=1
  *   ERROR ...
  */
 #include <jvmpi.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 static JVMPI_Interface *jvmpi;
 static volatile long starts, finishes, unpaired;
@@ -22,9 +24,24 @@ static volatile jlong first_used_objects = -2;
 static JVMPI_RawMonitor monitor;
 static volatile int worker_ran, worker_stop, worker_woke;
 static JNIEnv *volatile worker_env;
+static JVMPI_RawMonitor held, quiet;
+static volatile int worker_holds, main_trying;
+static volatile long raw_enter, raw_entered, raw_exit, raw_quiet;
+
+/* Holds `m` until the main thread is about to enter it, and 100 ms more so that it blocks. */
+static void hold_briefly(JVMPI_RawMonitor m, int stage) {
+    struct timespec tick = {0, 1000 * 1000}, hold = {0, 100 * 1000 * 1000};
+    jvmpi->RawMonitorEnter(m);
+    worker_holds = stage;
+    while (main_trying != stage) nanosleep(&tick, NULL);
+    nanosleep(&hold, NULL);
+    jvmpi->RawMonitorExit(m);
+}
 static volatile long compiled_loads, compiled_bad;
 
 static void worker(void *arg) {
+    hold_briefly(held, 1);
+    hold_briefly(quiet, 2);
     jvmpi->RawMonitorEnter(monitor);
     worker_ran = 1;
     jvmpi->RawMonitorNotifyAll(monitor);
@@ -36,8 +53,19 @@ static void worker(void *arg) {
 
 static void init_done(void) {
     monitor = jvmpi->RawMonitorCreate("gcstats");
+    held = jvmpi->RawMonitorCreate("gcstats-held");
+    quiet = jvmpi->RawMonitorCreate("_gcstats-quiet");
     if (jvmpi->CreateSystemThread("gcstats-worker", JVMPI_NORMAL_PRIORITY, worker) != JNI_OK)
         printf("ERROR CreateSystemThread failed\n");
+    /* Contend with the worker for each monitor it holds for a while. */
+    for (int stage = 1; stage <= 2; stage++) {
+        JVMPI_RawMonitor m = stage == 1 ? held : quiet;
+        struct timespec tick = {0, 1000 * 1000};
+        while (worker_holds != stage) nanosleep(&tick, NULL);
+        main_trying = stage;
+        jvmpi->RawMonitorEnter(m);
+        jvmpi->RawMonitorExit(m);
+    }
     jvmpi->RawMonitorEnter(monitor);
     while (!worker_ran) jvmpi->RawMonitorWait(monitor, 1000);
     jvmpi->RawMonitorExit(monitor);
@@ -84,6 +112,8 @@ static void shut_down(void) {
            (long long)first_used_objects);
     printf("SYSTEM_THREAD ran=%d woke=%d\n", worker_ran, worker_woke);
     printf("COMPILED loads=%ld bad=%ld\n", compiled_loads, compiled_bad);
+    printf("RAW contended_enter=%ld contended_entered=%ld contended_exit=%ld quiet=%ld\n", raw_enter, raw_entered,
+           raw_exit, raw_quiet);
     printf("CPU main_ns>0=%d\n", jvmpi->GetCurrentThreadCpuTime() > 0);
     fflush(stdout);
 }
@@ -103,6 +133,18 @@ static void notify(JVMPI_Event *e) {
     case JVMPI_EVENT_THREAD_START:
         if (strcmp(e->u.thread_start.thread_name, "gcstats-worker") == 0) worker_env = e->u.thread_start.thread_env_id;
         break;
+    case JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTER:
+    case JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTERED:
+    case JVMPI_EVENT_RAW_MONITOR_CONTENDED_EXIT: {
+        int type = e->event_type & ~JVMPI_REQUESTED_EVENT;
+        if (e->u.raw_monitor.id == quiet) raw_quiet++;
+        else if (e->u.raw_monitor.id == held && strcmp(e->u.raw_monitor.name, "gcstats-held") == 0) {
+            if (type == JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTER) raw_enter++;
+            else if (type == JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTERED) raw_entered++;
+            else raw_exit++;
+        }
+        break;
+    }
     case JVMPI_EVENT_COMPILED_METHOD_LOAD:
         compiled_loads++;
         if (!e->u.compiled_method_load.method_id || !e->u.compiled_method_load.code_addr ||
@@ -127,6 +169,9 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved) {
     jvmpi->EnableEvent(JVMPI_EVENT_JVM_INIT_DONE, NULL);
     jvmpi->EnableEvent(JVMPI_EVENT_THREAD_START, NULL);
     jvmpi->EnableEvent(JVMPI_EVENT_COMPILED_METHOD_LOAD, NULL);
+    jvmpi->EnableEvent(JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTER, NULL);
+    jvmpi->EnableEvent(JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTERED, NULL);
+    jvmpi->EnableEvent(JVMPI_EVENT_RAW_MONITOR_CONTENDED_EXIT, NULL);
     jvmpi->EnableEvent(JVMPI_EVENT_JVM_SHUT_DOWN, NULL);
     return JNI_OK;
 }
