@@ -7,7 +7,7 @@ use crate::hub::{Capability, ControlCommand, DumpReason, EventHub};
 use crate::ids::{ObjectIds, main_tag};
 use crate::log;
 use crate::methods::MethodCache;
-use crate::options::{Options, Parsed};
+use crate::options::{CpuMode, Options, Parsed};
 use crate::output::Output;
 use crate::threads::ThreadTable;
 use crate::traces::RawFrame;
@@ -116,6 +116,12 @@ pub fn start_session(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Res
         }
         Parsed::Run(o) => *o,
     };
+    if kind == LoadKind::Attach && matches!(options.cpu, Some(CpuMode::Times | CpuMode::Old)) {
+        // Their probes go in as classes load; the classes of a running JVM are loaded already.
+        return Err("cpu=times and cpu=old need the agent from the JVM's start (-agentlib:hprof=cpu=times); an \
+                    attached agent offers cpu=samples"
+            .into());
+    }
     let mut sessions = SESSIONS.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(running) = agent().filter(|a| a.is_live()) {
         return Err(format!(

@@ -223,6 +223,10 @@ fn each_error_is_one_line_and_a_failure() {
     let mut refused = Java::new(&jdk, dir.path()).class("Sleeper").arg("60").spawn();
     refused.wait_for_stdout("ready", Duration::from_secs(60));
     one_line_error(attach(refused.pid(), "cpu=samples,depth=-1", &[]), "option depth=-1 is not valid");
+    one_line_error(
+        attach(refused.pid(), "cpu=times", &[]),
+        "cpu=times and cpu=old need the agent from the JVM's start",
+    );
     one_line_error(attach(refused.pid(), "dump", &[]), "no hprof session runs in this JVM");
     assert!(attach_ok(refused.pid(), "status").starts_with("idle: hprof is loaded but no session has run"));
     refused.signal(libc::SIGKILL);
