@@ -80,8 +80,10 @@ impl Walk<'_> {
                 unsafe { *tag_ptr = addr as i64 };
                 self.note_size(addr, size);
                 self.late.mirrors.push(addr);
-                if self.read_fields {
-                    unsafe { self.late.copy(addr, addr, size as u64) };
+                if self.read_fields
+                    && let Some(a) = self.addresses
+                {
+                    self.late.copy(&a, addr, addr, size as u64);
                 }
             }
             return Some(Referee { id: addr, visit: first, name: None, addr });
@@ -94,9 +96,9 @@ impl Walk<'_> {
 
     /// The referee's address, checked: inside the heap, an array's length as JVMTI reports it.
     fn checked_object(&mut self, tag_ptr: *mut i64, length: i32) -> Option<u64> {
-        let a = self.addresses?;
+        let a = self.addresses.as_ref()?;
         let Some(addr) = (unsafe { a.object(tag_ptr) }) else {
-            self.fail(format!("a referee at {:#x} is no object", unsafe { super::addresses::raw_object(tag_ptr) }));
+            self.fail(format!("a referee at {:#x} is no object", unsafe { hotspot::heap::raw_object(tag_ptr) }));
             return None;
         };
         if length >= 0 && unsafe { a.array_length(addr) } != length {
@@ -129,6 +131,12 @@ impl Walk<'_> {
                 match self.class_index(class_tag).map(|c| (c, self.plan.get(c).kind)) {
                     Some((c, ClassKind::Instance)) if Some(c) != self.plan.class_class => {
                         self.instance_sizes[c as usize] = size as u32
+                    }
+                    Some((c, _)) if Some(c) == self.plan.class_class && self.plan.index_of(id).is_none() => {
+                        // A class object the plan lacks, tagged by an abandoned walk by address: looked for
+                        // after the walk like one met untagged (it may never be visited as a referrer).
+                        self.late.mirrors.push(id);
+                        self.note_size(id, size);
                     }
                     _ => self.note_size(id, size),
                 }
@@ -174,7 +182,7 @@ impl Walk<'_> {
     /// The referrer of a reference (`None`: an address failed its check; a root has id 0).
     pub(super) fn referrer(&mut self, referrer_tag_ptr: *mut i64, tag_ptr: *mut i64) -> Option<Owner> {
         let tag = if referrer_tag_ptr.is_null() { 0 } else { unsafe { *referrer_tag_ptr } };
-        let Some(a) = self.addresses else {
+        let Some(a) = self.addresses.as_ref() else {
             return Some(self.tagged(tag));
         };
         if referrer_tag_ptr.is_null() {
@@ -190,7 +198,7 @@ impl Walk<'_> {
     /// The object of a primitive field or array report (`None`: its address failed its check).
     pub(super) fn owner(&mut self, tag_ptr: *mut i64) -> Option<Owner> {
         let tag = unsafe { *tag_ptr };
-        let Some(a) = self.addresses else {
+        let Some(a) = self.addresses.as_ref() else {
             return Some(self.tagged(tag));
         };
         let Some(addr) = (unsafe { a.object(tag_ptr) }) else {
@@ -282,7 +290,7 @@ impl Walk<'_> {
     /// in its header, or else by java.lang.Class's tag.
     #[inline]
     fn is_class_object(&self, addr: u64, class_tag: i64) -> bool {
-        match (self.class_class_word, self.addresses) {
+        match (self.class_class_word, self.addresses.as_ref()) {
             (0, _) | (_, None) => class_tag != 0 && class_tag == self.class_class_tag,
             (word, Some(a)) => (unsafe { a.class_word(addr) }) == word,
         }

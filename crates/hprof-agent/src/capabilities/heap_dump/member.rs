@@ -19,7 +19,7 @@ impl Walk<'_> {
         referrer_tag_ptr: *mut i64,
         length: i32,
     ) -> Option<i32> {
-        let a = self.members_by_address?;
+        let a = self.members_by_address.as_ref()?;
         let is_field = kind == sys::JVMTI_HEAP_REFERENCE_FIELD;
         // A field of an instance or an element of an object array, before any memory is read.
         let member = match &self.current {
@@ -38,7 +38,7 @@ impl Walk<'_> {
             return None;
         }
         let current = self.current_owner;
-        let referrer = unsafe { super::addresses::raw_referrer(referrer_tag_ptr) };
+        let referrer = unsafe { hotspot::heap::raw_referrer(referrer_tag_ptr) };
         if current.addr == 0 || referrer != current.addr || unsafe { *referrer_tag_ptr } != current.tag {
             return None;
         }

@@ -21,11 +21,9 @@
 //! `boxed` is, int[]'s are arrays, and both class objects are as large as JVMTI says; and the class words
 //! in the headers: the two class objects' alike, the other objects' different from theirs.
 
-use super::addresses::{ObjectAddresses, peek};
 use super::callbacks::VISIT;
-use super::field_offsets::FieldOffsets;
-use super::object_sizes::{Shape, shape};
 use crate::panic_guard::guard;
+use hotspot::heap::{FieldOffsets, ObjectAddresses, Shape, peek, shape};
 use jvmti::{HeapCallbacks, Jni, Jvmti, sys};
 use std::ffi::c_void;
 
@@ -261,9 +259,9 @@ unsafe extern "C" fn on_reference(
                 return 0;
             }
             // Words of the callback wrappers on the VM thread's stack: readable whatever their layout.
-            let referee = unsafe { super::addresses::raw_object(tag_ptr) };
+            let referee = unsafe { hotspot::heap::raw_object(tag_ptr) };
             let to_self = referrer_tag_ptr == tag_ptr;
-            let referrer = if to_self { referee } else { unsafe { super::addresses::raw_referrer(referrer_tag_ptr) } };
+            let referrer = if to_self { referee } else { unsafe { hotspot::heap::raw_referrer(referrer_tag_ptr) } };
             if kind == sys::JVMTI_HEAP_REFERENCE_CLASS {
                 let class_ref = class_ref(seen, referrer, referee, size);
                 seen.class_refs.push(class_ref);
@@ -305,7 +303,7 @@ unsafe extern "C" fn on_field(
     guard(
         || {
             if kind == sys::JVMTI_HEAP_REFERENCE_FIELD && value_type == sys::JVMTI_PRIMITIVE_TYPE_INT {
-                let object = unsafe { super::addresses::raw_object(tag_ptr) };
+                let object = unsafe { hotspot::heap::raw_object(tag_ptr) };
                 seen.int_fields.push((object, unsafe { value.i }, int_in(seen, object, seen.value_offset)));
             }
             0
@@ -329,7 +327,7 @@ unsafe extern "C" fn on_values(
             if element_type == sys::JVMTI_PRIMITIVE_TYPE_INT && !elements.is_null() && count >= 0 {
                 let n = (count as usize).min(INTS.len());
                 let values = unsafe { std::slice::from_raw_parts(elements as *const i32, n) }.to_vec();
-                seen.int_arrays.push((unsafe { super::addresses::raw_object(tag_ptr) }, count, values));
+                seen.int_arrays.push((unsafe { hotspot::heap::raw_object(tag_ptr) }, count, values));
             }
             0
         },

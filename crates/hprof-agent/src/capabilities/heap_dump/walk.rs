@@ -11,7 +11,6 @@
 //! Heap callbacks ([`super::callbacks`]) run inside a VM operation on the VM thread: no JNI, no JVMTI, no
 //! lock a Java thread could hold. Everything they need was gathered before ([`ClassPlan`], [`ThreadRoots`]).
 
-use super::addresses::ObjectAddresses;
 use super::array_sizes::ArraySizes;
 use super::callbacks::{
     ABORT, VISIT, basic_type, on_array_values, on_primitive_field, on_reference, primitive_array_name, primitive_bits,
@@ -24,6 +23,7 @@ use super::named::NamedMap;
 use super::naming::Naming;
 use super::sink::{ClassValues, HeapSink, Root};
 use super::threads::{SeenFrame, ThreadRoots};
+use hotspot::heap::ObjectAddresses;
 use hprof_format::tags::BasicType;
 use jvmti::{HeapCallbacks, Jvmti, sys};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -120,6 +120,8 @@ pub struct Walk<'a> {
     fail_countdown: u64,
     /// [`Walk::start`] is still to run.
     pub(super) starting: bool,
+    /// The heap's committed pieces were read in this walk's safepoint.
+    committed_read: bool,
     /// With addresses, where no sizes are wanted: the short path for members ([`super::member`]).
     pub(super) members_by_address: Option<ObjectAddresses>,
     pub panicked: bool,
@@ -174,6 +176,7 @@ impl<'a> Walk<'a> {
             failed: None,
             fail_countdown: naming.addresses().map_or(0, |_| test_failure()),
             starting: true,
+            committed_read: false,
             members_by_address: naming.addresses().filter(|_| !wants_sizes),
             panicked: false,
             stats: WalkStats::default(),
@@ -260,12 +263,28 @@ impl<'a> Walk<'a> {
     /// address. (Runs again on every callback while a test failure counts down.)
     #[cold]
     fn start(&mut self) {
+        if !self.committed_read
+            && let Some(a) = &mut self.addresses
+        {
+            // Where the heap is committed, read where it cannot change: every address is checked against it.
+            self.committed_read = true;
+            if let Err(why) = a.heap.refresh_committed() {
+                self.fail(why);
+                return;
+            }
+            if self.members_by_address.is_some() {
+                self.members_by_address = self.addresses;
+            }
+        }
         if self.named.is_none()
             && self.addresses.is_some()
             && let Some(named) = &self.ids.named
         {
             let map = named.resolve(self.plan);
-            if let (Some(a), Some(mirror)) = (self.addresses, map.some_class_object()) {
+            if let (Some(a), Some(mirror)) = (self.addresses, map.some_class_object())
+                && a.heap.holds(mirror)
+            {
+                // SAFETY: `holds` placed its header in committed memory, in this safepoint.
                 self.class_class_word = unsafe { a.class_word(mirror) };
             }
             self.named = Some(map);
@@ -531,7 +550,7 @@ impl<'a> Walk<'a> {
             return ABORT;
         }
         let Some(owner) = self.owner(tag_ptr) else { return ABORT };
-        if let Some(a) = self.addresses
+        if let Some(a) = self.addresses.as_ref()
             && unsafe { a.array_length(owner.addr) } != count
         {
             self.fail(format!("primitive array at {:#x} has {count} elements, its header says otherwise", owner.addr));
