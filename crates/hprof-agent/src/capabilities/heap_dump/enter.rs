@@ -55,6 +55,7 @@ impl<'a> Walk<'a> {
                 if self.addresses.is_some() {
                     if c.is_none() && owner.tag == 0 {
                         // Tagged with its address, to be found again after the walk.
+                        // SAFETY: a tag pointer JVMTI passed to this callback: valid, ours to read and write, while it runs.
                         unsafe { *tag_slot = owner.addr as i64 };
                     }
                     self.copy_late(&owner, None);
@@ -109,6 +110,7 @@ impl<'a> Walk<'a> {
         let id = owner.id;
         let length = match self.addresses.as_ref() {
             // Its length in the header was checked when it was reported as a referee.
+            // SAFETY: the address passed JavaHeap::holds (header in committed heap) in this walk's safepoint.
             Some(a) => Some(unsafe { a.array_length(owner.addr) }.max(0) as u32),
             None => array_length(owner.tag).or_else(|| self.side_lengths.get(&id).copied()),
         };

@@ -57,6 +57,7 @@ impl Walk<'_> {
             return Some(self.referee_by_tag(class_tag, size, tag_ptr, length));
         }
         let addr = self.checked_object(tag_ptr, length)?;
+        // SAFETY: a tag pointer JVMTI passed to this callback: valid, ours to read and write, while it runs.
         let tag = unsafe { *tag_ptr };
         let name = self.name_of(addr);
         if let Some(name) = name {
@@ -77,6 +78,7 @@ impl Walk<'_> {
             // walk (a collection may have moved it) only a tag finds it again.
             let first = self.first_request(addr);
             if first {
+                // SAFETY: a tag pointer JVMTI passed to this callback: valid, ours to read and write, while it runs.
                 unsafe { *tag_ptr = addr as i64 };
                 self.note_size(addr, size);
                 self.late.mirrors.push(addr);
@@ -97,10 +99,13 @@ impl Walk<'_> {
     /// The referee's address, checked: inside the heap, an array's length as JVMTI reports it.
     fn checked_object(&mut self, tag_ptr: *mut i64, length: i32) -> Option<u64> {
         let a = self.addresses.as_ref()?;
+        // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
         let Some(addr) = (unsafe { a.object(tag_ptr) }) else {
+            // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
             self.fail(format!("a referee at {:#x} is no object", unsafe { hotspot::heap::raw_object(tag_ptr) }));
             return None;
         };
+        // SAFETY: the address passed JavaHeap::holds (header in committed heap) in this walk's safepoint.
         if length >= 0 && unsafe { a.array_length(addr) } != length {
             self.fail(format!("the array at {addr:#x} does not hold its length {length} in its header"));
             return None;
@@ -120,6 +125,7 @@ impl Walk<'_> {
     }
 
     fn referee_by_tag(&mut self, class_tag: i64, size: i64, tag_ptr: *mut i64, length: i32) -> Referee {
+        // SAFETY: a tag pointer JVMTI passed to this callback: valid, ours to read and write, while it runs.
         let tag = unsafe { *tag_ptr };
         if tag != 0 {
             let id = self.ids.id_of(tag);
@@ -155,6 +161,7 @@ impl Walk<'_> {
             }
             None => self.ids.plain(),
         };
+        // SAFETY: a tag pointer JVMTI passed to this callback: valid, ours to read and write, while it runs.
         unsafe { *tag_ptr = new_tag };
         match (class, kind) {
             (Some(c), Some(ClassKind::Instance)) => {
@@ -181,6 +188,7 @@ impl Walk<'_> {
 
     /// The referrer of a reference (`None`: an address failed its check; a root has id 0).
     pub(super) fn referrer(&mut self, referrer_tag_ptr: *mut i64, tag_ptr: *mut i64) -> Option<Owner> {
+        // SAFETY: a tag pointer JVMTI passed to this callback: valid, ours to read and write, while it runs.
         let tag = if referrer_tag_ptr.is_null() { 0 } else { unsafe { *referrer_tag_ptr } };
         let Some(a) = self.addresses.as_ref() else {
             return Some(self.tagged(tag));
@@ -188,6 +196,7 @@ impl Walk<'_> {
         if referrer_tag_ptr.is_null() {
             return Some(Owner { id: 0, tag: 0, addr: 0, name: None });
         }
+        // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
         let Some(addr) = (unsafe { a.referrer(referrer_tag_ptr, tag_ptr) }) else {
             self.fail("a referrer is no object".into());
             return None;
@@ -197,10 +206,12 @@ impl Walk<'_> {
 
     /// The object of a primitive field or array report (`None`: its address failed its check).
     pub(super) fn owner(&mut self, tag_ptr: *mut i64) -> Option<Owner> {
+        // SAFETY: a tag pointer JVMTI passed to this callback: valid, ours to read and write, while it runs.
         let tag = unsafe { *tag_ptr };
         let Some(a) = self.addresses.as_ref() else {
             return Some(self.tagged(tag));
         };
+        // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
         let Some(addr) = (unsafe { a.object(tag_ptr) }) else {
             self.fail("an object with values is no object".into());
             return None;
@@ -292,6 +303,7 @@ impl Walk<'_> {
     fn is_class_object(&self, addr: u64, class_tag: i64) -> bool {
         match (self.class_class_word, self.addresses.as_ref()) {
             (0, _) | (_, None) => class_tag != 0 && class_tag == self.class_class_tag,
+            // SAFETY: the address passed JavaHeap::holds (header in committed heap) in this walk's safepoint.
             (word, Some(a)) => (unsafe { a.class_word(addr) }) == word,
         }
     }

@@ -189,6 +189,7 @@ impl<'a> Walk<'a> {
             self.monitors.insert(id);
             self.emit_root(&Root::MonitorUsed { id });
         }
+        // SAFETY: a C struct of integers and nullable pointers, for which all-zero bytes are a valid value.
         let mut callbacks: HeapCallbacks = unsafe { std::mem::zeroed() };
         callbacks.heap_reference_callback = Some(on_reference);
         // Each primitive field reported costs the JVM two tag look-ups: read from memory where possible.
@@ -198,6 +199,7 @@ impl<'a> Walk<'a> {
         callbacks.array_primitive_value_callback = Some(on_array_values);
         let user_data = self as *mut Walk as *const c_void;
         let result =
+            // SAFETY: the callbacks read user_data as the type passed here, alive until FollowReferences returns.
             unsafe { dump_env.follow_references(0, std::ptr::null_mut(), std::ptr::null_mut(), &callbacks, user_data) };
         self.finish_current();
         if self.error.is_some() {
@@ -321,6 +323,7 @@ impl<'a> Walk<'a> {
                 }
             }
             sys::JVMTI_HEAP_REFERENCE_STACK_LOCAL if !info.is_null() => {
+                // SAFETY: JVMTI passes reference info for this reference kind, checked non-null above.
                 let local = unsafe { (*info).stack_local };
                 let thread = self.thread_of(local.thread_tag, local.thread_id);
                 self.seen_frames.push(SeenFrame {
@@ -332,6 +335,7 @@ impl<'a> Walk<'a> {
                 self.emit_root(&Root::JavaFrame { id, thread, frame: local.depth });
             }
             sys::JVMTI_HEAP_REFERENCE_JNI_LOCAL if !info.is_null() => {
+                // SAFETY: JVMTI passes reference info for this reference kind, checked non-null above.
                 let local = unsafe { (*info).jni_local };
                 let thread = self.thread_of(local.thread_tag, local.thread_id);
                 // A JNI local of a thread with no Java frame lives on its native stack.
@@ -551,6 +555,7 @@ impl<'a> Walk<'a> {
         }
         let Some(owner) = self.owner(tag_ptr) else { return ABORT };
         if let Some(a) = self.addresses.as_ref()
+            // SAFETY: the address passed JavaHeap::holds (header in committed heap) in this walk's safepoint.
             && unsafe { a.array_length(owner.addr) } != count
         {
             self.fail(format!("primitive array at {:#x} has {count} elements, its header says otherwise", owner.addr));
@@ -567,6 +572,8 @@ impl<'a> Walk<'a> {
         let data: &[u8] = if elements.is_null() || bytes == 0 {
             &[]
         } else {
+            // SAFETY: JVMTI's array callback hands `count` elements of the reported type at `elements`, valid
+            // while it runs.
             unsafe { std::slice::from_raw_parts(elements as *const u8, bytes) }
         };
         let plan = self.plan;
@@ -588,5 +595,6 @@ fn test_failure() -> u64 {
 /// The field, array or constant pool index a reference info carries (they share one place in the union);
 /// -1 for kinds that come without info (the JVM passes null).
 pub(super) fn info_index(info: *const sys::jvmtiHeapReferenceInfo) -> i32 {
+    // SAFETY: JVMTI passes reference info for this reference kind, checked non-null above.
     if info.is_null() { -1 } else { unsafe { (*info).field.index } }
 }
