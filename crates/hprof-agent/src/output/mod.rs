@@ -58,7 +58,7 @@ impl Output {
         let command_stream = sink.command_stream();
         let mut buffered = BufWriter::with_capacity(BUFFER_BYTES, sink);
         let now = time::now_millis();
-        let encoder = match options.format {
+        let mut encoder = match options.format {
             OutputFormat::Text => {
                 text::write_header(&mut buffered, &time::ctime(now))
                     .map_err(|e| format!("cannot write to {description}: {e}"))?;
@@ -76,7 +76,6 @@ impl Output {
                 )
             }
         };
-        let mut encoder = encoder;
         // A file that takes no bytes (a full file system, /dev/full) is refused now, like a bad option, not
         // found out at exit when the program's exit code can no longer say so.
         if options.net.is_none() {
@@ -85,8 +84,8 @@ impl Output {
                 Encoder::Binary(b) => b.writer().flush(),
             };
             flushed.map_err(|e| format!("cannot write to output file {description}: {e}"))?;
-            side_files::check(options)?;
         }
+        side_files::check(options)?;
         Ok(Output {
             format: options.format,
             description,
