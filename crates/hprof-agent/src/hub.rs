@@ -124,6 +124,22 @@ pub trait Capability: Send + Sync {
     ) {
     }
 
+    /// A class is being loaded or retransformed (ClassFileLoadHook): `data` is its class file; returning
+    /// new bytes replaces it. `class_being_redefined` is null for a first load; `name` is absent for some
+    /// defined-at-run-time classes.
+    #[allow(clippy::too_many_arguments)]
+    fn on_class_file_load(
+        &self,
+        agent: &Agent,
+        jni: Option<Jni>,
+        class_being_redefined: sys::jclass,
+        loader: sys::jobject,
+        name: Option<&CStr>,
+        data: &[u8],
+    ) -> Option<Vec<u8>> {
+        None
+    }
+
     /// Its position in a dump (HPROF's order: monitors 10, heap 20, sites 30, CPU 40), and the words the
     /// verbose "Dumping …" line uses for it. `None` if it writes nothing at dump time.
     fn dump_section(&self) -> Option<(u32, &'static str)> {
@@ -197,6 +213,7 @@ impl EventHub {
         cb.VMObjectAlloc = Some(vm_object_alloc);
         cb.SampledObjectAlloc = Some(sampled_object_alloc);
         cb.NativeMethodBind = Some(native_method_bind);
+        cb.ClassFileLoadHook = Some(class_file_load_hook);
         cb
     }
 }
@@ -519,4 +536,51 @@ fn with_agent(f: impl FnOnce(&'static Agent)) {
     if let Some(a) = agent() {
         f(a)
     }
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn class_file_load_hook(
+    _: *mut sys::jvmtiEnv,
+    jni: *mut sys::JNIEnv,
+    class_being_redefined: sys::jclass,
+    loader: sys::jobject,
+    name: *const c_char,
+    _protection_domain: sys::jobject,
+    class_data_len: sys::jint,
+    class_data: *const u8,
+    new_class_data_len: *mut sys::jint,
+    new_class_data: *mut *mut u8,
+) {
+    guard(
+        || {
+            with_agent(|a| {
+                if class_data.is_null() || class_data_len <= 0 || new_class_data.is_null() {
+                    return;
+                }
+                let jni = if jni.is_null() { None } else { Some(unsafe { Jni::from_raw(jni) }) };
+                // SAFETY: a non-null name is a NUL-terminated string the JVM keeps alive for the call.
+                let name = if name.is_null() { None } else { Some(unsafe { CStr::from_ptr(name) }) };
+                // SAFETY: the JVM passes `class_data_len` readable bytes for the duration of the call.
+                let original = unsafe { std::slice::from_raw_parts(class_data, class_data_len as usize) };
+                let mut current: Option<Vec<u8>> = None;
+                for c in a.hub().subscribers(a, Event::ClassFileLoadHook) {
+                    let data = current.as_deref().unwrap_or(original);
+                    if let Some(new) = c.on_class_file_load(a, jni, class_being_redefined, loader, name, data) {
+                        current = Some(new);
+                    }
+                }
+                if let Some(bytes) = current
+                    && let Ok(mem) = a.jvmti.allocate_copy(&bytes)
+                {
+                    // SAFETY: both out-pointers are valid for this callback (checked non-null above for the
+                    // data pointer; the length pointer comes with it).
+                    unsafe {
+                        *new_class_data_len = bytes.len() as sys::jint;
+                        *new_class_data = mem;
+                    }
+                }
+            })
+        },
+        (),
+    )
 }

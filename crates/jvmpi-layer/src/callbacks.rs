@@ -58,7 +58,9 @@ fn send_simple(l: &Layer, jni: Jni, thread: sys::jthread, event_type: sys::jint,
     if !l.is_enabled(event_type) {
         return;
     }
-    crate::threads::ensure_started(l, jni, thread);
+    if !crate::threads::ensure_started(l, jni, thread) {
+        return;
+    }
     let mut ev = JVMPI_Event::new(event_type, jni.raw());
     fill(&mut ev);
     deliver(&mut ev, false);
@@ -89,7 +91,7 @@ unsafe extern "C" fn thread_start(_env: *mut sys::jvmtiEnv, jni: *mut sys::JNIEn
     on_thread(jni, |l, jni| {
         // The record names the thread by its JNIEnv in dumps and thread functions, whatever the agent enabled.
         crate::threads::current(l, jni, thread);
-        crate::threads::ensure_started(l, jni, thread)
+        crate::threads::ensure_started(l, jni, thread);
     })
 }
 
@@ -104,8 +106,7 @@ unsafe extern "C" fn class_prepare(
     class: sys::jclass,
 ) {
     on_thread(jni, |l, jni| {
-        if l.is_enabled(JVMPI_EVENT_CLASS_LOAD) {
-            crate::threads::ensure_started(l, jni, thread);
+        if l.is_enabled(JVMPI_EVENT_CLASS_LOAD) && crate::threads::ensure_started(l, jni, thread) {
             crate::classes::ensure_announced(l, jni, class);
         }
     })

@@ -28,10 +28,11 @@ pub enum Event {
     VmObjectAlloc,
     SampledObjectAlloc,
     NativeMethodBind,
+    ClassFileLoadHook,
 }
 
 impl Event {
-    pub const ALL: [Event; 22] = [
+    pub const ALL: [Event; 23] = [
         Event::VmInit,
         Event::VmDeath,
         Event::ThreadStart,
@@ -54,6 +55,7 @@ impl Event {
         Event::VmObjectAlloc,
         Event::SampledObjectAlloc,
         Event::NativeMethodBind,
+        Event::ClassFileLoadHook,
     ];
     pub const COUNT: usize = Event::ALL.len();
 
@@ -85,6 +87,7 @@ impl Event {
             Event::VmObjectAlloc => sys::JVMTI_EVENT_VM_OBJECT_ALLOC,
             Event::SampledObjectAlloc => sys::JVMTI_EVENT_SAMPLED_OBJECT_ALLOC,
             Event::NativeMethodBind => sys::JVMTI_EVENT_NATIVE_METHOD_BIND,
+            Event::ClassFileLoadHook => sys::JVMTI_EVENT_CLASS_FILE_LOAD_HOOK,
         }
     }
 

@@ -17,6 +17,7 @@ mod env;
 mod error;
 mod events;
 mod heap;
+mod instrument;
 mod jni;
 mod monitors;
 mod stack;

@@ -3,6 +3,7 @@
 
 pub mod alloc_sites;
 pub mod cpu_samples;
+pub mod cpu_times;
 pub mod heap_dump;
 pub mod monitors;
 
@@ -28,6 +29,9 @@ pub fn build(options: &Options) -> Result<Vec<Box<dyn Capability>>, String> {
     // clocks are armed before a consumer's own VMInit and stopped before its VMDeath.
     if let Some(engine) = sampling::installed() {
         capabilities.insert(0, Box::new(sampling::SamplingService::new(engine)));
+    }
+    if matches!(options.cpu, Some(CpuMode::Times | CpuMode::Old)) {
+        capabilities.push(Box::new(cpu_times::CpuTimes::new(options)));
     }
     Ok(capabilities)
 }

@@ -45,6 +45,8 @@ struct State {
 pub struct Output {
     format: OutputFormat,
     description: String,
+    /// cpu=old: no header, no THREAD START/END lines.
+    old_prof: bool,
     command_stream: Option<TcpStream>,
     state: Mutex<Option<State>>,
     failed: std::sync::atomic::AtomicBool,
@@ -53,12 +55,15 @@ pub struct Output {
 impl Output {
     /// Opens the destination and writes the header.
     pub fn open(options: &Options) -> Result<Output, String> {
+        let old_prof = options.cpu == Some(crate::options::CpuMode::Old);
         let sink = Sink::open(options)?;
         let description = sink.describe();
         let command_stream = sink.command_stream();
         let mut buffered = BufWriter::with_capacity(BUFFER_BYTES, sink);
         let now = time::now_millis();
         let mut encoder = match options.format {
+            // cpu=old writes the old `prof` format alone: no header.
+            OutputFormat::Text if old_prof => Encoder::Text(buffered),
             OutputFormat::Text => {
                 text::write_header(&mut buffered, &time::ctime(now))
                     .map_err(|e| format!("cannot write to {description}: {e}"))?;
@@ -88,6 +93,7 @@ impl Output {
         side_files::check(options)?;
         Ok(Output {
             format: options.format,
+            old_prof,
             description,
             command_stream,
             state: Mutex::new(Some(State { encoder, traces_written: Vec::new() })),
@@ -143,6 +149,9 @@ impl Output {
     }
 
     pub fn thread_start(&self, t: &ThreadStart) {
+        if self.old_prof {
+            return;
+        }
         self.with_state(|s| match &mut s.encoder {
             Encoder::Text(w) => text::write_thread_start(w, t),
             Encoder::Binary(b) => b.start_thread(t),
@@ -150,6 +159,9 @@ impl Output {
     }
 
     pub fn thread_end(&self, serial: u32) {
+        if self.old_prof {
+            return;
+        }
         self.with_state(|s| match &mut s.encoder {
             Encoder::Text(w) => text::write_thread_end(w, serial),
             Encoder::Binary(b) => b.writer().end_thread(serial),

@@ -2,7 +2,7 @@
 
 use super::{Bar, damage, open};
 use hprof_analysis::Dump;
-use hprof_analysis::heap::{ClassTable, histogram};
+use hprof_analysis::heap::{ClassTable, histogram_as};
 use hprof_analysis::layout::Layout;
 use hprof_format::binary::{HeapRecord, HeapRecords, Record, Records, Value};
 use hprof_format::model::{CpuReport, CpuReportKind, CpuRow, Site, SiteOrder, SitesReport, ThreadStart};
@@ -25,13 +25,15 @@ pub struct Args {
     /// Write to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub layout: super::LayoutArg,
 }
 
 pub fn run(a: &Args) -> Result<(), String> {
     let bar = Bar::new();
     let d = open(&a.file, &bar)?;
     let layout = match d.heap_dump() {
-        Some(_) => histogram(&d, &bar).map_err(|e| e.to_string())?.layout,
+        Some(_) => histogram_as(&d, a.layout.layout, &bar).map_err(|e| e.to_string())?.layout,
         None => Layout::new(d.id_size(), false),
     };
     let out: Box<dyn Write> = match &a.output {
