@@ -2,7 +2,8 @@
 //! (java/native/jvmpi/EventProbe.c): METHOD_ENTRY2 with and without a receiver, METHOD_EXIT, GetCallTrace
 //! inside an event, contended monitor enter/entered, MONITOR_WAIT/WAITED, OBJECT_FREE for every object that
 //! died, CLASS_LOAD_HOOK with the class bytes, JNI (weak) global reference alloc/free for references the agent
-//! makes, and INSTRUCTION_START answering JVMPI_NOT_AVAILABLE.
+//! makes, CLASS_UNLOAD of a class whose loader was dropped, and INSTRUCTION_START answering
+//! JVMPI_NOT_AVAILABLE.
 
 mod support;
 
@@ -28,6 +29,7 @@ fn each_event_family_matches_the_programs_behaviour() {
                 "CALLTRACE top_is_touch=1 depth>=2=1 traces=100\n",
                 "FREE garbage_allocated=10000 garbage_freed=10000\n",
                 "GLOBALREF alloc=1 free=1 weak_alloc=1 weak_free=1\n",
+                "UNLOAD payload=1\n",
             ] {
                 assert!(out.contains(expected), "{what}: expected {expected:?} in:\n{out}");
             }

@@ -9,6 +9,7 @@
  *   WAIT wait=N timeout=50 waited=N waited_ms>=40=1 (on thread "main")
  *   FREE garbage_allocated=N garbage_freed=N
  *   HOOK classes=N magic_ok=1
+ *   UNLOAD payload=1                                      (JvmpiUnloadPayload's CLASS_UNLOAD)
  *   GLOBALREF alloc=1 free=1 weak_alloc=1 weak_free=1     (for the references it makes itself at INIT_DONE)
  *   ERROR ...
  */
@@ -22,7 +23,8 @@ static JVMPI_Interface *jvmpi;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 static jmethodID touch_id, stat_id;
-static jobjectID garbage_class, first_receiver;
+static jobjectID garbage_class, first_receiver, payload_class;
+static int payload_unloaded;
 static long touch_entries, stat_entries, touch_exits, stat_exits, same_receiver = 1, null_receiver = 1;
 static long trace_top_ok = 1, trace_deep = 1, traces;
 static long contended_enter, contended_entered, on_contender = 1;
@@ -76,6 +78,8 @@ static void class_load(JVMPI_Event *e) {
         }
     } else if (strcmp(name, "JvmpiEvents$Garbage") == 0) {
         garbage_class = e->u.class_load.class_id;
+    } else if (strcmp(name, "JvmpiUnloadPayload") == 0) {
+        payload_class = e->u.class_load.class_id;
     }
 }
 
@@ -160,6 +164,9 @@ static void notify(JVMPI_Event *e) {
     case JVMPI_EVENT_OBJECT_FREE:
         if (set_remove(e->u.obj_free.obj_id)) garbage_freed++;
         break;
+    case JVMPI_EVENT_CLASS_UNLOAD:
+        if (payload_class && e->u.class_unload.class_id == payload_class) payload_unloaded++;
+        break;
     case JVMPI_EVENT_CLASS_LOAD_HOOK:
         hooks++;
         if (e->u.class_load_hook.class_data_len < 4 || memcmp(e->u.class_load_hook.class_data, "\xca\xfe\xba\xbe", 4) != 0)
@@ -177,6 +184,7 @@ static void notify(JVMPI_Event *e) {
         printf("WAIT wait=%ld timeout=%ld waited=%ld waited_ms>=40=%d\n", waits, wait_timeout, waiteds, waited_ms >= 40);
         printf("FREE garbage_allocated=%ld garbage_freed=%ld\n", garbage_allocated, garbage_freed);
         printf("HOOK classes=%ld magic_ok=%ld\n", hooks, magic_ok);
+        printf("UNLOAD payload=%d\n", payload_unloaded);
         printf("GLOBALREF alloc=%d free=%d weak_alloc=%d weak_free=%d\n", ref_alloc, ref_free, weak_alloc, weak_free);
         fflush(stdout);
         break;
@@ -193,7 +201,7 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved) {
                      JVMPI_EVENT_OBJECT_ALLOC, JVMPI_EVENT_OBJECT_FREE, JVMPI_EVENT_CLASS_LOAD_HOOK,
                      JVMPI_EVENT_JVM_SHUT_DOWN, JVMPI_EVENT_JVM_INIT_DONE, JVMPI_EVENT_JNI_GLOBALREF_ALLOC,
                      JVMPI_EVENT_JNI_GLOBALREF_FREE, JVMPI_EVENT_JNI_WEAK_GLOBALREF_ALLOC,
-                     JVMPI_EVENT_JNI_WEAK_GLOBALREF_FREE};
+                     JVMPI_EVENT_JNI_WEAK_GLOBALREF_FREE, JVMPI_EVENT_CLASS_UNLOAD};
     for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
         if (jvmpi->EnableEvent(events[i], NULL) != JVMPI_SUCCESS) printf("ERROR cannot enable %d\n", events[i]);
     if (jvmpi->EnableEvent(JVMPI_EVENT_INSTRUCTION_START, NULL) != JVMPI_NOT_AVAILABLE)
