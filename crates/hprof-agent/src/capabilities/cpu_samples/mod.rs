@@ -21,7 +21,7 @@ use crate::log;
 use crate::options::{Options, SamplerKind};
 use crate::threads::ThreadRecord;
 use async_sampler::AsyncSampler;
-use jvmti::{Event, Jni, sys};
+use jvmti::{Event, EventHandler, Interest, Jni, Jvmti, sys};
 use profile::Profile;
 use safepoint_sampler::SafepointSampler;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -179,13 +179,19 @@ impl CpuSamples {
     }
 }
 
+impl EventHandler<Agent> for Arc<CpuSamples> {
+    fn class_prepare(&self, agent: &Agent, _: Jvmti, _jni: Jni, _thread: sys::jthread, class: sys::jclass) {
+        self.create_method_ids(agent, class);
+    }
+}
+
 impl Capability for Arc<CpuSamples> {
     fn name(&self) -> &'static str {
         "cpu=samples"
     }
 
-    fn events(&self) -> Vec<Event> {
-        let mut events = vec![Event::VmInit, Event::VmDeath, Event::ThreadStart, Event::ThreadEnd];
+    fn events(&self) -> Vec<Interest> {
+        let mut events = Vec::new();
         if let Sampler::Async(_) = self.sampler {
             // AsyncGetCallTrace refuses to walk unless ClassLoad events are on, and needs jmethodIDs to
             // exist before a signal arrives.
@@ -195,7 +201,7 @@ impl Capability for Arc<CpuSamples> {
                 events.extend([Event::CompiledMethodLoad, Event::DynamicCodeGenerated]);
             }
         }
-        events
+        events.into_iter().map(Event::on).collect()
     }
 
     fn on_vm_init(&self, agent: &Agent, jni: Jni) {
@@ -218,10 +224,6 @@ impl Capability for Arc<CpuSamples> {
             self.thread_running.store(false, Ordering::Release);
             log::error(&format!("cpu=samples: {e}"));
         }
-    }
-
-    fn on_class_prepare(&self, agent: &Agent, _jni: Jni, _thread: sys::jthread, class: sys::jclass) {
-        self.create_method_ids(agent, class);
     }
 
     fn on_thread_start(
