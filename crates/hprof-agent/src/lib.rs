@@ -20,5 +20,6 @@ pub mod net;
 pub mod options;
 pub mod output;
 pub mod panic_guard;
+pub mod sampling;
 pub mod threads;
 pub mod traces;

@@ -239,7 +239,7 @@ fn build_jni_library(dir: &std::path::Path) -> Option<std::path::PathBuf> {
 fn jni_locals_are_roots_of_their_native_frame_or_native_stack() {
     let build = scratch("heap-dump-jni-lib");
     let Some(lib) = build_jni_library(build.path()) else {
-        eprintln!("SKIPPED: no C compiler (cc) to build java/native/HeapDumpJni.c");
+        jvm_harness::skip("no C compiler (cc) to build java/native/HeapDumpJni.c");
         return;
     };
     for jdk in all_jdks() {

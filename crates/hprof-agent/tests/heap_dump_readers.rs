@@ -76,9 +76,9 @@ fn visualvm_view(jar: &Path, checker: &Path, dump: &Path) -> VisualVmView {
 #[test]
 fn visualvm_loads_our_dumps_and_sees_our_counts() {
     let Some(jar) = visualvm_jar() else {
-        eprintln!(
-            "SKIPPED: VisualVM's heap library ({VISUALVM_JAR}) is not installed and `apt-get install visualvm` failed"
-        );
+        jvm_harness::skip(format!(
+            "VisualVM's heap library ({VISUALVM_JAR}) is not installed (make visualvm installs it)"
+        ));
         return;
     };
     let work = scratch("visualvm");
@@ -142,7 +142,7 @@ fn histogram_matches(jdk: &Jdk) {
     let what = format!("JDK {}", jdk.version);
     let jcmd = jdk.bin("jcmd");
     if !jcmd.is_file() {
-        eprintln!("SKIPPED on {what}: no jcmd in {}", jdk.home.display());
+        jvm_harness::skip(format!("{what}: no jcmd in {}", jdk.home.display()));
         return;
     }
     let dir = scratch("histogram");

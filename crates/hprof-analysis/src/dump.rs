@@ -81,6 +81,9 @@ pub struct Dump {
     pub damage: Option<FormatError>,
     /// What was skipped or guessed, for the user.
     pub notes: Vec<String>,
+    /// Where the file ends inside a heap dump that has no HEAP DUMP END (a dump cut off by a kill or a
+    /// full disk): its objects up to there are read, and every report says it is partial.
+    pub incomplete: Option<u64>,
 }
 
 impl Dump {
@@ -112,6 +115,7 @@ impl Dump {
             heap_dumps: Vec::new(),
             damage: None,
             notes: Vec::new(),
+            incomplete: None,
             source: Source::empty(),
         };
         let total = data.len() as u64;
@@ -133,10 +137,13 @@ impl Dump {
                                 offset: at as u64,
                                 micros: 0,
                             }),
-                            _ => open_segments
-                                .get_or_insert_with(|| HeapDumpSegments { offset: at as u64, ..Default::default() })
-                                .segments
-                                .push(seg),
+                            _ => {
+                                open_segments
+                                    .get_or_insert_with(|| HeapDumpSegments { offset: at as u64, ..Default::default() })
+                                    .segments
+                                    .push(seg);
+                                d.incomplete = Some(total);
+                            }
                         }
                         d.notes.push(
                             "the last heap dump record is cut short; its objects are read up to the end of the file"
@@ -160,6 +167,7 @@ impl Dump {
             }
         }
         if let Some(open) = open_segments.take().filter(|o| !o.segments.is_empty()) {
+            d.incomplete = d.incomplete.or(Some(d.damage.as_ref().map_or(total, |e| e.offset)));
             d.heap_dumps.push(open);
         }
         for (t, count) in unknown {
@@ -298,6 +306,16 @@ impl Dump {
     /// A trace's frames, top first.
     pub fn trace_frames(&self, serial: u32) -> Vec<Frame> {
         self.traces.get(&serial).map(|t| t.frame_ids.iter().map(|&f| self.frame(f)).collect()).unwrap_or_default()
+    }
+
+    /// What every report of a cut-off dump says (see [`Dump::incomplete`]).
+    pub fn incomplete_message(&self) -> Option<String> {
+        self.incomplete.map(|at| {
+            format!(
+                "incomplete: the dump ends without HEAP DUMP END at offset {at}; \
+                 the numbers cover only the objects written before it"
+            )
+        })
     }
 
     /// The heap dump to analyse: the last complete one (a file can hold several).

@@ -1,4 +1,4 @@
-//! The analysis on real dumps from many producers (../shared/corpus/hprof; skipped with a message if
+//! The analysis on real dumps from many producers (../shared/corpus/hprof; reported as skipped by name if
 //! absent), against the figures other tools computed for them (oracles/).
 
 use hprof_analysis::dominators::DominatorTree;

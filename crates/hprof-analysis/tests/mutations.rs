@@ -9,12 +9,8 @@ use hprof_analysis::{Dump, Quiet};
 use std::path::PathBuf;
 
 fn corpus_file(name: &str) -> Option<Vec<u8>> {
-    jvm_harness::corpus_dir().map(|d| d.join(name)).filter(|p| p.is_file()).map(|p| std::fs::read(p).unwrap()).or_else(
-        || {
-            eprintln!("skipping: no corpus file {name}");
-            None
-        },
-    )
+    let path = jvm_harness::corpus_dir()?.join(name);
+    Some(std::fs::read(&path).unwrap_or_else(|e| panic!("corpus file {}: {e}", path.display())))
 }
 
 /// xorshift: deterministic, so a failure can be replayed.

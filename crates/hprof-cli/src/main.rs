@@ -45,6 +45,9 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Listen(_) | Command::Serve(_)) {
+        end_quietly_on_broken_pipe();
+    }
     let result = match cli.command {
         Command::Summary(a) => analyze::summary::run(&a),
         Command::Histo(a) => analyze::histo::run(&a),
@@ -65,5 +68,15 @@ fn main() -> ExitCode {
             eprintln!("hprof: error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// `hprof histo dump.hprof | head`: when the reader goes away, end as `cat` does, killed by SIGPIPE
+/// without a word, instead of a panic in `println!` (Rust ignores SIGPIPE by default). Not for the
+/// commands that talk over sockets, where a peer that goes away is an error to report.
+fn end_quietly_on_broken_pipe() {
+    // SAFETY: restoring a signal's default disposition at the start of main, before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

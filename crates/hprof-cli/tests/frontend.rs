@@ -1,4 +1,4 @@
-//! Every analysis command over every file of the corpus (../shared/corpus/hprof, skipped with a message if
+//! Every analysis command over every file of the corpus (../shared/corpus/hprof, reported as skipped by name if
 //! absent): results where the file is good, a clear error naming the offset where it is not, never a panic.
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -284,7 +284,7 @@ fn serve_renders_in_headless_chromium() {
     let Some(chromium) = ["chromium", "chromium-browser"].iter().find(|c| {
         Command::new(c).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
     }) else {
-        eprintln!("skipping: no chromium (make chromium installs it)");
+        jvm_harness::skip("no chromium (make chromium installs it)");
         return;
     };
     let f = dir.join("mat_oracle_jdk8_05_x64.hprof");
@@ -325,7 +325,7 @@ fn progress_bar_only_on_a_terminal() {
     assert!(o.stderr.is_empty(), "piped stderr got: {}", String::from_utf8_lossy(&o.stderr));
     let has_script = Command::new("script").arg("--version").output().is_ok_and(|o| o.status.success());
     if !has_script {
-        eprintln!("skipping the terminal half: no `script`");
+        jvm_harness::skip("the terminal half: no `script` (util-linux) to give hprof a terminal");
         return;
     }
     let cmd = format!("{} histo {} --top 1", hprof().display(), f.display());

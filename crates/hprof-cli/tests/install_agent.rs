@@ -8,7 +8,7 @@ use std::process::Command;
 fn installed_agent_is_found_by_agentlib_and_xrun() {
     // A private copy of a JDK (hard links: cheap), so that the real one stays untouched.
     let Some(source) = all_jdks().into_iter().find(|j| j.version == "21") else {
-        eprintln!("skipping: no JDK 21 runtime (make jdk21) to copy");
+        jvm_harness::skip("no JDK 21 runtime (make jdk21) to copy");
         return;
     };
     let dir = scratch("install");

@@ -33,7 +33,8 @@ pub mod record {
             CONTROL_SETTINGS => "CONTROL SETTINGS",
             HEAP_DUMP_SEGMENT => "HEAP DUMP SEGMENT",
             HEAP_DUMP_END => "HEAP DUMP END",
-            _ => "unknown record",
+            // Callers add "record (tag 0x..)": "unknown record" would read "unknown record record".
+            _ => "unknown",
         }
     }
 }

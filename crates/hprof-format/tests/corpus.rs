@@ -1,4 +1,4 @@
-//! The reader on real dumps from many producers (../shared/corpus/hprof; skipped with a message if absent).
+//! The reader on real dumps from many producers (../shared/corpus/hprof; reported as skipped by name if absent).
 
 use hprof_format::binary::{HeapRecord, HeapRecords, Record, Records, parse_header};
 use std::path::PathBuf;

@@ -6,10 +6,12 @@
 
 mod jdk;
 mod run;
+mod skip;
 mod slots;
 
 pub use jdk::{Jdk, all_jdks, jdk17};
 pub use run::{Java, JavaRun, Running};
+pub use skip::{current_test_name, skip, skip_log};
 pub use slots::{JvmSlot, MAX_CONCURRENT_JVMS};
 pub use tempfile::TempDir;
 
@@ -22,15 +24,17 @@ pub fn repo_root() -> PathBuf {
 }
 
 /// The shared corpus of real heap dumps (`../shared/corpus/hprof` beside the repository): `HPROF_CORPUS` if
-/// set, else beside this checkout, else the workplace's `/work/shared`. `None` (with a message saying where
-/// it looked) when absent, so that a checkout without it still runs the rest.
+/// set (and then only that), else beside this checkout, else the workplace's `/work/shared`. `None` when absent, after recording
+/// the current test as skipped by name (see [`skip`]), so that a checkout without it still runs the rest
+/// and says what it did not run.
 pub fn corpus_dir() -> Option<PathBuf> {
-    let mut candidates: Vec<PathBuf> = std::env::var_os("HPROF_CORPUS").map(PathBuf::from).into_iter().collect();
-    candidates.push(repo_root().join("../shared/corpus/hprof"));
-    candidates.push(PathBuf::from("/work/shared/corpus/hprof"));
+    let candidates: Vec<PathBuf> = match std::env::var_os("HPROF_CORPUS") {
+        Some(dir) => vec![PathBuf::from(dir)],
+        None => vec![repo_root().join("../shared/corpus/hprof"), PathBuf::from("/work/shared/corpus/hprof")],
+    };
     let found = candidates.iter().find(|d| d.is_dir()).cloned();
     if found.is_none() {
-        eprintln!("skipping: no heap dump corpus (looked in {candidates:?}; set HPROF_CORPUS)");
+        skip(format!("no heap dump corpus (looked in {candidates:?}; set HPROF_CORPUS)"));
     }
     found
 }

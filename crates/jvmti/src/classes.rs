@@ -29,6 +29,11 @@ impl LineTable {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+
+    /// The (start index, line) entries, sorted by start index.
+    pub fn entries(&self) -> &[(i64, i32)] {
+        &self.0
+    }
 }
 
 /// A declared field: name, JVM signature, and modifiers.

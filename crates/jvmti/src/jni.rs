@@ -83,6 +83,11 @@ impl Jni {
         unsafe { jni_fn!(self, GetLongField)(self.0, obj, field) }
     }
 
+    /// A reference instance field, as a local reference (reading a field runs no Java code).
+    pub fn object_field(self, obj: sys::jobject, field: sys::jfieldID) -> sys::jobject {
+        unsafe { jni_fn!(self, GetObjectField)(self.0, obj, field) }
+    }
+
     pub fn static_method_id(self, class: sys::jclass, name: &CStr, sig: &CStr) -> JniResult<sys::jmethodID> {
         let m = unsafe { jni_fn!(self, GetStaticMethodID)(self.0, class, name.as_ptr(), sig.as_ptr()) };
         self.found(m, "GetStaticMethodID", "static method ", name, sig)

@@ -9,8 +9,8 @@ pub mod monitors;
 use crate::agent::Agent;
 use crate::hub::Capability;
 use crate::options::{CpuMode, Options};
+use crate::sampling;
 use jvmti::EventHandler;
-use std::sync::Arc;
 
 /// A capability chosen for this run, as the agent sees it and as the event hub does. Capabilities live as
 /// long as the process (the hub's dispatch reads them without a lock), so they are leaked.
@@ -19,24 +19,31 @@ pub struct Registered {
     pub handler: &'static dyn EventHandler<Agent>,
 }
 
-fn register<T: Capability + 'static>(list: &mut Vec<Registered>, capability: T) {
-    let capability: &'static T = Box::leak(Box::new(capability));
-    list.push(Registered { capability, handler: capability });
+impl Registered {
+    fn new<T: Capability + 'static>(capability: T) -> Registered {
+        let capability: &'static T = Box::leak(Box::new(capability));
+        Registered { capability, handler: capability }
+    }
 }
 
 pub fn build(options: &Options) -> Result<Vec<Registered>, String> {
     let mut capabilities = Vec::new();
     if options.monitor {
-        register(&mut capabilities, monitors::Monitors::new(options));
+        capabilities.push(Registered::new(monitors::Monitors::new(options)));
     }
     if options.heap_dump {
-        register(&mut capabilities, heap_dump::HeapDump::new());
+        capabilities.push(Registered::new(heap_dump::HeapDump::new()));
     }
     if options.alloc_sites {
-        register(&mut capabilities, alloc_sites::AllocSites::new(options));
+        capabilities.push(Registered::new(alloc_sites::AllocSites::new(options)));
     }
     if options.cpu == Some(CpuMode::Samples) {
-        register(&mut capabilities, Arc::new(cpu_samples::CpuSamples::new(options)?));
+        capabilities.push(Registered::new(cpu_samples::CpuSamples::new(options)?));
+    }
+    // The consumers above installed the sampling engine if they need it; its service goes first, so that
+    // clocks are armed before a consumer's own VMInit and stopped before its VMDeath.
+    if let Some(engine) = sampling::installed() {
+        capabilities.insert(0, Registered::new(sampling::SamplingService::new(engine)));
     }
     Ok(capabilities)
 }

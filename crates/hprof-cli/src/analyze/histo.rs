@@ -63,6 +63,7 @@ pub fn run(a: &Args) -> Result<(), String> {
             "total_instances": total_n,
             "total_shallow_bytes": total_b,
             "layout": h.layout.describe(),
+            "incomplete": d.incomplete_message(),
             "classes": rows,
             "damage": damage_json(&dmg),
         }))?;

@@ -78,6 +78,9 @@ pub fn open(path: &Path, progress: &dyn Progress) -> Result<Dump, String> {
     for n in &d.notes {
         eprintln!("hprof: note: {n}");
     }
+    if let Some(m) = d.incomplete_message() {
+        eprintln!("hprof: warning: {}: {m}", path.display());
+    }
     Ok(d)
 }
 
@@ -93,6 +96,14 @@ pub fn damage_json(errors: &[Option<&FormatError>]) -> serde_json::Value {
     match errors.iter().flatten().next() {
         Some(e) => serde_json::json!({"offset": e.offset, "message": e.message}),
         None => serde_json::Value::Null,
+    }
+}
+
+/// A record kind's name for tables: `unknown (0x76)` for tags this reader does not know.
+pub fn record_label(tag: u8) -> String {
+    match hprof_format::tags::record::name(tag) {
+        "unknown" => format!("unknown (0x{tag:02X})"),
+        n => n.to_owned(),
     }
 }
 

@@ -9,7 +9,7 @@ use hprof_format::model::{CpuReport, CpuReportKind, CpuRow, Site, SiteOrder, Sit
 use hprof_format::tags::{BasicType, record as tag};
 use hprof_format::text::heap::{self as lines, ClassLine, RootLine};
 use hprof_format::text::{
-    write_cpu_report, write_header, write_sites, write_thread_end, write_thread_start, write_trace,
+    write_cpu_report, write_header_as, write_sites, write_thread_end, write_thread_start, write_trace,
 };
 use hprof_format::time::ctime;
 use std::io::{self, BufWriter, Write};
@@ -50,7 +50,8 @@ fn date(d: &Dump, micros: u32) -> String {
 
 /// Writes the report; returns the first damage inside a heap dump.
 pub fn write_report(w: &mut dyn Write, d: &Dump, layout: Layout) -> io::Result<Option<hprof_analysis::FormatError>> {
-    write_header(w, &ctime(d.header.timestamp_ms))?;
+    // The file's own version; a binary file does not name its writer, so the guide names none.
+    write_header_as(w, &d.header.version, &ctime(d.header.timestamp_ms), None)?;
     let mut heap_err = None;
     let mut segments: Vec<(usize, usize)> = Vec::new();
     let mut seg_micros = 0;
@@ -59,7 +60,7 @@ pub fn write_report(w: &mut dyn Write, d: &Dump, layout: Layout) -> io::Result<O
         let body = raw.body_offset() as usize;
         match raw.tag {
             tag::HEAP_DUMP => {
-                let e = write_heap(w, d, layout, &[(body, body + raw.body.len())], &date(d, raw.micros))?;
+                let e = write_heap(w, d, layout, &[(body, body + raw.body.len())], &date(d, raw.micros), None)?;
                 heap_err = heap_err.or(e);
                 continue;
             }
@@ -71,7 +72,7 @@ pub fn write_report(w: &mut dyn Write, d: &Dump, layout: Layout) -> io::Result<O
                 continue;
             }
             tag::HEAP_DUMP_END => {
-                let e = write_heap(w, d, layout, &segments, &date(d, seg_micros))?;
+                let e = write_heap(w, d, layout, &segments, &date(d, seg_micros), None)?;
                 heap_err = heap_err.or(e);
                 segments.clear();
                 continue;
@@ -165,8 +166,8 @@ pub fn write_report(w: &mut dyn Write, d: &Dump, layout: Layout) -> io::Result<O
         }
     }
     if !segments.is_empty() {
-        // Segments without a HEAP DUMP END (a file cut short).
-        let e = write_heap(w, d, layout, &segments, &date(d, seg_micros))?;
+        // Segments without a HEAP DUMP END (a file cut short): printed, but not closed as if whole.
+        let e = write_heap(w, d, layout, &segments, &date(d, seg_micros), d.incomplete_message())?;
         heap_err = heap_err.or(e);
     }
     Ok(heap_err)
@@ -204,6 +205,7 @@ fn write_heap(
     layout: Layout,
     segments: &[(usize, usize)],
     when: &str,
+    incomplete: Option<String>,
 ) -> io::Result<Option<hprof_analysis::FormatError>> {
     // First pass: classes, and the object count and bytes the BEGIN line announces.
     let mut class_dumps = Vec::new();
@@ -342,6 +344,9 @@ fn write_heap(
             _ => {}
         }
     }
-    lines::write_heap_dump_end(w)?;
+    match incomplete {
+        Some(m) => writeln!(w, "HEAP DUMP {}", m.replacen("incomplete:", "INCOMPLETE:", 1))?,
+        None => lines::write_heap_dump_end(w)?,
+    }
     Ok(err)
 }

@@ -313,7 +313,7 @@ pub fn run(a: &Args) -> Result<(), String> {
     let flame = flame_svg(&d);
     let mut summary = format!("{}\n{}-byte identifiers\n", d.header.version, d.header.id_size);
     for (t, c) in &d.tag_counts {
-        summary.push_str(&format!("{:<20} {:>10}\n", hprof_format::tags::record::name(*t), c.count));
+        summary.push_str(&format!("{:<20} {:>10}\n", super::record_label(*t), c.count));
     }
     drop(d);
     let an = match Analysed::load(&a.file, true) {

@@ -1,8 +1,7 @@
 //! `hprof summary`: what a file holds.
 
-use super::{Bar, damage, damage_json, human, open, print_json};
+use super::{Bar, damage, damage_json, human, open, print_json, record_label};
 use hprof_analysis::heap::histogram;
-use hprof_format::tags::record;
 use hprof_format::time::ctime;
 use serde_json::json;
 use std::path::PathBuf;
@@ -24,7 +23,7 @@ pub fn run(a: &Args) -> Result<(), String> {
     let records: Vec<_> = d
         .tag_counts
         .iter()
-        .map(|(t, c)| json!({"tag": t, "name": record::name(*t), "count": c.count, "bytes": c.bytes}))
+        .map(|(t, c)| json!({"tag": t, "name": record_label(*t), "count": c.count, "bytes": c.bytes}))
         .collect();
     let threads: Vec<_> = d
         .threads
@@ -90,6 +89,7 @@ pub fn run(a: &Args) -> Result<(), String> {
             "cpu_samples": cpu_total,
             "heap": heap,
             "notes": d.notes,
+            "incomplete": d.incomplete_message(),
             "damage": damage_json(&dmg),
         }))?;
     } else {
@@ -100,7 +100,7 @@ pub fn run(a: &Args) -> Result<(), String> {
         println!();
         println!("records:");
         for (t, c) in &d.tag_counts {
-            println!("  {:<20} {:>10}  {:>12}", record::name(*t), c.count, human(c.bytes));
+            println!("  {:<20} {:>10}  {:>12}", record_label(*t), c.count, human(c.bytes));
         }
         println!();
         println!(
@@ -130,6 +130,9 @@ pub fn run(a: &Args) -> Result<(), String> {
             println!("  GC roots:   {}", hi.counts.roots);
             println!("  shallow:    {} ({} bytes)", human(hi.total_bytes()), hi.total_bytes());
             println!("  layout:     {}", hi.layout.describe());
+            if let Some(m) = d.incomplete_message() {
+                println!("  {m}");
+            }
         }
         if !stacks.is_empty() {
             println!();

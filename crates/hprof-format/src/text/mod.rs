@@ -17,7 +17,6 @@ use std::io::{self, Write};
 
 /// What follows the header line: our own short guide to the record kinds.
 const PRELUDE: &str = "\
-This file holds a profile of one Java program run, written by hprof-rs (an HPROF agent for JDK 17+).
 Its records follow in the order they happened:
 
   * THREAD START / THREAD END: a Java thread began or finished. Thread serials start at 200001;
@@ -41,8 +40,18 @@ Rows whose share of the total is below cutoff= are left out of ranked reports.
 
 /// `JAVA PROFILE 1.0.1, created <date>`, the guide to the records, and the separator.
 pub fn write_header(w: &mut dyn Write, created: &str) -> io::Result<()> {
-    writeln!(w, "{}, created {}", crate::PROFILE_1_0_1, created)?;
+    write_header_as(w, crate::PROFILE_1_0_1, created, Some("hprof-rs (an HPROF agent for JDK 17+)"))
+}
+
+/// The header for a report of `version` (`JAVA PROFILE 1.0.2`, as its file says); the guide names the
+/// writer only when it is known (a binary file does not say who wrote it).
+pub fn write_header_as(w: &mut dyn Write, version: &str, created: &str, writer: Option<&str>) -> io::Result<()> {
+    writeln!(w, "{version}, created {created}")?;
     writeln!(w)?;
+    match writer {
+        Some(who) => writeln!(w, "This file holds a profile of one Java program run, written by {who}.")?,
+        None => writeln!(w, "This file holds a profile of one Java program run.")?,
+    }
     w.write_all(PRELUDE.as_bytes())?;
     w.write_all(b"\n--------\n\n")
 }

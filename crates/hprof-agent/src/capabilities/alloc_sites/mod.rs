@@ -23,10 +23,10 @@ mod thread_cache;
 mod weight;
 
 use crate::agent::Agent;
-use crate::capabilities::cpu_samples::agent_work::{self, AgentWork};
 use crate::hub::{Capability, ControlCommand, DumpReason};
 use crate::log;
 use crate::options::Options;
+use crate::sampling::agent_work::{self, AgentWork};
 use hprof_format::model::SiteOrder;
 use jvmti::{Event, EventHandler, Interest, Jni, Jvmti, sys};
 use liveness::Liveness;

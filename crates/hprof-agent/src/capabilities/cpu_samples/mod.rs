@@ -1,27 +1,20 @@
 //! cpu=samples: which methods use the CPU, from periodic stack samples.
 //!
-//! Two samplers feed one [`Profile`]: the default `async` one (per-thread CPU-time timers and
-//! AsyncGetCallTrace, see `signal`), and HPROF's own `safepoint` one. Reports are cumulative: every dump —
+//! Two samplers feed one [`Profile`]: the default `async` one, a consumer of the shared sampling engine
+//! (per-thread CPU clocks and AsyncGetCallTrace, see `crate::sampling`), and HPROF's own `safepoint` one. Reports are cumulative: every dump —
 //! at exit, on Ctrl-\, or on the front end's request — covers the run so far (the front end can clear the
 //! counts with its CONTROL command).
 
-pub mod agent_work;
-mod asgct;
-mod async_sampler;
-mod cost;
-mod perf_clock;
 mod profile;
-mod ring;
 mod safepoint_sampler;
-mod signal;
 
 use crate::agent::Agent;
 use crate::hub::{Capability, ControlCommand, DumpReason};
 use crate::log;
 use crate::options::{Options, SamplerKind};
-use crate::threads::ThreadRecord;
-use async_sampler::AsyncSampler;
-use jvmti::{Event, EventHandler, Interest, Jni, Jvmti, sys};
+use crate::sampling::{self, Engine, Frames, TickBatch, TickConsumer};
+use crate::traces::RawFrame;
+use jvmti::{EventHandler, Jni, sys};
 use profile::Profile;
 use safepoint_sampler::SafepointSampler;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,40 +22,30 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 enum Sampler {
-    Async(AsyncSampler),
+    Async(&'static Engine),
     Safepoint(SafepointSampler),
 }
 
 pub struct CpuSamples {
     sampler: Sampler,
     profile: Arc<Mutex<Profile>>,
-    /// Wakes the background thread early when it must stop.
+    /// Wakes the safepoint sampler's thread early when it must stop.
     stop: Arc<(Mutex<bool>, Condvar)>,
     thread_running: AtomicBool,
     interval_ms: u32,
     collapsed: Option<String>,
     flamegraph: Option<String>,
-    /// Whether the JIT was told directly to record debug information between safepoints (else enabling
-    /// CompiledMethodLoad events does it, at the cost of building an inline map for every compiled method).
-    debug_non_safepoints_set: bool,
-}
-
-/// Compiled frames map a pc to its inlined methods and line only where the JIT recorded debug information,
-/// which by default is at safepoints: samples inside inlined code would land on the caller. HotSpot records
-/// it everywhere with `-XX:+DebugNonSafepoints`, which the agent sets itself (as async-profiler does) unless
-/// the user chose a value; it costs compilation time, not time per sample.
-fn request_debug_non_safepoints() -> bool {
-    hotspot::VmStructs::get().is_some_and(|vm| vm.set_default_bool_flag("DebugNonSafepoints", true) == Ok(true))
 }
 
 impl CpuSamples {
-    pub fn new(options: &Options) -> Result<CpuSamples, String> {
+    /// With `sampler=async`, registers itself as a consumer of the sampling engine (installing it).
+    pub fn new(options: &Options) -> Result<Arc<CpuSamples>, String> {
         let sampler = match options.sampler {
-            SamplerKind::Async => Sampler::Async(AsyncSampler::new(options.interval_ms, options.clock)?),
+            SamplerKind::Async => Sampler::Async(Engine::install(options.interval_ms, options.clock)?),
             SamplerKind::Safepoint => Sampler::Safepoint(SafepointSampler::default()),
         };
         let keep_stacks = options.collapsed.is_some() || options.flamegraph.is_some();
-        Ok(CpuSamples {
+        let me = Arc::new(CpuSamples {
             sampler,
             profile: Arc::new(Mutex::new(Profile::new(keep_stacks))),
             stop: Arc::default(),
@@ -70,31 +53,29 @@ impl CpuSamples {
             interval_ms: options.interval_ms,
             collapsed: options.collapsed.clone(),
             flamegraph: options.flamegraph.clone(),
-            debug_non_safepoints_set: matches!(options.sampler, SamplerKind::Async) && request_debug_non_safepoints(),
-        })
+        });
+        if let Sampler::Async(engine) = &me.sampler {
+            engine.register(me.clone());
+        }
+        Ok(me)
     }
 
     fn lock_profile(&self) -> std::sync::MutexGuard<'_, Profile> {
         self.profile.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Brings pending async samples into the profile.
+    /// Brings pending async samples into the profile (the engine hands them to every consumer).
     fn drain(&self, agent: &Agent, jni: Option<Jni>) {
-        if let Sampler::Async(s) = &self.sampler {
-            let mut profile = self.lock_profile();
-            s.drain(agent, jni, &mut profile);
-            // The front end may have changed the depth since the last drain.
-            s.set_walk_frames(self.max_frames(agent));
+        if let Sampler::Async(engine) = &self.sampler {
+            engine.drain(agent, jni);
         }
     }
 
-    /// The background thread: the resolver for `async`, the sampler itself for `safepoint`.
+    /// The safepoint sampler's thread.
     fn background(&self, agent: &'static Agent, jni: Jni) {
+        let Sampler::Safepoint(sampler) = &self.sampler else { return };
         let (lock, wake) = &*self.stop;
-        let period = match &self.sampler {
-            Sampler::Async(s) => s.drain_interval(),
-            Sampler::Safepoint(_) => Duration::from_millis(self.interval_ms as u64),
-        };
+        let period = Duration::from_millis(self.interval_ms as u64);
         let mut stopped = lock.lock().unwrap_or_else(|e| e.into_inner());
         while !*stopped {
             stopped = wake.wait_timeout(stopped, period).unwrap_or_else(|e| e.into_inner()).0;
@@ -102,29 +83,14 @@ impl CpuSamples {
                 break;
             }
             drop(stopped);
-            jni.with_local_frame(64, || match &self.sampler {
-                Sampler::Async(_) => self.drain(agent, Some(jni)),
-                Sampler::Safepoint(s) => s.sample_once(agent, jni, self.max_frames(agent), &self.profile),
-            });
+            jni.with_local_frame(64, || sampler.sample_once(agent, jni, self.max_frames(agent), &self.profile));
             stopped = lock.lock().unwrap_or_else(|e| e.into_inner());
-        }
-        if let Some(shared) = signal::installed() {
-            cost::SamplerCost::add(&shared.cost.resolver_ns, cost::thread_cpu_ns());
         }
         self.thread_running.store(false, Ordering::Release);
     }
 
-    /// Creates the jmethodIDs of a class's methods, which AsyncGetCallTrace cannot do in a signal handler.
-    fn create_method_ids(&self, agent: &Agent, class: sys::jclass) {
-        let start = cost::monotonic_ns();
-        let _ = agent.jvmti.class_methods(class);
-        if let Some(shared) = signal::installed() {
-            cost::SamplerCost::add(&shared.cost.method_ids_ns, cost::monotonic_ns().saturating_sub(start));
-        }
-    }
-
     fn max_frames(&self, agent: &Agent) -> usize {
-        if self.collapsed.is_some() || self.flamegraph.is_some() { ring::MAX_FRAMES } else { agent.depth().max(1) }
+        if self.collapsed.is_some() || self.flamegraph.is_some() { sampling::MAX_FRAMES } else { agent.depth().max(1) }
     }
 
     fn stop_background(&self) {
@@ -144,10 +110,10 @@ impl CpuSamples {
         self.drain(agent, jni);
         let report = self.lock_profile().report(agent, cutoff);
         agent.output.cpu(agent, &report);
-        if let Sampler::Async(s) = &self.sampler
-            && s.dropped() > 0
+        if let Sampler::Async(engine) = &self.sampler
+            && engine.dropped() > 0
         {
-            log::warning(&format!("cpu=samples: {} samples dropped (sample buffer full)", s.dropped()));
+            log::warning(&format!("cpu=samples: {} samples dropped (sample buffer full)", engine.dropped()));
         }
     }
 
@@ -179,42 +145,44 @@ impl CpuSamples {
     }
 }
 
-impl EventHandler<Agent> for Arc<CpuSamples> {
-    fn class_prepare(&self, agent: &Agent, _: Jvmti, _jni: Jni, _thread: sys::jthread, class: sys::jclass) {
-        self.create_method_ids(agent, class);
+/// The engine's ticks, as stacks: each walked tick becomes one sample of its trace.
+impl TickConsumer for CpuSamples {
+    fn frames_wanted(&self, agent: &Agent) -> usize {
+        self.max_frames(agent)
+    }
+
+    fn on_ticks(&self, agent: &Agent, jni: Option<Jni>, ticks: &TickBatch) {
+        let mut profile = self.lock_profile();
+        let mut frames: Vec<u32> = Vec::with_capacity(64);
+        for tick in ticks.iter() {
+            frames.clear();
+            match tick.frames {
+                Frames::Walked(walked) => {
+                    for f in walked {
+                        let raw = RawFrame::new(f.method_id as sys::jmethodID, f.lineno);
+                        frames.push(profile.frame(agent, jni, raw));
+                    }
+                }
+                Frames::Failed(code) => frames.push(agent.traces.pseudo_frame(sampling::failure_label(code))),
+                // Taken before this consumer's first drain set the depth: no stack to count.
+                Frames::NotWalked => continue,
+            }
+            profile.add(agent, tick.thread_serial, &frames);
+        }
     }
 }
+
+/// The sampling engine's own service subscribes to the JVMTI events sampler=async needs.
+impl EventHandler<Agent> for Arc<CpuSamples> {}
 
 impl Capability for Arc<CpuSamples> {
     fn name(&self) -> &'static str {
         "cpu=samples"
     }
 
-    fn events(&self) -> Vec<Interest> {
-        let mut events = Vec::new();
-        if let Sampler::Async(_) = self.sampler {
-            // AsyncGetCallTrace refuses to walk unless ClassLoad events are on, and needs jmethodIDs to
-            // exist before a signal arrives.
-            events.extend([Event::ClassLoad, Event::ClassPrepare]);
-            // Where the flag could not be set, CompiledMethodLoad events turn DebugNonSafepoints on.
-            if !self.debug_non_safepoints_set {
-                events.extend([Event::CompiledMethodLoad, Event::DynamicCodeGenerated]);
-            }
-        }
-        events.into_iter().map(Event::on).collect()
-    }
-
     fn on_vm_init(&self, agent: &Agent, jni: Jni) {
-        if let Sampler::Async(s) = &self.sampler {
-            // Classes loaded before our events: create their jmethodIDs now.
-            if let Ok(classes) = agent.jvmti.loaded_classes() {
-                for class in classes {
-                    self.create_method_ids(agent, class);
-                    jni.delete_local_ref(class);
-                }
-            }
-            s.set_walk_frames(self.max_frames(agent));
-            s.start();
+        if let Sampler::Async(_) = &self.sampler {
+            return;
         }
         let me = self.clone();
         self.thread_running.store(true, Ordering::Release);
@@ -226,36 +194,8 @@ impl Capability for Arc<CpuSamples> {
         }
     }
 
-    fn on_thread_start(
-        &self,
-        _agent: &Agent,
-        jni: Jni,
-        _thread: sys::jthread,
-        record: &ThreadRecord,
-        on_own_thread: bool,
-    ) {
-        // A timer on a thread's CPU clock can only be armed from that thread. Threads that predate VMInit
-        // (Reference Handler, Signal Dispatcher, …) never run an event on themselves; they are idle JVM
-        // threads and are not sampled.
-        if let (Sampler::Async(s), true) = (&self.sampler, on_own_thread) {
-            s.thread_started(jni, record);
-        }
-    }
-
-    fn on_thread_end(&self, _agent: &Agent, _jni: Jni, _thread: sys::jthread, record: &ThreadRecord) {
-        if let Sampler::Async(s) = &self.sampler {
-            s.thread_ended(record);
-        }
-    }
-
     fn on_vm_death(&self, _agent: &Agent, _jni: Jni) {
-        if let Sampler::Async(s) = &self.sampler {
-            s.stop_all();
-        }
         self.stop_background();
-        if let Some(shared) = signal::installed().filter(|s| s.measuring) {
-            log::verbose(true, &shared.cost.summary());
-        }
     }
 
     fn dump_section(&self) -> Option<(u32, &'static str)> {
@@ -287,7 +227,7 @@ impl Capability for Arc<CpuSamples> {
                     },
                 };
                 match &self.sampler {
-                    Sampler::Async(s) => s.set_sampling(serial, *on),
+                    Sampler::Async(engine) => engine.set_sampling(serial, *on),
                     Sampler::Safepoint(s) => s.set_sampling(serial, *on),
                 }
                 true

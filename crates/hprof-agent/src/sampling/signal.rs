@@ -1,18 +1,26 @@
-//! The SIGPROF handler and the per-thread CPU clocks that raise it. All of the sampler's signal-handler
-//! code is in this file.
+//! The SIGPROF handler and the per-thread CPU clocks that raise it. All of the sampling engine's
+//! signal-handler code is in this file.
 //!
 //! Each Java thread gets a clock on its own CPU time that sends SIGPROF to that very thread: a perf
 //! task-clock event (see `perf_clock`) or, where perf events are forbidden, a POSIX timer on
 //! CLOCK_THREAD_CPUTIME_ID with SIGEV_THREAD_ID. Only threads that burn CPU are sampled, wherever they
 //! are — no safepoint bias. The signal identifies the thread's slot in a fixed arena (the timer's value,
 //! or the perf descriptor through a table), so the handler knows the thread's JNIEnv and serial without
-//! locks, allocation or thread-locals. It walks the stack with AsyncGetCallTrace straight into a
-//! claimed ring slot.
+//! locks, allocation or thread-locals. It copies the interrupted registers (pc, sp, fp) and, when a consumer
+//! asked for frames, walks the stack with AsyncGetCallTrace, straight into a claimed ring slot.
+//!
+//! Async-signal safety, which every change here must keep: the handler only loads and stores atomics,
+//! makes system calls (gettid, ioctl, timer_settime, clock_gettime through the vDSO), reads the kernel's
+//! ucontext and calls AsyncGetCallTrace (made for signal handlers) and, for a thread armed by its kernel id,
+//! the JVM's GetEnv (a thread-local read, as async-profiler relies on). It takes no lock, allocates nothing
+//! (the ring and the slot arena are allocated at install), never waits (a full ring drops the sample and
+//! counts it), and restores errno.
 
 use super::cost::{SamplerCost, monotonic_ns};
 use super::perf_clock::{self, PerfClock};
+use super::registers::Registers;
 use super::ring::{MAX_FRAMES, SampleRing};
-use jvmti::sys::{ASGCT_CallTrace, AsyncGetCallTraceFn, JNIEnv};
+use jvmti::sys::{ASGCT_CallTrace, AsyncGetCallTraceFn, JNIEnv, JavaVM};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicIsize, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
@@ -23,6 +31,8 @@ pub struct ThreadSlot {
     /// The OS thread the slot belongs to; the handler checks it against gettid().
     tid: AtomicI32,
     thread_serial: AtomicU32,
+    /// The thread's JNIEnv, which AsyncGetCallTrace needs; null for a thread armed by its kernel id from
+    /// another thread, whose handler asks the JVM (`env_of_current_thread`).
     env: AtomicPtr<JNIEnv>,
     /// Per-thread on/off (the front end's CONTROL command).
     enabled: AtomicBool,
@@ -67,6 +77,8 @@ pub struct Shared {
     pub ring: SampleRing,
     slots: Box<[ThreadSlot]>,
     asgct: AsyncGetCallTraceFn,
+    /// The JVM, for the JNIEnv of threads armed by their kernel id (null if it could not be found).
+    vm: *mut JavaVM,
     /// Slot index + 1 by perf descriptor; 0 = not ours.
     fd_slots: Box<[AtomicU32]>,
     /// Whether to try perf events for the next thread (cleared after the first refusal).
@@ -77,8 +89,8 @@ pub struct Shared {
     /// the clock four times per sample.
     pub cost: SamplerCost,
     pub measuring: bool,
-    /// Frames to walk per sample: only the report's depth unless full stacks are wanted (flame graphs),
-    /// since the walk's cost grows with every frame.
+    /// Frames to walk per sample, the most any consumer wants (0: no walk, registers only); only a report's
+    /// depth unless full stacks are wanted (flame graphs), since the walk's cost grows with every frame.
     walk_frames: AtomicUsize,
     /// `HPROF_SAMPLER_DRY=1`, for benchmarks: the clocks run and signal as usual but the handler takes no
     /// stack, so that the platform's cost of a sample (timer interrupt, signal delivery, re-arming) can be
@@ -93,11 +105,17 @@ pub enum ClockKind {
     PosixTimer,
 }
 
+// SAFETY: the raw JavaVM pointer is the process-wide JVM, valid for the process's lifetime and usable from
+// any thread; everything else in `Shared` is atomics or immutable after install.
+unsafe impl Sync for Shared {}
+unsafe impl Send for Shared {}
+
 static SHARED: AtomicPtr<Shared> = AtomicPtr::new(std::ptr::null_mut());
 static PREVIOUS: AtomicPtr<libc::sigaction> = AtomicPtr::new(std::ptr::null_mut());
 
 /// The handler's shared state, once installed.
 pub fn installed() -> Option<&'static Shared> {
+    // SAFETY: SHARED is null or points to a leaked, never freed `Shared`.
     unsafe { SHARED.load(Ordering::Acquire).as_ref() }
 }
 
@@ -105,11 +123,12 @@ impl Shared {
     /// Creates the arena and ring and installs the handler. Called once; the memory is never freed.
     pub fn install(
         asgct: AsyncGetCallTraceFn,
+        vm: *mut JavaVM,
         max_threads: usize,
         ring_slots: usize,
         use_perf: bool,
     ) -> Result<&'static Shared, String> {
-        if let Some(s) = unsafe { SHARED.load(Ordering::Acquire).as_ref() } {
+        if let Some(s) = installed() {
             return Ok(s);
         }
         let slots = (0..max_threads)
@@ -132,6 +151,7 @@ impl Shared {
             ring: SampleRing::new(ring_slots),
             slots,
             asgct,
+            vm,
             fd_slots: (0..FD_TABLE).map(|_| AtomicU32::new(0)).collect(),
             use_perf: AtomicBool::new(use_perf),
             running: AtomicBool::new(false),
@@ -156,9 +176,9 @@ impl Shared {
         Ok(shared)
     }
 
-    /// How many frames the handler walks from now on (1 to [`MAX_FRAMES`]).
+    /// How many frames the handler walks from now on (0, registers only, to [`MAX_FRAMES`]).
     pub fn set_walk_frames(&self, frames: usize) {
-        self.walk_frames.store(frames.clamp(1, MAX_FRAMES), Ordering::Relaxed);
+        self.walk_frames.store(frames.min(MAX_FRAMES), Ordering::Relaxed);
     }
 
     fn slot_index(&self, ptr: *const ThreadSlot) -> Option<usize> {
@@ -171,10 +191,13 @@ impl Shared {
         Some((p - base) / size)
     }
 
-    /// Arms a CPU clock for the calling thread. Returns the slot index (to disarm it later), the kind of
-    /// clock, and why perf events were refused if this was the first refusal.
-    pub fn start_current_thread(
+    /// Arms a CPU clock for thread `tid` of this process (the calling thread or any other: perf clocks and
+    /// POSIX CPU timers can watch and signal another thread). `env` is the thread's JNIEnv, or null to have
+    /// the handler ask the JVM for it. Returns the slot index (to disarm it later), the kind of clock, and
+    /// why perf events were refused if this was the first refusal.
+    pub fn start_thread(
         &self,
+        tid: i32,
         env: *mut JNIEnv,
         thread_serial: u32,
         interval_ms: u32,
@@ -186,7 +209,6 @@ impl Shared {
             .position(|s| s.in_use.compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed).is_ok())
             .ok_or("too many live threads for the sampler's thread table")?;
         let slot = &self.slots[index];
-        let tid = unsafe { libc::gettid() };
         slot.tid.store(tid, Ordering::Relaxed);
         slot.thread_serial.store(thread_serial, Ordering::Relaxed);
         slot.env.store(env, Ordering::Relaxed);
@@ -199,7 +221,7 @@ impl Shared {
         slot.enabled.store(enabled, Ordering::Release);
         let mut refused = None;
         if self.use_perf.load(Ordering::Relaxed) {
-            match perf_clock::open_for_current_thread(period_ns, libc::SIGPROF, enabled) {
+            match perf_clock::open_for_thread(tid, period_ns, libc::SIGPROF, enabled) {
                 Ok(clock) if (clock.fd as usize) < FD_TABLE => {
                     slot.perf_ring.store(clock.ring, Ordering::Release);
                     slot.perf_fd.store(clock.fd, Ordering::Release);
@@ -228,16 +250,22 @@ impl Shared {
         }
     }
 
-    /// A POSIX CPU timer for thread `tid`, armed for `period_ns` (0: created disarmed).
+    /// A POSIX CPU timer on thread `tid`'s CPU clock, signalling that thread, armed for `period_ns` (0:
+    /// created disarmed).
     fn posix_timer(slot: &ThreadSlot, tid: i32, period_ns: u64) -> Result<libc::timer_t, String> {
         let mut timer: libc::timer_t = std::ptr::null_mut();
+        // SAFETY: gettid has no preconditions.
+        let clock =
+            if tid == unsafe { libc::gettid() } { libc::CLOCK_THREAD_CPUTIME_ID } else { thread_cpu_clock(tid) };
+        // SAFETY: a zeroed sigevent filled for SIGEV_THREAD_ID; the slot it points to is never freed; the
+        // timer is deleted again if arming fails.
         unsafe {
             let mut sev: libc::sigevent = std::mem::zeroed();
             sev.sigev_notify = libc::SIGEV_THREAD_ID;
             sev.sigev_signo = libc::SIGPROF;
             sev.sigev_value = libc::sigval { sival_ptr: slot as *const ThreadSlot as *mut c_void };
             sev.sigev_notify_thread_id = tid;
-            if libc::timer_create(libc::CLOCK_THREAD_CPUTIME_ID, &mut sev, &mut timer) != 0 {
+            if libc::timer_create(clock, &mut sev, &mut timer) != 0 {
                 return Err(format!("timer_create: {}", std::io::Error::last_os_error()));
             }
             let period = timespec_of(period_ns);
@@ -303,6 +331,12 @@ impl Shared {
             unsafe { libc::timer_settime(timer, 0, &spec, std::ptr::null_mut()) };
         }
     }
+}
+
+/// The CPU clock of another thread of this process: the kernel's encoding of a per-thread scheduler clock
+/// (`MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)`), which glibc's `pthread_getcpuclockid` also returns.
+fn thread_cpu_clock(tid: i32) -> libc::clockid_t {
+    ((!tid) << 3) | 6
 }
 
 /// Reads `si_value.sival_ptr` of a timer signal. x86_64/aarch64 Linux layout: three ints and padding,
@@ -420,28 +454,64 @@ unsafe fn sample_into_ring(shared: &Shared, index: usize, ucontext: *mut c_void)
     if slot.tid.load(Ordering::Acquire) != unsafe { libc::gettid() } {
         return;
     }
-    let env = slot.env.load(Ordering::Acquire);
-    if env.is_null() || shared.dry {
+    if shared.dry {
         return;
     }
+    let depth = shared.walk_frames.load(Ordering::Relaxed).min(MAX_FRAMES) as i32;
+    let mut env = slot.env.load(Ordering::Acquire);
+    if env.is_null() && depth > 0 {
+        env = unsafe { env_of_current_thread(shared.vm) };
+        if env.is_null() {
+            return;
+        }
+    }
     let Some(claim) = shared.ring.claim() else { return };
+    // SAFETY: the claim is ours alone until commit.
     let data = unsafe { claim.data() };
     data.thread_serial = slot.thread_serial.load(Ordering::Relaxed);
-    let mut trace = ASGCT_CallTrace { env_id: env, num_frames: 0, frames: data.frames.as_mut_ptr() };
-    let depth = shared.walk_frames.load(Ordering::Relaxed).min(MAX_FRAMES) as i32;
-    let start = if shared.measuring { monotonic_ns() } else { 0 };
-    unsafe { (shared.asgct)(&mut trace, depth, ucontext) };
-    if shared.measuring {
-        SamplerCost::add(&shared.cost.walk_ns, monotonic_ns().saturating_sub(start));
+    data.tid = slot.tid.load(Ordering::Relaxed);
+    // SAFETY: `ucontext` is the kernel's, passed through from the handler.
+    data.registers = unsafe { Registers::from_ucontext(ucontext) };
+    data.num_frames = NOT_WALKED;
+    if depth > 0 {
+        let mut trace = ASGCT_CallTrace { env_id: env, num_frames: 0, frames: data.frames.as_mut_ptr() };
+        let start = if shared.measuring { monotonic_ns() } else { 0 };
+        // SAFETY: AsyncGetCallTrace is made to be called from a signal handler on the interrupted thread,
+        // with that thread's JNIEnv and context; `frames` has room for MAX_FRAMES >= depth frames.
+        unsafe { (shared.asgct)(&mut trace, depth, ucontext) };
+        if shared.measuring {
+            SamplerCost::add(&shared.cost.walk_ns, monotonic_ns().saturating_sub(start));
+        }
+        data.num_frames = trace.num_frames;
     }
-    data.num_frames = trace.num_frames;
-    if trace.num_frames <= 0 {
+    if data.num_frames <= 0 && data.num_frames != NOT_WALKED {
         let work = slot.agent_work.load(Ordering::Relaxed);
         if work != 0 {
             data.num_frames = work;
         }
     }
     claim.commit();
+}
+
+/// `num_frames` of a tick taken while no consumer wanted frames.
+pub const NOT_WALKED: i32 = i32::MIN;
+
+/// The calling thread's JNIEnv, from the JVM (null if the thread is not attached). In a signal handler:
+/// GetEnv reads the JVM's thread-local current thread and takes no lock — the same call async-profiler
+/// makes from its handler.
+unsafe fn env_of_current_thread(vm: *mut JavaVM) -> *mut JNIEnv {
+    if vm.is_null() {
+        return std::ptr::null_mut();
+    }
+    let mut env: *mut c_void = std::ptr::null_mut();
+    // SAFETY: `vm` is the process's JavaVM, whose function table lives as long as the process.
+    unsafe {
+        let Some(get_env) = (**vm).GetEnv else { return std::ptr::null_mut() };
+        if get_env(vm, &mut env, jvmti::sys::JNI_VERSION_1_6 as i32) != 0 {
+            return std::ptr::null_mut();
+        }
+    }
+    env as *mut JNIEnv
 }
 
 /// Passes a SIGPROF that is not ours to whoever had the signal before us. The default action of SIGPROF

@@ -6,6 +6,7 @@
 //! into it; the consumer sees the slot once its sequence says it is complete. When the ring is full the
 //! sample is dropped and counted, never waited for.
 
+use super::registers::Registers;
 use jvmti::sys::ASGCT_CallFrame;
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -20,6 +21,10 @@ pub struct Slot {
 
 pub struct SlotData {
     pub thread_serial: u32,
+    /// The kernel's id of the interrupted thread.
+    pub tid: i32,
+    /// The interrupted registers (see `registers`).
+    pub registers: Registers,
     /// Frames written, or one of AsyncGetCallTrace's negative failure codes.
     pub num_frames: i32,
     pub frames: [ASGCT_CallFrame; MAX_FRAMES],
@@ -65,6 +70,8 @@ impl SampleRing {
                 seq: AtomicUsize::new(i),
                 data: UnsafeCell::new(SlotData {
                     thread_serial: 0,
+                    tid: 0,
+                    registers: Registers::default(),
                     num_frames: 0,
                     frames: [ASGCT_CallFrame { lineno: 0, method_id: std::ptr::null_mut() }; MAX_FRAMES],
                 }),

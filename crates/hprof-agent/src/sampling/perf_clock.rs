@@ -102,12 +102,13 @@ fn refresh_forced() -> bool {
     *FORCED.get_or_init(|| std::env::var_os("HPROF_PERF_REFRESH").is_some())
 }
 
-/// Opens a task-clock event on the calling thread that sends `signal` to it every `period_ns` of CPU time,
-/// running if `armed` (else see [`start`]). Closing it stops the clock.
-pub fn open_for_current_thread(period_ns: u64, signal: libc::c_int, armed: bool) -> io::Result<PerfClock> {
+/// Opens a task-clock event on thread `tid` of this process (the caller or another) that sends `signal` to
+/// that thread every `period_ns` of its CPU time, running if `armed` (else see [`start`]). Closing it stops
+/// the clock.
+pub fn open_for_thread(tid: i32, period_ns: u64, signal: libc::c_int, armed: bool) -> io::Result<PerfClock> {
     // Kernel time counts as the thread's CPU time too; where the kernel part may not be watched
     // (perf_event_paranoid), fall back to user time only.
-    let fd = open(period_ns, 0).or_else(|_| open(period_ns, FLAG_EXCLUDE_KERNEL | FLAG_EXCLUDE_HV))?;
+    let fd = open(tid, period_ns, 0).or_else(|_| open(tid, period_ns, FLAG_EXCLUDE_KERNEL | FLAG_EXCLUDE_HV))?;
     let ring = if refresh_forced() {
         0
     } else {
@@ -115,7 +116,7 @@ pub fn open_for_current_thread(period_ns: u64, signal: libc::c_int, armed: bool)
         if m == libc::MAP_FAILED { 0 } else { m as usize }
     };
     let clock = PerfClock { fd, ring };
-    let tid = unsafe { libc::gettid() };
+    // SAFETY: fcntl/ioctl on the descriptor just opened, with arguments of the types they expect.
     let set_up = unsafe {
         let owner = FOwnerEx { type_: F_OWNER_TID, pid: tid };
         libc::fcntl(fd, libc::F_SETFL, libc::O_ASYNC) == 0
@@ -131,7 +132,8 @@ pub fn open_for_current_thread(period_ns: u64, signal: libc::c_int, armed: bool)
     Ok(clock)
 }
 
-fn open(period_ns: u64, extra_flags: u64) -> io::Result<i32> {
+/// `tid`: the thread to watch (perf's `pid` argument takes a thread id).
+fn open(tid: i32, period_ns: u64, extra_flags: u64) -> io::Result<i32> {
     let attr = PerfEventAttr {
         type_: PERF_TYPE_SOFTWARE,
         size: ATTR_SIZE,
@@ -142,7 +144,7 @@ fn open(period_ns: u64, extra_flags: u64) -> io::Result<i32> {
         ..Default::default()
     };
     let fd = unsafe {
-        libc::syscall(libc::SYS_perf_event_open, &attr as *const PerfEventAttr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC)
+        libc::syscall(libc::SYS_perf_event_open, &attr as *const PerfEventAttr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC)
     };
     if fd < 0 { Err(io::Error::last_os_error()) } else { Ok(fd as i32) }
 }

@@ -1,0 +1,384 @@
+//! The engine's thread-facing side: arming and disarming each thread's CPU clock (see `signal`), the
+//! consumers that registered for ticks, and the resolver thread that drains the ring and hands every tick
+//! to each consumer.
+
+use super::registers::Registers;
+use super::ring::SlotData;
+use super::signal::{ClockKind, NOT_WALKED, Shared};
+use super::{asgct, cost};
+use crate::agent::Agent;
+use crate::log;
+use crate::options::CpuClock;
+use jvmti::sys::ASGCT_CallFrame;
+use jvmti::{Jni, sys};
+use rustc_hash::FxHashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::Duration;
+
+/// Threads alive at once that can be sampled.
+const MAX_THREADS: usize = 8192;
+/// Samples buffered between two drains (each slot holds a full stack).
+const RING_SLOTS: usize = 512;
+/// Bounds on how often the resolver drains the ring (see `drain_interval`).
+const DRAIN_AT_MOST_EVERY: Duration = Duration::from_millis(10);
+const DRAIN_AT_LEAST_EVERY: Duration = Duration::from_millis(200);
+
+/// What a tick says about the interrupted thread's Java stack.
+#[derive(Debug, Clone, Copy)]
+pub enum Frames<'a> {
+    /// No consumer asked for frames when the tick was taken.
+    NotWalked,
+    /// AsyncGetCallTrace's failure code (or the agent's own, see `agent_work`).
+    Failed(i32),
+    /// Top frame first.
+    Walked(&'a [ASGCT_CallFrame]),
+}
+
+/// One tick: a thread interrupted after an interval of its own CPU time.
+#[derive(Debug, Clone, Copy)]
+pub struct Tick<'a> {
+    pub thread_serial: u32,
+    pub tid: i32,
+    pub registers: Registers,
+    pub frames: Frames<'a>,
+}
+
+/// A module that wants ticks. Consumers know nothing of timers or signals; the engine knows nothing of
+/// what they make of the ticks.
+pub trait TickConsumer: Send + Sync {
+    /// Frames each tick should carry for this consumer (0: registers only). Asked before every drain, so
+    /// that a depth changed by the front end applies from then on; the handler walks the most any consumer
+    /// wants.
+    fn frames_wanted(&self, agent: &Agent) -> usize;
+    /// The ticks taken since the last drain, oldest first. Called on the resolver thread or on a thread
+    /// writing a report, never from the signal handler, one drain at a time.
+    fn on_ticks(&self, agent: &Agent, jni: Option<Jni>, ticks: &TickBatch);
+}
+
+/// Ticks copied out of the ring, so that the ring's slots are free again before consumers look at them.
+#[derive(Default)]
+pub struct TickBatch {
+    ticks: Vec<(u32, i32, Registers, i32, usize)>,
+    frames: Vec<ASGCT_CallFrame>,
+}
+
+// SAFETY: the frames' jmethodIDs are opaque handles, valid on any thread of the JVM; the batch is only
+// ever used behind the engine's drain lock.
+unsafe impl Send for TickBatch {}
+
+impl TickBatch {
+    fn clear(&mut self) {
+        self.ticks.clear();
+        self.frames.clear();
+    }
+
+    fn push(&mut self, s: &SlotData) {
+        let start = self.frames.len();
+        if s.num_frames > 0 {
+            self.frames.extend_from_slice(&s.frames[..s.num_frames as usize]);
+        }
+        self.ticks.push((s.thread_serial, s.tid, s.registers, s.num_frames, start));
+    }
+
+    pub fn len(&self) -> usize {
+        self.ticks.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ticks.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = Tick<'_>> {
+        self.ticks.iter().map(|&(thread_serial, tid, registers, num_frames, start)| Tick {
+            thread_serial,
+            tid,
+            registers,
+            frames: match num_frames {
+                NOT_WALKED => Frames::NotWalked,
+                n if n <= 0 => Frames::Failed(n),
+                n => Frames::Walked(&self.frames[start..start + n as usize]),
+            },
+        })
+    }
+}
+
+pub struct Engine {
+    shared: &'static Shared,
+    interval_ms: u32,
+    /// Thread serial → slot index of its clock.
+    slots: Mutex<FxHashMap<u32, usize>>,
+    /// Serials the front end switched off, and whether new threads start switched on.
+    disabled: Mutex<Vec<u32>>,
+    all_on: AtomicBool,
+    stopping: AtomicBool,
+    warned: AtomicBool,
+    consumers: Mutex<Vec<Arc<dyn TickConsumer>>>,
+    /// Held while draining: the ring has one reader at a time; the batch is reused.
+    drain: Mutex<TickBatch>,
+    /// The resolver thread: asked to stop, and whether it still runs.
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    resolver_running: AtomicBool,
+}
+
+static ENGINE: OnceLock<Engine> = OnceLock::new();
+
+/// The engine, once a consumer has installed it.
+pub fn installed() -> Option<&'static Engine> {
+    ENGINE.get()
+}
+
+impl Engine {
+    /// Installs the engine (and its signal handler) on first use; later calls return the same engine, whose
+    /// interval and clock are the first caller's.
+    pub fn install(interval_ms: u32, clock: CpuClock) -> Result<&'static Engine, String> {
+        if let Some(e) = ENGINE.get() {
+            return Ok(e);
+        }
+        let asgct =
+            asgct::find().ok_or("AsyncGetCallTrace is not in this JVM (not HotSpot?); use sampler=safepoint")?;
+        // HPROF_NO_PERF_EVENTS=1 too, for scripts that predate clock=.
+        let perf = clock == CpuClock::Perf && std::env::var_os("HPROF_NO_PERF_EVENTS").is_none();
+        let shared = Shared::install(asgct, asgct::java_vm(), MAX_THREADS, RING_SLOTS, perf)?;
+        let engine = Engine {
+            shared,
+            interval_ms,
+            slots: Mutex::default(),
+            disabled: Mutex::default(),
+            all_on: AtomicBool::new(true),
+            stopping: AtomicBool::new(false),
+            warned: AtomicBool::new(false),
+            consumers: Mutex::default(),
+            drain: Mutex::default(),
+            stop: Arc::default(),
+            resolver_running: AtomicBool::new(false),
+        };
+        Ok(ENGINE.get_or_init(|| engine))
+    }
+
+    pub fn interval_ms(&self) -> u32 {
+        self.interval_ms
+    }
+
+    /// Adds a consumer; it gets every tick taken from now on.
+    pub fn register(&self, consumer: Arc<dyn TickConsumer>) {
+        self.consumers.lock().unwrap_or_else(|e| e.into_inner()).push(consumer);
+    }
+
+    /// Starts taking ticks and the resolver thread (at VMInit, once the consumers are registered).
+    pub fn start(&'static self, agent: &Agent, jni: Jni) {
+        self.update_walk_frames(agent);
+        self.shared.running.store(true, Ordering::Release);
+        if self.resolver_running.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        if let Err(e) = crate::agent_thread::spawn(agent, jni, "HPROF cpu sampler", move |agent, jni| {
+            self.resolve_until_stopped(agent, jni)
+        }) {
+            self.resolver_running.store(false, Ordering::Release);
+            log::error(&format!("sampling: {e}"));
+        }
+    }
+
+    fn enabled_for(&self, serial: u32) -> bool {
+        self.all_on.load(Ordering::Relaxed)
+            && !self.disabled.lock().unwrap_or_else(|e| e.into_inner()).contains(&serial)
+    }
+
+    /// On the thread itself: arms its CPU clock.
+    pub fn thread_started(&self, jni: Jni, serial: u32, name: &str) {
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() };
+        self.arm(tid, jni.raw(), serial, name);
+    }
+
+    /// From any thread: arms the CPU clock of the thread whose kernel id is `tid` (for threads that existed
+    /// before the agent could see them start, e.g. after an attach). Its JNIEnv is asked of the JVM in the
+    /// handler. Returns false if the thread could not be armed (or was already).
+    pub fn arm_thread_by_tid(&self, tid: i32, serial: u32, name: &str) -> bool {
+        self.arm(tid, std::ptr::null_mut(), serial, name)
+    }
+
+    fn arm(&self, tid: i32, env: *mut sys::JNIEnv, serial: u32, name: &str) -> bool {
+        if self.stopping.load(Ordering::Relaxed) {
+            return false;
+        }
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        if slots.contains_key(&serial) {
+            return false;
+        }
+        match self.shared.start_thread(tid, env, serial, self.interval_ms, self.enabled_for(serial)) {
+            Ok((index, kind, perf_refused)) => {
+                slots.insert(serial, index);
+                if let Some(why) = perf_refused {
+                    log::warning(&format!(
+                        "sampling: perf events unavailable ({why}); using POSIX CPU timers, whose samples land \
+                         on scheduler ticks and are less exact when threads compete for CPUs"
+                    ));
+                }
+                let _: ClockKind = kind;
+                true
+            }
+            Err(e) => {
+                if !self.warned.swap(true, Ordering::Relaxed) {
+                    log::warning(&format!("sampling: thread \"{name}\" is not sampled: {e}"));
+                }
+                false
+            }
+        }
+    }
+
+    pub fn thread_ended(&self, serial: u32) {
+        if let Some(index) = self.slots.lock().unwrap_or_else(|e| e.into_inner()).remove(&serial) {
+            self.shared.stop(index);
+        }
+    }
+
+    /// Stops every clock and the resolver; no tick is taken after this returns. Ticks still in the ring are
+    /// handed out by the next `drain`.
+    pub fn stop_all(&self) {
+        self.stopping.store(true, Ordering::Relaxed);
+        self.shared.running.store(false, Ordering::Release);
+        for (_, index) in self.slots.lock().unwrap_or_else(|e| e.into_inner()).drain() {
+            self.shared.stop(index);
+        }
+        let (lock, wake) = &*self.stop;
+        *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        wake.notify_all();
+        // The resolver finishes its current round; wait briefly so that it does not race the final report.
+        for _ in 0..200 {
+            if !self.resolver_running.load(Ordering::Acquire) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if self.shared.measuring {
+            log::verbose(true, &self.shared.cost.summary());
+        }
+    }
+
+    /// Switches ticks for one thread (by serial) or all. Off stops the thread's clock, for every consumer.
+    pub fn set_sampling(&self, serial: Option<u32>, on: bool) {
+        let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        let mut disabled = self.disabled.lock().unwrap_or_else(|e| e.into_inner());
+        match serial {
+            Some(s) => {
+                disabled.retain(|&d| d != s);
+                if !on {
+                    disabled.push(s);
+                }
+                if let Some(&i) = slots.get(&s) {
+                    self.shared.set_enabled(i, on && self.all_on.load(Ordering::Relaxed));
+                }
+            }
+            None => {
+                self.all_on.store(on, Ordering::Relaxed);
+                disabled.clear();
+                for &i in slots.values() {
+                    self.shared.set_enabled(i, on);
+                }
+            }
+        }
+    }
+
+    fn update_walk_frames(&self, agent: &Agent) {
+        let consumers = self.consumers.lock().unwrap_or_else(|e| e.into_inner());
+        let frames = consumers.iter().map(|c| c.frames_wanted(agent)).max().unwrap_or(0);
+        self.shared.set_walk_frames(frames);
+    }
+
+    /// Hands the ring's ticks to every consumer. Any thread may call it (a report drains first, so that it
+    /// is up to date); drains take turns.
+    pub fn drain(&self, agent: &Agent, jni: Option<Jni>) {
+        let mut batch = self.drain.lock().unwrap_or_else(|e| e.into_inner());
+        batch.clear();
+        self.shared.ring.drain(|sample| batch.push(sample));
+        let consumers: Vec<Arc<dyn TickConsumer>> = self.consumers.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if !batch.is_empty() {
+            for c in &consumers {
+                c.on_ticks(agent, jni, &batch);
+            }
+        }
+        drop(batch);
+        // The front end may have changed the depth since the last drain.
+        self.update_walk_frames(agent);
+    }
+
+    /// Ticks lost because the ring was full.
+    pub fn dropped(&self) -> u64 {
+        self.shared.ring.dropped()
+    }
+
+    /// Creates the jmethodIDs of a class's methods, which AsyncGetCallTrace cannot do in a signal handler.
+    /// Consumers that want frames call it for each prepared class (and for the classes loaded before VMInit).
+    pub fn create_method_ids(&self, agent: &Agent, class: sys::jclass) {
+        let start = cost::monotonic_ns();
+        let _ = agent.jvmti.class_methods(class);
+        cost::SamplerCost::add(&self.shared.cost.method_ids_ns, cost::monotonic_ns().saturating_sub(start));
+    }
+
+    /// The resolver thread: drains at `drain_interval` until `stop_all`.
+    fn resolve_until_stopped(&self, agent: &'static Agent, jni: Jni) {
+        let (lock, wake) = &*self.stop;
+        let period = self.drain_interval();
+        let mut stopped = lock.lock().unwrap_or_else(|e| e.into_inner());
+        while !*stopped {
+            stopped = wake.wait_timeout(stopped, period).unwrap_or_else(|e| e.into_inner()).0;
+            if *stopped {
+                break;
+            }
+            drop(stopped);
+            jni.with_local_frame(64, || self.drain(agent, Some(jni)));
+            stopped = lock.lock().unwrap_or_else(|e| e.into_inner());
+        }
+        cost::SamplerCost::add(&self.shared.cost.resolver_ns, cost::thread_cpu_ns());
+        self.resolver_running.store(false, Ordering::Release);
+    }
+
+    /// How often the resolver drains the ring: seldom, since each wake-up costs it tens of microseconds
+    /// whether or not there is work, but often enough that the ring fills to a quarter at most even if every
+    /// CPU ran Java code at the shortest jittered period (half the interval).
+    pub fn drain_interval(&self) -> Duration {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+        let fastest_per_second = cpus * 2 * 1000 / self.interval_ms.max(1) as u64;
+        let quarter_ring_ms = (RING_SLOTS as u64 / 4) * 1000 / fastest_per_second.max(1);
+        Duration::from_millis(quarter_ring_ms).clamp(DRAIN_AT_MOST_EVERY, DRAIN_AT_LEAST_EVERY)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(serial: u32, num_frames: i32) -> SlotData {
+        let mut frames =
+            [ASGCT_CallFrame { lineno: 0, method_id: std::ptr::null_mut() }; super::super::ring::MAX_FRAMES];
+        for (i, f) in frames.iter_mut().enumerate().take(num_frames.max(0) as usize) {
+            f.lineno = i as i32;
+        }
+        SlotData {
+            thread_serial: serial,
+            tid: 7,
+            registers: Registers { pc: 0x1000, sp: 0x2000, fp: 0x3000 },
+            num_frames,
+            frames,
+        }
+    }
+
+    #[test]
+    fn batch_keeps_each_ticks_frames_and_codes() {
+        let mut batch = TickBatch::default();
+        batch.push(&sample(1, 3));
+        batch.push(&sample(2, NOT_WALKED));
+        batch.push(&sample(3, -2));
+        batch.push(&sample(4, 1));
+        let ticks: Vec<Tick> = batch.iter().collect();
+        assert_eq!(ticks.len(), 4);
+        assert!(matches!(ticks[0].frames, Frames::Walked(f) if f.len() == 3 && f[2].lineno == 2));
+        assert!(matches!(ticks[1].frames, Frames::NotWalked));
+        assert!(matches!(ticks[2].frames, Frames::Failed(-2)));
+        assert!(matches!(ticks[3].frames, Frames::Walked(f) if f.len() == 1 && f[0].lineno == 0));
+        assert_eq!(ticks[3].registers.pc, 0x1000);
+        assert_eq!(ticks[3].thread_serial, 4);
+    }
+}

@@ -1,0 +1,103 @@
+//! The sampling engine: a shared service that interrupts each Java thread after every interval of its own
+//! CPU time and hands the tick — thread, interrupted registers (pc, sp, fp) and, when asked, the
+//! AsyncGetCallTrace frames — to every registered consumer, in the manner of async-profiler's engines.
+//! cpu=samples is one consumer (stacks), cpu=flat another (program counters).
+//!
+//! One file per concern: `signal` (the handler and the clocks it re-arms — all signal-handler code),
+//! `perf_clock` (the kernel's task-clock events), `registers` (pc/sp/fp from a ucontext), `ring` (the
+//! lock-free buffer the handler fills), `asgct` (the walker), `engine` (arming threads, consumers, the
+//! resolver thread), `cost` (what all this costs) and `agent_work` (labels for the agent's own work).
+//! [`SamplingService`] is the capability that feeds the engine the JVM events it needs; `capabilities::build`
+//! adds it once when any consumer is present.
+
+pub mod agent_work;
+mod asgct;
+mod cost;
+mod engine;
+mod perf_clock;
+pub mod registers;
+mod ring;
+mod signal;
+
+pub use asgct::failure_label;
+pub use engine::{Engine, Frames, Tick, TickBatch, TickConsumer, installed};
+pub use ring::MAX_FRAMES;
+
+use crate::agent::Agent;
+use crate::hub::Capability;
+use crate::threads::ThreadRecord;
+use jvmti::{Event, EventHandler, Interest, Jni, Jvmti, sys};
+
+/// Compiled frames map a pc to its inlined methods and line only where the JIT recorded debug information,
+/// which by default is at safepoints: samples inside inlined code would land on the caller. HotSpot records
+/// it everywhere with `-XX:+DebugNonSafepoints`, which the agent sets itself (as async-profiler does) unless
+/// the user chose a value; it costs compilation time, not time per sample.
+fn request_debug_non_safepoints() -> bool {
+    hotspot::VmStructs::get().is_some_and(|vm| vm.set_default_bool_flag("DebugNonSafepoints", true) == Ok(true))
+}
+
+/// The engine's JVM side: arms each thread's clock as it starts, creates the jmethodIDs AsyncGetCallTrace
+/// needs, starts ticking at VMInit and stops at VMDeath.
+pub struct SamplingService {
+    engine: &'static Engine,
+    /// Whether the JIT was told directly to record debug information between safepoints (else enabling
+    /// CompiledMethodLoad events does it, at the cost of building an inline map for every compiled method).
+    debug_non_safepoints_set: bool,
+}
+
+impl SamplingService {
+    pub fn new(engine: &'static Engine) -> SamplingService {
+        SamplingService { engine, debug_non_safepoints_set: request_debug_non_safepoints() }
+    }
+}
+
+impl EventHandler<Agent> for SamplingService {
+    fn class_prepare(&self, agent: &Agent, _: Jvmti, _jni: Jni, _thread: sys::jthread, class: sys::jclass) {
+        self.engine.create_method_ids(agent, class);
+    }
+}
+
+impl Capability for SamplingService {
+    fn name(&self) -> &'static str {
+        "sampling"
+    }
+
+    fn events(&self) -> Vec<Interest> {
+        // AsyncGetCallTrace refuses to walk unless ClassLoad events are on, and needs jmethodIDs to exist
+        // before a signal arrives.
+        let mut events = vec![Event::ClassLoad, Event::ClassPrepare];
+        // Where the flag could not be set, CompiledMethodLoad events turn DebugNonSafepoints on.
+        if !self.debug_non_safepoints_set {
+            events.extend([Event::CompiledMethodLoad, Event::DynamicCodeGenerated]);
+        }
+        events.into_iter().map(Event::on).collect()
+    }
+
+    fn on_vm_init(&self, agent: &Agent, jni: Jni) {
+        // Classes loaded before our events: create their jmethodIDs now.
+        if let Ok(classes) = agent.jvmti.loaded_classes() {
+            for class in classes {
+                self.engine.create_method_ids(agent, class);
+                jni.delete_local_ref(class);
+            }
+        }
+        self.engine.start(agent, jni);
+    }
+
+    fn on_thread_start(&self, _agent: &Agent, jni: Jni, _thread: sys::jthread, record: &ThreadRecord, own: bool) {
+        // A thread's clock is armed from the thread itself where we can (its JNIEnv is then known without
+        // asking the JVM in the handler). Threads that predate VMInit (Reference Handler, Signal Dispatcher,
+        // …) never run an event on themselves; they are idle JVM threads and are not sampled.
+        if own {
+            self.engine.thread_started(jni, record.serial, &record.name);
+        }
+    }
+
+    fn on_thread_end(&self, _agent: &Agent, _jni: Jni, _thread: sys::jthread, record: &ThreadRecord) {
+        self.engine.thread_ended(record.serial);
+    }
+
+    fn on_vm_death(&self, _agent: &Agent, _jni: Jni) {
+        self.engine.stop_all();
+    }
+}

@@ -1,0 +1,104 @@
+//! JVMPI_EVENT_OBJECT_ALLOC: every allocation, from JVMTI's SampledObjectAlloc at interval 0 (which sees the
+//! allocations the interpreter and compiled code make inline) and VMObjectAlloc (what the VM allocates
+//! itself, e.g. by reflection).
+//!
+//! The VM reports its own allocations to both; the first report tags the object (its ID), so the second
+//! finds a tag and is dropped. Each allocation is reported on the allocating thread, after the class's
+//! CLASS_LOAD. Arena IDs are always 1, as in HotSpot's JVMPI.
+
+use crate::abi::*;
+use crate::layer::{Layer, deliver};
+use jvmti::{Jni, sys};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// An allocation JVMTI reported; `sampled` tells the two sources apart.
+pub fn on_alloc(
+    layer: &Layer,
+    jni: Jni,
+    thread: sys::jthread,
+    object: sys::jobject,
+    class: sys::jclass,
+    size: i64,
+    sampled: bool,
+) {
+    if sampled && consume_priming_sample() {
+        return;
+    }
+    if !layer.is_enabled(JVMPI_EVENT_OBJECT_ALLOC) || object.is_null() {
+        return;
+    }
+    if !sampled && crate::ids::existing_tag(layer, object) != 0 {
+        return; // Already reported by SampledObjectAlloc.
+    }
+    crate::threads::ensure_started(layer, jni, thread);
+    let kind = crate::classes::alloc_kind(layer, jni, class);
+    let obj_id = crate::ids::id_of(layer, object);
+    let mut ev = JVMPI_Event::new(JVMPI_EVENT_OBJECT_ALLOC, jni.raw());
+    ev.u.obj_alloc = ObjAlloc {
+        arena_id: 1,
+        class_id: kind.class_id,
+        is_array: kind.is_array,
+        size: size.clamp(0, i32::MAX as i64) as i32,
+        obj_id,
+    };
+    deliver(&mut ev, false);
+}
+
+/// RequestEvent(OBJECT_ALLOC, id): the object's allocation event again, on the calling thread.
+pub fn send_requested(layer: &Layer, jni: Jni, id: jobjectID) -> sys::jint {
+    let object = crate::ids::object_of(layer, id);
+    if object.is_null() {
+        return JVMPI_FAIL;
+    }
+    let class = jni.object_class(object);
+    let kind = crate::classes::alloc_kind(layer, jni, class);
+    let size = layer.jvmti.object_size(object).unwrap_or(0);
+    let mut ev = JVMPI_Event::new(JVMPI_EVENT_OBJECT_ALLOC, jni.raw());
+    ev.u.obj_alloc =
+        ObjAlloc { arena_id: 1, class_id: kind.class_id, is_array: kind.is_array, size: size as i32, obj_id: id };
+    deliver(&mut ev, true);
+    jni.delete_local_ref(class);
+    jni.delete_local_ref(object);
+    JVMPI_SUCCESS
+}
+
+// Priming. HotSpot draws each thread's next sample point when the thread starts; the main thread started
+// before Agent_OnLoad set the interval to 0, so its first point was drawn at the default 512 KiB mean and
+// the allocations before it would go unseen. Its first sample redraws at our interval: at VMInit (and when
+// OBJECT_ALLOC is enabled on a live thread) we allocate small arrays until the sampler reports one, and drop
+// those reports.
+
+static ANY_PRIMING: AtomicBool = AtomicBool::new(false);
+
+thread_local! {
+    static PRIMING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Small enough to come from the TLAB, whose sample end is reset with it.
+const PRIMING_ARRAY_BYTES: i32 = 256;
+/// The largest first draw at 512 KiB is about 9.4 MB; stop well past it.
+const PRIMING_MAX_ARRAYS: usize = (32 << 20) / PRIMING_ARRAY_BYTES as usize;
+
+pub fn prime_current_thread(jni: Jni) -> bool {
+    PRIMING.with(|p| p.set(true));
+    ANY_PRIMING.store(true, Ordering::SeqCst);
+    let mut sampled = false;
+    for _ in 0..PRIMING_MAX_ARRAYS {
+        match jni.new_byte_array(PRIMING_ARRAY_BYTES) {
+            Ok(array) => jni.delete_local_ref(array),
+            Err(_) => break,
+        }
+        if !PRIMING.with(|p| p.get()) {
+            sampled = true;
+            break;
+        }
+    }
+    PRIMING.with(|p| p.set(false));
+    ANY_PRIMING.store(false, Ordering::SeqCst);
+    sampled
+}
+
+fn consume_priming_sample() -> bool {
+    ANY_PRIMING.load(Ordering::Relaxed) && PRIMING.try_with(|p| p.replace(false)).unwrap_or(false)
+}

@@ -1,0 +1,47 @@
+//! DisableGC / EnableGC / RunGC, and the GC_START / GC_FINISH events.
+//!
+//! JVMTI cannot stop the collector, and the layer does not need it to: object IDs are tags, which the
+//! collector keeps with their objects (see `ids.rs`). DisableGC and EnableGC keep the nesting count the
+//! specification describes; RunGC forces a full collection.
+
+use crate::abi::*;
+use crate::layer::{deliver, layer};
+use std::sync::atomic::Ordering;
+
+pub fn disable() {
+    if let Some(l) = layer() {
+        l.gc_disabled.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+pub fn enable() {
+    if let Some(l) = layer() {
+        let _ = l.gc_disabled.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| (n > 0).then_some(n - 1));
+    }
+}
+
+pub fn run() {
+    if let Some(l) = layer() {
+        let _ = l.jvmti.force_garbage_collection();
+    }
+}
+
+/// GarbageCollectionStart, on the thread doing the collection (not a Java thread: env_id is null).
+pub fn on_start() {
+    let Some(l) = layer() else { return };
+    if l.is_enabled(JVMPI_EVENT_GC_START) {
+        let mut ev = JVMPI_Event::new(JVMPI_EVENT_GC_START, std::ptr::null_mut());
+        deliver(&mut ev, false);
+    }
+}
+
+/// GarbageCollectionFinish. Neither JNI nor JVMTI's heap functions may be called here, so the heap
+/// figures are not known: each is -1.
+pub fn on_finish() {
+    let Some(l) = layer() else { return };
+    if l.is_enabled(JVMPI_EVENT_GC_FINISH) {
+        let mut ev = JVMPI_Event::new(JVMPI_EVENT_GC_FINISH, std::ptr::null_mut());
+        ev.u.gc_info = GcInfo { used_objects: -1, used_object_space: -1, total_object_space: -1 };
+        deliver(&mut ev, false);
+    }
+}

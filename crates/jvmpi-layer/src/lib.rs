@@ -1,0 +1,30 @@
+//! libjvmpi.so: JVMPI, the profiler interface of JDK 1.2–5, on JDK 17 and newer, for unmodified agents.
+//!
+//! Loaded as `-agentpath:libjvmpi.so` beside an `-Xrun<agent>` (the layer answers the agent's
+//! `GetEnv(JVMPI_VERSION_1*)`), or as `-agentpath:libjvmpi.so=/abs/libagent.so[=options]` (the layer
+//! loads the agent). Each JVMPI event is made from JVMTI events ([`control`] says which), each function
+//! from JVMTI calls ([`interface`]); `include/jvmpi.h` is the header agents compile against and [`abi`]
+//! its Rust mirror.
+
+// JNI handles and IDs are opaque values the JVM resolves, not pointers this crate dereferences.
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
+
+pub mod abi;
+mod alloc;
+mod callbacks;
+mod calltrace;
+mod class_load;
+mod classes;
+mod control;
+mod entry;
+mod gc;
+mod guard;
+mod ids;
+mod interface;
+mod invocation;
+mod layer;
+mod loader;
+mod log;
+mod monitors;
+mod system_thread;
+mod threads;
