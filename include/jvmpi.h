@@ -403,11 +403,12 @@ enum {
 #define JVMPI_DUMP_LEVEL_2                        ((jint)2)
 
 /*
- * Dump buffers (heap_dump.begin..end, monitor_dump.begin..end, object_dump.data) hold records in the
- * machine's byte order: u1, u2, u4, u8 integers, jobjectID / JNIEnv * / pointers of the machine's size,
- * and values (vl) whose size follows their type (ty): JVMPI_BOOLEAN and JVMPI_BYTE u1, JVMPI_SHORT and
- * JVMPI_CHAR u2, JVMPI_INT and JVMPI_FLOAT u4, JVMPI_LONG and JVMPI_DOUBLE u8, JVMPI_CLASS a jobjectID.
- * The record formats are those of the specification's "JVMPI Dump Formats" section.
+ * Dump buffers (heap_dump.begin..end, monitor_dump.begin..end, object_dump.data) hold records of: u1, and
+ * u2, u4, u8 integers in network byte order (big-endian, as the JDK's HPROF read them with ntohs/ntohl);
+ * jobjectID, JNIEnv * and JVMPI_RawMonitor as the machine's pointers; values (vl) whose size follows their
+ * type (ty): JVMPI_BOOLEAN and JVMPI_BYTE u1, JVMPI_SHORT and JVMPI_CHAR u2, JVMPI_INT and JVMPI_FLOAT u4,
+ * JVMPI_LONG and JVMPI_DOUBLE u8, JVMPI_CLASS a jobjectID. The record formats are those of the
+ * specification's "JVMPI Dump Formats" section.
  */
 
 #ifdef __cplusplus

@@ -37,6 +37,11 @@ pub struct ConstantPool {
 }
 
 impl ConstantPool {
+    /// An empty pool (slot 0 unused), for building a class.
+    pub fn new() -> ConstantPool {
+        ConstantPool { entries: vec![None], index: None }
+    }
+
     pub fn read(r: &mut Reader) -> Result<ConstantPool> {
         let count = r.u2()? as usize;
         if count == 0 {

@@ -29,6 +29,8 @@ pub struct Instrumented {
     pub bytes: Vec<u8>,
     /// The class's internal name.
     pub class: String,
+    /// Its SourceFile attribute, if any.
+    pub source_file: Option<String>,
     /// Methods with probes, and the id they pass.
     pub methods: Vec<(MethodName, u32)>,
     /// Methods left as they were, and why (native methods included; abstract ones have no code and are
@@ -102,6 +104,10 @@ pub fn instrument(
             Err(e) => skipped.push((mname, e.message)),
         }
     }
+    let source_file = class
+        .find_attribute(&class.attributes, "SourceFile")
+        .and_then(|(_, a)| a.info.get(..2).map(|b| u16::from_be_bytes([b[0], b[1]])))
+        .and_then(|i| class.pool.utf8(i).ok());
     let bytes = if methods.is_empty() { class_bytes.to_vec() } else { class.write() };
-    Ok(Instrumented { bytes, class: name, methods, skipped })
+    Ok(Instrumented { bytes, class: name, source_file, methods, skipped })
 }

@@ -331,7 +331,9 @@ pub fn instrument_code(
         let (s, e) = (new_start(c.first), new_end(c.end));
         if s < e {
             let h = end + k as u32 * handler_len;
-            handlers.push(Handler { start: s as u16, end: e as u16, handler: h as u16, catch_type: 0 });
+            // Typed as Throwable rather than 0 ("any"): the same catch, but C2 on JDK 17 crashes resolving
+            // the catch type of an "any" handler in java.lang.Object.<init> (index 0 read as a class).
+            handlers.push(Handler { start: s as u16, end: e as u16, handler: h as u16, catch_type: refs.throwable });
         }
     }
 

@@ -4,7 +4,7 @@
 use crate::capabilities;
 use crate::capabilities::Registered;
 use crate::classes::ClassTable;
-use crate::hub::{AgentHost, CORE_EVENTS, Capability, ControlCommand, Core, DumpReason};
+use crate::hub::{AgentHost, CORE_EVENTS, Capability, ClassFileChain, ControlCommand, Core, DumpReason};
 use crate::ids::ObjectIds;
 use crate::log;
 use crate::methods::MethodCache;
@@ -43,6 +43,8 @@ pub struct Agent {
     hub: EventHub<Agent>,
     dump_lock: Mutex<()>,
     dead: AtomicBool,
+    /// Set as VMDeath begins (before the exit dump), when the collector has already stopped.
+    exiting: AtomicBool,
     /// depth=, changeable at run time by the front end's CONTROL command.
     depth: AtomicU32,
 }
@@ -114,6 +116,7 @@ fn start_inner(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<()
         hub,
         dump_lock: Mutex::new(()),
         dead: AtomicBool::new(false),
+        exiting: AtomicBool::new(false),
         depth: AtomicU32::new(0),
     };
     agent.depth.store(agent.options.depth, Ordering::Relaxed);
@@ -146,11 +149,18 @@ fn subscribe(capabilities: Vec<Registered>) -> (EventHub<Agent>, Vec<(Subscriber
     hub.need(CapabilityFlag::CanGetLineNumbers, Need::Required);
     hub.need(CapabilityFlag::CanGetSourceFileName, Need::Required);
     let mut subscribed = Vec::with_capacity(capabilities.len());
+    let mut rewriters = Vec::new();
     for Registered { capability, handler } in capabilities {
         for flag in capability.jvmti_capabilities() {
             hub.need(flag, Need::Required);
         }
         subscribed.push((hub.subscribe(handler, capability.events()), capability));
+        if capability.rewrites_classes() {
+            rewriters.push(capability);
+        }
+    }
+    if !rewriters.is_empty() {
+        hub.subscribe(Box::leak(Box::new(ClassFileChain { rewriters })), [Event::ClassFileLoadHook]);
     }
     (hub.build(), subscribed)
 }
@@ -159,12 +169,18 @@ extern "C" fn flush_at_exit() {
     crate::panic_guard::guard(
         || {
             if let Some(a) = agent() {
+                if a.is_live() && !a.is_exiting() {
+                    a.exit_without_vm_death();
+                }
                 a.output.flush_at_exit();
             }
         },
         (),
     )
 }
+
+/// How long the process's exit waits for the reports written in place of VMDeath's.
+const EXIT_REPORTS_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
 
 impl Agent {
     pub fn capabilities(&self) -> impl Iterator<Item = &'static dyn Capability> + '_ {
@@ -244,6 +260,27 @@ impl Agent {
         !self.dead.load(Ordering::Relaxed)
     }
 
+    /// True once the JVM has begun to exit (VMDeath): no collection can be forced any more.
+    pub fn is_exiting(&self) -> bool {
+        self.exiting.load(Ordering::Relaxed)
+    }
+
+    /// Writes each capability's report as a checkpoint (see [`crate::worker`]) and everything buffered.
+    /// Skipped while a dump is being written: it writes the reports itself.
+    pub(crate) fn checkpoint(&self, jni: Jni) {
+        let _no_dump = match self.dump_lock.try_lock() {
+            Ok(guard) => guard,
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return,
+        };
+        if !self.is_live() {
+            return;
+        }
+        let reports: Vec<_> = self.capabilities().filter_map(|c| c.checkpoint(self, jni)).collect();
+        self.output.checkpoint(self, &reports);
+        self.output.flush();
+    }
+
     pub(crate) fn on_vm_init(&self, jni: Jni, current: sys::jthread) {
         // Classes and threads that predate our events.
         if let Ok(classes) = self.jvmti.loaded_classes() {
@@ -267,6 +304,7 @@ impl Agent {
         if self.options.net.is_some() {
             crate::net::start(self, jni);
         }
+        crate::worker::start(self, jni);
         for (thread, record, own) in existing {
             for c in self.capabilities() {
                 c.on_thread_start(self, jni, thread, &record, own);
@@ -276,6 +314,7 @@ impl Agent {
     }
 
     pub(crate) fn on_vm_death(&self, jni: Jni) {
+        self.exiting.store(true, Ordering::Relaxed);
         for c in self.capabilities() {
             c.on_vm_death(self, jni);
         }
@@ -284,6 +323,35 @@ impl Agent {
         }
         self.dead.store(true, Ordering::Relaxed);
         self.output.close();
+    }
+
+    /// The process exits and VMDeath never came: the launcher's DestroyJavaVM could not attach its thread,
+    /// which needs a new Thread object (G1 with a full heap), and the launcher went on to `exit()`. The
+    /// JVM still runs, so the exit reports are written as VMDeath would, on the worker — a Java thread since
+    /// VMInit, where this thread is attached no more and could not attach without the heap either.
+    fn exit_without_vm_death(&self) {
+        let done = std::sync::Arc::new((Mutex::new(false), std::sync::Condvar::new()));
+        let signal = done.clone();
+        let submitted = crate::worker::submit(move |agent, jni| {
+            agent.on_vm_death(jni);
+            let (lock, wake) = &*signal;
+            *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
+            wake.notify_all();
+        });
+        if !submitted {
+            return;
+        }
+        log::warning("the JVM is exiting without its VM death event (its heap is full?); writing the exit reports");
+        let (lock, wake) = &*done;
+        let finished = lock.lock().unwrap_or_else(|e| e.into_inner());
+        let (finished, _) =
+            wake.wait_timeout_while(finished, EXIT_REPORTS_WAIT, |f| !*f).unwrap_or_else(|e| e.into_inner());
+        if !*finished {
+            log::error(&format!(
+                "the exit reports were not written within {} s; the profile ends with the last checkpoint",
+                EXIT_REPORTS_WAIT.as_secs()
+            ));
+        }
     }
 
     pub(crate) fn on_thread_start(&self, jni: Jni, thread: sys::jthread) {

@@ -8,13 +8,15 @@ use std::ffi::c_void;
 
 type Body = Box<dyn FnOnce(&'static Agent, Jni) + Send>;
 
-/// Starts `body` on a new daemon thread named `name` (it shows up as a THREAD START like any thread).
+/// Starts `body` on a new daemon thread named `name`, which must begin with "HPROF " so that the profile
+/// leaves it out (see [`crate::threads::is_agent_thread`]).
 pub fn spawn(
     agent: &Agent,
     jni: Jni,
     name: &str,
     body: impl FnOnce(&'static Agent, Jni) + Send + 'static,
 ) -> Result<(), String> {
+    debug_assert!(crate::threads::is_agent_thread(name), "agent thread {name} must be named HPROF …");
     let thread_class = jni.find_class(c"java/lang/Thread").map_err(|e| format!("agent thread {name}: {e}"))?;
     let ctor = jni
         .method_id(thread_class, c"<init>", c"(Ljava/lang/String;)V")

@@ -56,7 +56,8 @@ Notes
 -----
   - The option format=b cannot be used with monitor=y.
   - The option format=b cannot be used with cpu=old|times.
-  - cpu=times and cpu=old (method timing by bytecode injection) are not available in this version.
+  - cpu=times and cpu=old insert probes into every method's bytecode: exact call counts, and each
+    method's own thread CPU time; programs run several times slower.
   - The -Xrunhprof interface can still be used, e.g.
       java -Xrunhprof:[help]|[<option>=<value>, ...]
     will behave exactly the same as:

@@ -7,21 +7,21 @@
 //! capability is adding one method in its module:
 //!
 //! ```ignore
-//! impl EventHandler<Agent> for CpuTimes {
-//!     // Rewrites each class as it is defined (cpu=times).
-//!     fn class_file_load_hook(&self, agent: &Agent, jvmti: Jvmti, _jni: Jni, _redefined: sys::jclass,
-//!         _loader: sys::jobject, name: *const c_char, _pd: sys::jobject, len: sys::jint, data: *const u8,
-//!         new_len: *mut sys::jint, new_data: *mut *mut u8) {
-//!         // SAFETY: the event's own arguments, during the event.
-//!         let bytes = unsafe { jvmti::class_file_bytes(data, len) };
-//!         if let Some(rewritten) = self.rewrite(unsafe { jvmti::event_str(name) }, bytes) {
-//!             // SAFETY: the event's out-parameters.
-//!             let _ = unsafe { jvmti.replace_class_file(&rewritten, new_len, new_data) };
-//!         }
+//! impl EventHandler<Agent> for FlatProfile {
+//!     // Where the JIT put each method, so that a sampled pc can be named.
+//!     fn compiled_method_load(&self, agent: &Agent, _: Jvmti, method: sys::jmethodID, code_size: sys::jint,
+//!         code_addr: *const c_void, _map_length: sys::jint, _map: *const sys::jvmtiAddrLocationMap,
+//!         _compile_info: *const c_void) {
+//!         self.code.insert(code_addr as usize, code_size as usize, method);
 //!     }
 //! }
-//! // and in `Capability::events`: vec![Event::ClassFileLoadHook.on()]
+//! // and in `Capability::events`: vec![Event::CompiledMethodLoad.on()]
 //! ```
+//!
+//! Capabilities that rewrite class files (cpu=times) say so with [`Capability::rewrites_classes`] and get
+//! the bytes in [`Capability::on_class_file_load`]: the agent chains them in one ClassFileLoadHook
+//! subscription, each rewriter seeing the bytes the one before it returned. An observer that only reads
+//! class files subscribes to ClassFileLoadHook like any event (`jvmti::class_file_bytes` gives the bytes).
 //!
 //! The core subscribes first, so that a class or thread is in the shared tables before a capability
 //! hears of it. VMInit, VMDeath, ThreadStart and ThreadEnd reach capabilities through the `on_*` hooks of
@@ -32,6 +32,7 @@ use crate::agent::{Agent, agent};
 use crate::ids::main_tag;
 use crate::threads::ThreadRecord;
 use jvmti::{CapabilityFlag, Event, EventHandler, EventHost, EventHub, Interest, Jni, Jvmti, sys};
+use std::ffi::{CStr, c_char};
 
 /// Why a dump is being written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,6 +109,28 @@ pub trait Capability: EventHandler<Agent> {
     }
     fn on_thread_end(&self, agent: &Agent, jni: Jni, thread: sys::jthread, record: &ThreadRecord) {}
 
+    /// Whether it rewrites classes through [`Capability::on_class_file_load`]. Rewriters are chained: each
+    /// sees the bytes the one before it returned, which separate ClassFileLoadHook handlers could not.
+    fn rewrites_classes(&self) -> bool {
+        false
+    }
+
+    /// A class is being loaded or retransformed (ClassFileLoadHook): `data` is its class file; returning
+    /// new bytes replaces it. `class_being_redefined` is null for a first load; `name` is absent for some
+    /// defined-at-run-time classes. Called only if [`Capability::rewrites_classes`].
+    #[allow(clippy::too_many_arguments)]
+    fn on_class_file_load(
+        &self,
+        agent: &Agent,
+        jni: Option<Jni>,
+        class_being_redefined: sys::jclass,
+        loader: sys::jobject,
+        name: Option<&CStr>,
+        data: &[u8],
+    ) -> Option<Vec<u8>> {
+        None
+    }
+
     /// Its position in a dump (HPROF's order: monitors 10, heap 20, sites 30, CPU 40), and the words the
     /// verbose "Dumping …" line uses for it. `None` if it writes nothing at dump time.
     fn dump_section(&self) -> Option<(u32, &'static str)> {
@@ -117,6 +140,11 @@ pub trait Capability: EventHandler<Agent> {
     /// Writes its part of a dump through `agent.output`. `jni` is present when the dumping thread is a
     /// Java thread (always, except for some socket commands handled on a native thread).
     fn write_dump(&self, agent: &Agent, jni: Option<Jni>, reason: DumpReason) {}
+
+    /// Its report so far, for the checkpoint written every second (see [`crate::worker`]).
+    fn checkpoint(&self, agent: &Agent, jni: Jni) -> Option<crate::output::Checkpoint> {
+        None
+    }
 
     /// Acts on a front-end command that concerns it; returns true if it did.
     fn handle_command(&self, agent: &Agent, jni: Option<Jni>, command: &ControlCommand) -> bool {
@@ -167,6 +195,51 @@ impl EventHandler<Agent> for Core {
     fn object_free(&self, agent: &Agent, _: Jvmti, tag: sys::jlong) {
         if main_tag::is_class(tag) {
             agent.classes.on_class_freed(agent, tag);
+        }
+    }
+}
+
+/// ClassFileLoadHook for the capabilities that rewrite classes, chained in their order.
+pub struct ClassFileChain {
+    pub rewriters: Vec<&'static dyn Capability>,
+}
+
+// The pointers are the JVM's own arguments for this event, valid during it (see EventHandler's docs).
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
+impl EventHandler<Agent> for ClassFileChain {
+    fn class_file_load_hook(
+        &self,
+        agent: &Agent,
+        jvmti: Jvmti,
+        jni: Jni,
+        class_being_redefined: sys::jclass,
+        loader: sys::jobject,
+        name: *const c_char,
+        _protection_domain: sys::jobject,
+        class_data_len: sys::jint,
+        class_data: *const u8,
+        new_class_data_len: *mut sys::jint,
+        new_class_data: *mut *mut u8,
+    ) {
+        if class_data.is_null() || class_data_len <= 0 || new_class_data.is_null() || new_class_data_len.is_null() {
+            return;
+        }
+        // Early in the start phase the JVM may pass no JNIEnv.
+        let jni = (!jni.raw().is_null()).then_some(jni);
+        // SAFETY: a non-null name is a NUL-terminated string the JVM keeps alive for the call.
+        let name = (!name.is_null()).then(|| unsafe { CStr::from_ptr(name) });
+        // SAFETY: the JVM passes `class_data_len` readable bytes for the duration of the call.
+        let original = unsafe { jvmti::class_file_bytes(class_data, class_data_len) };
+        let mut current: Option<Vec<u8>> = None;
+        for c in &self.rewriters {
+            let data = current.as_deref().unwrap_or(original);
+            if let Some(new) = c.on_class_file_load(agent, jni, class_being_redefined, loader, name, data) {
+                current = Some(new);
+            }
+        }
+        if let Some(bytes) = current {
+            // SAFETY: both out-pointers are the event's, checked non-null above.
+            let _ = unsafe { jvmti.replace_class_file(&bytes, new_class_data_len, new_class_data) };
         }
     }
 }

@@ -23,3 +23,4 @@ pub mod panic_guard;
 pub mod sampling;
 pub mod threads;
 pub mod traces;
+pub mod worker;

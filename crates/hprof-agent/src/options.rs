@@ -252,13 +252,6 @@ impl Options {
                 )));
             }
         }
-        if let Some(m @ (CpuMode::Times | CpuMode::Old)) = self.cpu {
-            let name = if m == CpuMode::Times { "times" } else { "old" };
-            return Err(OptionError(format!(
-                "option cpu={name} (method timing by bytecode injection) is not available in this version of \
-                 hprof-rs; use cpu=samples"
-            )));
-        }
         if (self.collapsed.is_some() || self.flamegraph.is_some()) && self.cpu.is_none() && !self.monitor {
             return Err(OptionError(
                 "options collapsed= and flamegraph= need cpu=samples or monitor=y to have stacks to draw".into(),

@@ -62,6 +62,14 @@ pub fn java_thread_id(jni: Jni, thread: sys::jthread) -> Option<i64> {
     (!thread.is_null()).then(|| jni.long_field(thread, field))
 }
 
+/// Whether a thread is one of the agent's own: their names begin with "HPROF " (see
+/// [`crate::agent_thread::spawn`], [`crate::worker`]).
+pub fn is_agent_thread(name: &str) -> bool {
+    name.starts_with(AGENT_THREAD_PREFIX)
+}
+
+pub const AGENT_THREAD_PREFIX: &str = "HPROF ";
+
 pub fn current_os_tid() -> i32 {
     unsafe { libc::gettid() }
 }
@@ -73,6 +81,8 @@ impl ThreadTable {
 
     /// The record of `thread`, registering it (and writing THREAD START) if it is new.
     /// `on_own_thread` says whether the caller runs on that thread, so its OS id can be recorded.
+    /// The agent's own threads (named "HPROF …") get none: as in HPROF, they are not part of the profile
+    /// (no THREAD START, no samples, no stacks, no monitor records).
     pub fn register(
         &self,
         agent: &Agent,
@@ -84,6 +94,9 @@ impl ThreadTable {
         }
         let jvmti = agent.jvmti;
         let info = jvmti.thread_info(thread).ok()?;
+        if is_agent_thread(&info.name) {
+            return None;
+        }
         let (group_name, parent_group_name) = match jvmti.thread_group_info(info.thread_group) {
             Ok(g) => {
                 let parent = if g.parent.is_null() {

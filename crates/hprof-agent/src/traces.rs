@@ -58,6 +58,7 @@ struct Inner {
     frames: Vec<StoredFrame>,
     frame_index: FxHashMap<(usize, LineNumber), u32>,
     pseudo_index: FxHashMap<String, u32>,
+    named_index: FxHashMap<(String, String, String), u32>,
 }
 
 #[derive(Debug, Default)]
@@ -148,6 +149,19 @@ impl TraceTable {
         let i = inner.frames.len() as u32;
         inner.frames.push(StoredFrame { frame: Frame::pseudo(label), class_serial: 0 });
         inner.pseudo_index.insert(label.to_owned(), i);
+        i
+    }
+
+    /// The index of a frame known by its names rather than a jmethodID (cpu=times' shadow stacks).
+    pub fn named_frame(&self, frame: Frame) -> u32 {
+        let mut inner = self.lock();
+        let key = (frame.class_name.clone(), frame.method_name.clone(), frame.method_signature.clone());
+        if let Some(&i) = inner.named_index.get(&key) {
+            return i;
+        }
+        let i = inner.frames.len() as u32;
+        inner.frames.push(StoredFrame { frame, class_serial: 0 });
+        inner.named_index.insert(key, i);
         i
     }
 

@@ -190,7 +190,7 @@ pub enum CpuReportKind {
 /// One row of CPU SAMPLES / CPU TIME.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CpuRow {
-    /// Samples, or milliseconds for CPU TIME.
+    /// Samples, or CPU nanoseconds for CPU TIME.
     pub weight: u64,
     /// Samples, or calls for CPU TIME.
     pub count: u64,
@@ -202,6 +202,7 @@ pub struct CpuRow {
 #[derive(Debug, Clone, PartialEq)]
 pub struct CpuReport {
     pub kind: CpuReportKind,
+    /// Samples, or CPU nanoseconds for CPU TIME (printed in milliseconds).
     pub total: u64,
     pub cutoff: f64,
     /// Sorted by weight, largest first.

@@ -31,7 +31,9 @@ pub fn on_alloc(
     if !sampled && crate::ids::existing_tag(layer, object) != 0 {
         return; // Already reported by SampledObjectAlloc.
     }
-    crate::threads::ensure_started(layer, jni, thread);
+    if !crate::threads::ensure_started(layer, jni, thread) {
+        return;
+    }
     let kind = crate::classes::alloc_kind(layer, jni, class);
     let obj_id = crate::ids::id_of(layer, object);
     let mut ev = JVMPI_Event::new(JVMPI_EVENT_OBJECT_ALLOC, jni.raw());

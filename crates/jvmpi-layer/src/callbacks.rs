@@ -58,7 +58,9 @@ fn send_simple(l: &Layer, jni: Jni, thread: sys::jthread, event_type: sys::jint,
     if !l.is_enabled(event_type) {
         return;
     }
-    crate::threads::ensure_started(l, jni, thread);
+    if !crate::threads::ensure_started(l, jni, thread) {
+        return;
+    }
     let mut ev = JVMPI_Event::new(event_type, jni.raw());
     fill(&mut ev);
     deliver(&mut ev, false);
@@ -68,6 +70,7 @@ unsafe extern "C" fn vm_init(_env: *mut sys::jvmtiEnv, jni: *mut sys::JNIEnv, th
     on_thread(jni, |l, jni| {
         l.live.store(true, Ordering::Release);
         crate::control::apply_at_vm_init(l);
+        crate::threads::current(l, jni, thread);
         crate::threads::ensure_started(l, jni, thread);
         crate::classes::announce_loaded(l, jni);
         if l.is_enabled(JVMPI_EVENT_OBJECT_ALLOC) {
@@ -85,7 +88,11 @@ unsafe extern "C" fn vm_death(_env: *mut sys::jvmtiEnv, jni: *mut sys::JNIEnv) {
 }
 
 unsafe extern "C" fn thread_start(_env: *mut sys::jvmtiEnv, jni: *mut sys::JNIEnv, thread: sys::jthread) {
-    on_thread(jni, |l, jni| crate::threads::ensure_started(l, jni, thread))
+    on_thread(jni, |l, jni| {
+        // The record names the thread by its JNIEnv in dumps and thread functions, whatever the agent enabled.
+        crate::threads::current(l, jni, thread);
+        crate::threads::ensure_started(l, jni, thread);
+    })
 }
 
 unsafe extern "C" fn thread_end(_env: *mut sys::jvmtiEnv, jni: *mut sys::JNIEnv, thread: sys::jthread) {
@@ -99,8 +106,7 @@ unsafe extern "C" fn class_prepare(
     class: sys::jclass,
 ) {
     on_thread(jni, |l, jni| {
-        if l.is_enabled(JVMPI_EVENT_CLASS_LOAD) {
-            crate::threads::ensure_started(l, jni, thread);
+        if l.is_enabled(JVMPI_EVENT_CLASS_LOAD) && crate::threads::ensure_started(l, jni, thread) {
             crate::classes::ensure_announced(l, jni, class);
         }
     })

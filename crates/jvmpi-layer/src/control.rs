@@ -149,6 +149,9 @@ pub fn request(event_type: sys::jint, arg: *mut std::ffi::c_void) -> sys::jint {
             }
         }
         JVMPI_EVENT_OBJECT_ALLOC => crate::alloc::send_requested(l, jni, arg.cast()),
+        JVMPI_EVENT_HEAP_DUMP => crate::heap_dump::request(l, jni, arg),
+        JVMPI_EVENT_MONITOR_DUMP => crate::monitor_dump::request(l, jni),
+        JVMPI_EVENT_OBJECT_DUMP => crate::object_records::request_object_dump(l, jni, arg.cast()),
         _ => JVMPI_NOT_AVAILABLE,
     }
 }

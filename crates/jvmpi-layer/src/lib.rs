@@ -9,22 +9,27 @@
 // JNI handles and IDs are opaque values the JVM resolves, not pointers this crate dereferences.
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
-pub mod abi;
+/// The ABI, from its own crate.
+pub use jvmpi_sys as abi;
 mod alloc;
 mod callbacks;
 mod calltrace;
 mod class_load;
 mod classes;
 mod control;
+mod dump_buf;
 mod entry;
 mod gc;
 mod guard;
+mod heap_dump;
 mod ids;
 mod interface;
 mod invocation;
 mod layer;
 mod loader;
 mod log;
+mod monitor_dump;
 mod monitors;
+mod object_records;
 mod system_thread;
 mod threads;

@@ -83,16 +83,26 @@ pub fn current(layer: &Layer, jni: Jni, thread: sys::jthread) -> Option<Arc<Thre
     Some(record)
 }
 
-/// Sends THREAD_START for the calling thread if the agent wants it and has not had it yet.
-pub fn ensure_started(layer: &Layer, jni: Jni, thread: sys::jthread) {
+/// Sends THREAD_START for the calling thread if the agent wants it and has not had it yet. False when the
+/// thread cannot be defined yet, and so its event must not be delivered: in JVMTI's start phase the main
+/// thread runs before its Thread object has a name (its class loads are replayed at VMInit).
+pub fn ensure_started(layer: &Layer, jni: Jni, thread: sys::jthread) -> bool {
     if !layer.is_enabled(JVMPI_EVENT_THREAD_START) {
-        return;
+        return true;
     }
-    let Some(r) = current(layer, jni, thread) else { return };
-    if r.start_sent.swap(true, Ordering::AcqRel) {
-        return;
+    let Some(r) = current(layer, jni, thread) else { return false };
+    if r.start_sent.load(Ordering::Acquire) {
+        return true;
     }
-    send_start(layer, jni, &r, false);
+    if !layer.live.load(Ordering::Acquire)
+        && layer.jvmti.thread_info(r.jthread()).map(|i| i.name.is_empty()).unwrap_or(true)
+    {
+        return false;
+    }
+    if !r.start_sent.swap(true, Ordering::AcqRel) {
+        send_start(layer, jni, &r, false);
+    }
+    true
 }
 
 /// Builds and sends THREAD_START for `r` on the calling thread.
@@ -128,8 +138,7 @@ pub fn send_start(layer: &Layer, jni: Jni, r: &ThreadRecord, requested: bool) {
 
 /// The thread is ending (JVMTI ThreadEnd, on the thread): THREAD_END if wanted, then the record goes.
 pub fn end(layer: &Layer, jni: Jni, thread: sys::jthread) {
-    if layer.is_enabled(JVMPI_EVENT_THREAD_END) {
-        ensure_started(layer, jni, thread);
+    if layer.is_enabled(JVMPI_EVENT_THREAD_END) && ensure_started(layer, jni, thread) {
         let mut ev = JVMPI_Event::new(JVMPI_EVENT_THREAD_END, jni.raw());
         deliver(&mut ev, false);
     }

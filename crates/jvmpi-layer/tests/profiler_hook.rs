@@ -6,7 +6,7 @@ mod support;
 
 use jvm_harness::{all_jdks, scratch};
 use std::collections::HashMap;
-use support::{BOTH, build_agent, java_with_agent};
+use support::{build_agent, java_with_agent, loadings};
 
 /// The summary's rows (name → (bytes, count)) and its two totals.
 fn parse_summary(stdout: &str) -> (HashMap<String, (u64, u64)>, u64, u64) {
@@ -50,7 +50,7 @@ fn counts_are_exact_for_a_known_program_loaded_either_way() {
     let build = scratch("jvmpi-hook-build");
     let lib = build_agent("ProfilerHook", build.path());
     for jdk in all_jdks() {
-        for loading in BOTH {
+        for loading in loadings(&jdk) {
             let what = format!("JDK {} {loading:?}", jdk.version);
             let dir = scratch("jvmpi-hook-exact");
             let run = java_with_agent(&jdk, dir.path(), &lib, "", loading).class("AllocSites").run();

@@ -134,6 +134,8 @@ macro_rules! jvmti_events {
         ///
         /// Methods run on the thread JVMTI reports the event on, in the JVM's callback: they must follow the
         /// JVMTI rules for that event (no JNI in GarbageCollectionStart/Finish or ObjectFree, for one).
+        /// Pointer arguments are valid for the duration of the call; an impl that reads them needs
+        /// `#[allow(clippy::not_unsafe_ptr_arg_deref)]` (the JVM, not a caller, vouches for them).
         #[allow(unused_variables, clippy::too_many_arguments)]
         pub trait EventHandler<C: ?Sized>: Send + Sync {
             $(
@@ -369,11 +371,9 @@ impl Jvmti {
         new_class_data: *mut *mut c_uchar,
     ) -> Result<()> {
         let len = sys::jint::try_from(bytes.len()).map_err(|_| crate::JvmtiError(sys::JVMTI_ERROR_ILLEGAL_ARGUMENT))?;
-        let mut buf: *mut c_uchar = std::ptr::null_mut();
-        jvmti_call!(self, Allocate, len as sys::jlong, &mut buf)?;
-        // SAFETY: Allocate returned `len` writable bytes; the out-parameters are the event's (caller's contract).
+        let buf = self.allocate_copy(bytes)?;
+        // SAFETY: the out-parameters are the event's (caller's contract).
         unsafe {
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf, bytes.len());
             *new_class_data_len = len;
             *new_class_data = buf;
         }

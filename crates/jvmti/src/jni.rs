@@ -26,7 +26,7 @@ impl Jni {
         self.0
     }
 
-    fn table(self) -> &'static sys::JNINativeInterface_ {
+    pub(crate) fn table(self) -> &'static sys::JNINativeInterface_ {
         // Valid for as long as the thread is attached, which outlives every use of a Jni handle.
         unsafe { &**self.0 }
     }
@@ -40,6 +40,10 @@ impl Jni {
             }
         }
         Ok(())
+    }
+
+    pub(crate) fn check_exception(self, what: &str) -> JniResult<()> {
+        self.check(what)
     }
 
     pub fn exception_pending(self) -> bool {

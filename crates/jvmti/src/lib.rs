@@ -26,6 +26,7 @@ mod events;
 mod fake_env;
 mod heap;
 pub mod hub;
+mod instrument;
 mod jni;
 mod monitors;
 mod stack;

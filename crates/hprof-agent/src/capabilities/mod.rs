@@ -3,6 +3,7 @@
 
 pub mod alloc_sites;
 pub mod cpu_samples;
+pub mod cpu_times;
 pub mod heap_dump;
 pub mod monitors;
 
@@ -44,6 +45,9 @@ pub fn build(options: &Options) -> Result<Vec<Registered>, String> {
     // clocks are armed before a consumer's own VMInit and stopped before its VMDeath.
     if let Some(engine) = sampling::installed() {
         capabilities.insert(0, Registered::new(sampling::SamplingService::new(engine)));
+    }
+    if matches!(options.cpu, Some(CpuMode::Times | CpuMode::Old)) {
+        capabilities.push(Registered::new(cpu_times::CpuTimes::new(options)));
     }
     Ok(capabilities)
 }

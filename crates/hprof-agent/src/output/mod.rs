@@ -6,6 +6,7 @@
 //! heap dump in progress is holding).
 
 mod binary;
+mod side_files;
 mod sink;
 
 pub use binary::{BinaryEncoder, ID_SIZE};
@@ -24,6 +25,12 @@ const BUFFER_BYTES: usize = 1 << 20;
 
 pub type Buffered = BufWriter<Sink>;
 
+/// A report written as a checkpoint ([`Output::checkpoint`]).
+pub enum Checkpoint {
+    Cpu(CpuReport),
+    Sites(SitesReport),
+}
+
 enum Encoder {
     Text(Buffered),
     Binary(BinaryEncoder),
@@ -38,6 +45,8 @@ struct State {
 pub struct Output {
     format: OutputFormat,
     description: String,
+    /// cpu=old: no header, no THREAD START/END lines.
+    old_prof: bool,
     command_stream: Option<TcpStream>,
     state: Mutex<Option<State>>,
     failed: std::sync::atomic::AtomicBool,
@@ -46,12 +55,15 @@ pub struct Output {
 impl Output {
     /// Opens the destination and writes the header.
     pub fn open(options: &Options) -> Result<Output, String> {
+        let old_prof = options.cpu == Some(crate::options::CpuMode::Old);
         let sink = Sink::open(options)?;
         let description = sink.describe();
         let command_stream = sink.command_stream();
         let mut buffered = BufWriter::with_capacity(BUFFER_BYTES, sink);
         let now = time::now_millis();
         let encoder = match options.format {
+            // cpu=old writes the old `prof` format alone: no header.
+            OutputFormat::Text if old_prof => Encoder::Text(buffered),
             OutputFormat::Text => {
                 text::write_header(&mut buffered, &time::ctime(now))
                     .map_err(|e| format!("cannot write to {description}: {e}"))?;
@@ -69,8 +81,20 @@ impl Output {
                 )
             }
         };
+        let mut encoder = encoder;
+        // A file that takes no bytes (a full file system, /dev/full) is refused now, like a bad option, not
+        // found out at exit when the program's exit code can no longer say so.
+        if options.net.is_none() {
+            let flushed = match &mut encoder {
+                Encoder::Text(w) => w.flush(),
+                Encoder::Binary(b) => b.writer().flush(),
+            };
+            flushed.map_err(|e| format!("cannot write to output file {description}: {e}"))?;
+            side_files::check(options)?;
+        }
         Ok(Output {
             format: options.format,
+            old_prof,
             description,
             command_stream,
             state: Mutex::new(Some(State { encoder, traces_written: Vec::new() })),
@@ -102,7 +126,14 @@ impl Output {
         let Some(state) = guard.as_mut() else { return };
         if let Err(e) = f(state) {
             if !self.failed.swap(true, std::sync::atomic::Ordering::Relaxed) {
-                if self.command_stream.is_some() {
+                if self.command_stream.is_some() && sink::is_stall(&e) {
+                    crate::log::warning(&format!(
+                        "the front end ({}) stopped reading: the program waited {} s for it and goes on without it; \
+                         no more profile data is sent",
+                        self.description,
+                        sink::STALL_LIMIT.as_secs()
+                    ));
+                } else if self.command_stream.is_some() {
                     crate::log::warning(&format!(
                         "the front end ({}) is gone ({e}); the program goes on and further profile data is discarded",
                         self.description
@@ -119,6 +150,9 @@ impl Output {
     }
 
     pub fn thread_start(&self, t: &ThreadStart) {
+        if self.old_prof {
+            return;
+        }
         self.with_state(|s| match &mut s.encoder {
             Encoder::Text(w) => text::write_thread_start(w, t),
             Encoder::Binary(b) => b.start_thread(t),
@@ -126,6 +160,9 @@ impl Output {
     }
 
     pub fn thread_end(&self, serial: u32) {
+        if self.old_prof {
+            return;
+        }
         self.with_state(|s| match &mut s.encoder {
             Encoder::Text(w) => text::write_thread_end(w, serial),
             Encoder::Binary(b) => b.writer().end_thread(serial),
@@ -194,6 +231,57 @@ impl Output {
         })
     }
 
+    /// Writes `reports` as a checkpoint (see [`Sink::mark_checkpoint`]): what they refer to (traces,
+    /// classes) for good, then the reports themselves, which stay at the end of the file only until the next
+    /// bytes replace them. Nothing happens if the profile is no file.
+    pub fn checkpoint(&self, agent: &Agent, reports: &[Checkpoint]) {
+        // A socket cannot take a checkpoint back; the front end has the stream so far.
+        if reports.is_empty() || self.command_stream.is_some() {
+            return;
+        }
+        self.with_state(|s| {
+            for report in reports {
+                match report {
+                    Checkpoint::Cpu(r) => write_traces(s, agent, r.ranked().map(|r| r.row.trace_serial))?,
+                    Checkpoint::Sites(r) => {
+                        write_traces(s, agent, r.ranked().map(|r| r.row.trace_serial))?;
+                        if let Encoder::Binary(b) = &mut s.encoder {
+                            for site in r.ranked() {
+                                if let Some(class) = agent.classes.by_serial(site.row.class_serial) {
+                                    b.load_class(&class)?;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            let Some(start) = s.sink().checkpoint_start()? else { return Ok(()) };
+            let now = time::ctime(time::now_millis());
+            for report in reports {
+                match (report, &mut s.encoder) {
+                    (Checkpoint::Cpu(r), Encoder::Text(w)) => text::write_cpu_report(w, r, &now)?,
+                    (Checkpoint::Cpu(r), Encoder::Binary(b)) => {
+                        let pairs: Vec<(u64, u32)> = r.ranked().map(|r| (r.row.count, r.row.trace_serial)).collect();
+                        b.writer().cpu_samples(r.total, &pairs)?
+                    }
+                    (Checkpoint::Sites(r), Encoder::Text(w)) => text::write_sites(w, r, &now)?,
+                    (Checkpoint::Sites(r), Encoder::Binary(b)) => {
+                        b.writer().alloc_sites(r)?;
+                        b.writer().heap_summary(
+                            r.total_live_bytes,
+                            r.total_live_instances,
+                            r.total_alloc_bytes,
+                            r.total_alloc_instances,
+                        )?
+                    }
+                }
+            }
+            s.sink().flush()?;
+            s.sink().mark_checkpoint(start);
+            Ok(())
+        })
+    }
+
     /// MONITOR TIME (text only: the binary format has no monitor records).
     pub fn monitor_time(&self, agent: &Agent, report: &MonitorTimeReport) {
         let serials: Vec<u32> = report.ranked().map(|r| r.row.trace_serial).collect();
@@ -229,9 +317,11 @@ impl Output {
         })
     }
 
-    /// Flushes and closes; later writes are dropped.
+    /// Flushes and closes; later writes are dropped. A checkpoint still at the end is dropped: the exit dump
+    /// (or doe=n) decides what the profile ends with.
     pub fn close(&self) {
         self.flush();
+        self.with_state(|s| s.sink().drop_checkpoint());
         self.state.lock().unwrap_or_else(|e| e.into_inner()).take();
     }
 
@@ -246,6 +336,39 @@ impl Output {
                 Encoder::Binary(b) => b.writer().flush(),
             };
         }
+    }
+}
+
+impl State {
+    /// The destination, with everything buffered written to it.
+    fn sink(&mut self) -> Flushed<'_> {
+        Flushed(match &mut self.encoder {
+            Encoder::Text(w) => w,
+            Encoder::Binary(b) => b.writer().get_mut(),
+        })
+    }
+}
+
+/// The buffered destination, for the checkpoint's steps, each of which first writes out what is buffered.
+struct Flushed<'a>(&'a mut Buffered);
+
+impl Flushed<'_> {
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+
+    fn checkpoint_start(&mut self) -> io::Result<Option<u64>> {
+        self.0.flush()?;
+        self.0.get_mut().checkpoint_start()
+    }
+
+    fn mark_checkpoint(&mut self, start: u64) {
+        self.0.get_mut().mark_checkpoint(start)
+    }
+
+    fn drop_checkpoint(&mut self) -> io::Result<()> {
+        self.0.flush()?;
+        self.0.get_mut().drop_checkpoint()
     }
 }
 

@@ -39,7 +39,12 @@ pub fn write_cpu_report(w: &mut dyn Write, report: &CpuReport, date: &str) -> io
         CpuReportKind::Samples => "CPU SAMPLES",
         CpuReportKind::Times => "CPU TIME (ms)",
     };
-    writeln!(w, "{name} BEGIN (total = {}) {date}", report.total)?;
+    // CPU TIME weighs rows in nanoseconds and prints its total in milliseconds.
+    let total = match report.kind {
+        CpuReportKind::Samples => report.total,
+        CpuReportKind::Times => report.total / 1_000_000,
+    };
+    writeln!(w, "{name} BEGIN (total = {total}) {date}")?;
     let mut rows = report.ranked().peekable();
     if rows.peek().is_some() {
         writeln!(w, "rank   self  accum   count trace method")?;

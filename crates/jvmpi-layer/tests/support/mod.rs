@@ -48,6 +48,13 @@ pub enum Loading {
 
 pub const BOTH: [Loading; 2] = [Loading::Xrun, Loading::ByLayer];
 
+/// Both ways on JDK 17; `-Xrun` alone on the others. Only the `-Xrun` way depends on the JDK (the order in
+/// which HotSpot initialises agents and libraries); the layer's own loading is the same everywhere, and
+/// JVMs are dear on the two-core CI machine.
+pub fn loadings(jdk: &Jdk) -> Vec<Loading> {
+    if jdk.version == "17" { BOTH.to_vec() } else { vec![Loading::Xrun] }
+}
+
 /// A `java` command running the agent `lib` (built by [`build_agent`]) with `options`, loaded as asked.
 pub fn java_with_agent(jdk: &Jdk, cwd: &Path, lib: &Path, options: &str, loading: Loading) -> Java {
     let layer = layer_library();

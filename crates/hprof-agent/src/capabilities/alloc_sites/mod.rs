@@ -26,6 +26,7 @@ use crate::agent::Agent;
 use crate::hub::{Capability, ControlCommand, DumpReason};
 use crate::log;
 use crate::options::Options;
+use crate::output::Checkpoint;
 use crate::sampling::agent_work::{self, AgentWork};
 use hprof_format::model::SiteOrder;
 use jvmti::{Event, EventHandler, Interest, Jni, Jvmti, sys};
@@ -108,14 +109,21 @@ impl AllocSites {
         }
     }
 
-    /// Forces a GC and checks every tracked object, so live figures are exact. At exit a concurrent
-    /// collector (ZGC, Shenandoah) has already stopped its threads and a forced GC would never return:
+    /// Forces a GC and checks every tracked object, so live figures are exact. Once the JVM exits a
+    /// concurrent collector (ZGC, Shenandoah) has stopped its threads and a forced GC would never return —
+    /// also for a report begun just before (a SIGQUIT dump racing the exit, which VMDeath then waits for):
     /// then the figures are those of the last collection; returns false.
     fn settle_live_objects(&self, agent: &Agent, jni: Option<Jni>, at_exit: bool) -> bool {
-        let collect = !(at_exit && crate::collector::is_concurrent());
-        if collect {
-            agent.force_gc();
-        }
+        let collect = if at_exit {
+            // VMDeath: a stop-the-world collector still collects (in the VM thread); a concurrent one cannot.
+            let can = !crate::collector::is_concurrent();
+            if can {
+                agent.force_gc();
+            }
+            can
+        } else {
+            crate::worker::collect_garbage(agent)
+        };
         let (jni, attached) = match jni {
             Some(j) => (j, false),
             None => match agent.vm.attach_daemon(c"HPROF liveness check") {
@@ -275,6 +283,21 @@ impl Capability for AllocSites {
             at_exit: reason == DumpReason::Exit,
         };
         self.write_report(agent, jni, ask);
+    }
+
+    fn checkpoint(&self, agent: &Agent, _jni: Jni) -> Option<Checkpoint> {
+        // Live figures as of the last collection: a checkpoint forces none.
+        let figures = self.sites.snapshot();
+        let request = ReportRequest {
+            order: SiteOrder::LiveBytes,
+            cutoff: agent.options.cutoff,
+            since: None,
+            forced_gc: false,
+            live_as_of_last_gc: false,
+            weighting: self.weighting,
+            dropped: self.sites.dropped(),
+        };
+        Some(Checkpoint::Sites(report::build(agent, &figures, &request)))
     }
 
     fn handle_command(&self, agent: &Agent, jni: Option<Jni>, command: &ControlCommand) -> bool {

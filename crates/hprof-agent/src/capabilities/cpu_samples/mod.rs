@@ -12,6 +12,7 @@ use crate::agent::Agent;
 use crate::hub::{Capability, ControlCommand, DumpReason};
 use crate::log;
 use crate::options::{Options, SamplerKind};
+use crate::output::Checkpoint;
 use crate::sampling::{self, Engine, Frames, TickBatch, TickConsumer};
 use crate::traces::RawFrame;
 use jvmti::{EventHandler, Jni, sys};
@@ -162,6 +163,9 @@ impl TickConsumer for CpuSamples {
                         let raw = RawFrame::new(f.method_id as sys::jmethodID, f.lineno);
                         frames.push(profile.frame(agent, jni, raw));
                     }
+                    if walked.len() >= sampling::MAX_FRAMES {
+                        frames.push(agent.traces.pseudo_frame(profile::TRUNCATED));
+                    }
                 }
                 Frames::Failed(code) => frames.push(agent.traces.pseudo_frame(sampling::failure_label(code))),
                 // Taken before this consumer's first drain set the depth: no stack to count.
@@ -205,6 +209,11 @@ impl Capability for Arc<CpuSamples> {
     fn write_dump(&self, agent: &Agent, jni: Option<Jni>, _reason: DumpReason) {
         self.write_report(agent, jni, agent.options.cutoff);
         self.write_stack_files(agent);
+    }
+
+    fn checkpoint(&self, agent: &Agent, jni: Jni) -> Option<Checkpoint> {
+        self.drain(agent, Some(jni));
+        Some(Checkpoint::Cpu(self.lock_profile().report(agent, agent.options.cutoff)))
     }
 
     fn handle_command(&self, agent: &Agent, jni: Option<Jni>, command: &ControlCommand) -> bool {

@@ -8,6 +8,10 @@ use hprof_format::model::{CpuReport, CpuReportKind, CpuRow};
 use jvmti::Jni;
 use rustc_hash::FxHashMap;
 
+/// The root frame of a stack cut at the walk's limit ([`crate::sampling::MAX_FRAMES`] frames), as
+/// async-profiler marks it: the frames below are unknown, so the stack must not pass for a whole one.
+pub const TRUNCATED: &str = "[truncated]";
+
 #[derive(Default)]
 pub struct Profile {
     by_trace: FxHashMap<u32, u64>,

@@ -46,7 +46,7 @@ impl SafepointSampler {
             for &t in &threads {
                 let Some(record) = agent.threads.of(agent, t) else { continue };
                 let state = agent.jvmti.thread_state(t).unwrap_or(jvmti::ThreadState(0));
-                if state.runnable() && !record.name.starts_with("HPROF") && !disabled.contains(&record.serial) {
+                if state.runnable() && !disabled.contains(&record.serial) {
                     runnable.push(t);
                     serials.push(record.serial);
                 }
@@ -61,8 +61,11 @@ impl SafepointSampler {
                 if stack.state & sys::JVMTI_THREAD_STATE_RUNNABLE == 0 || stack.frames.is_empty() {
                     continue;
                 }
-                let frames: Vec<u32> =
+                let mut frames: Vec<u32> =
                     stack.frames.iter().map(|f| profile.frame(agent, Some(jni), RawFrame::from_jvmti(f))).collect();
+                if frames.len() >= max_frames && max_frames >= crate::sampling::MAX_FRAMES {
+                    frames.push(agent.traces.pseudo_frame(super::profile::TRUNCATED));
+                }
                 profile.add(agent, serial, &frames);
             }
         }

@@ -29,7 +29,7 @@ use super::threads::{SeenFrame, ThreadRoots};
 use super::walk::{Walk, WalkStats};
 use crate::agent::Agent;
 use crate::panic_guard::guard;
-use jvmti::{Jni, Jvmti, Vm, sys};
+use jvmti::{Jni, Jvmti, sys};
 use rustc_hash::FxHashMap;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -91,33 +91,22 @@ impl DumpEnv {
         Ok(DumpEnv(env))
     }
 
-    fn release(self, vm: Vm, how: Release) {
+    fn release(self, how: Release) {
         let env = self.0;
         if how == Release::Never {
             return;
         }
-        let body = move || {
-            guard(
-                || {
-                    let started = Instant::now();
-                    let attached = vm.attach_daemon(c"HPROF heap dump tag release").is_ok();
-                    if attached {
-                        let _ = env.dispose();
-                        // Give the freed tag map back to the system, not just to malloc.
-                        unsafe { libc::malloc_trim(0) };
-                        vm.detach();
-                    }
-                    if std::env::var_os("HPROF_HEAP_DUMP_STATS").is_some() {
-                        crate::log::warning(&format!(
-                            "heap dump: tags released in {} ms",
-                            started.elapsed().as_millis()
-                        ));
-                    }
-                },
-                (),
-            )
-        };
-        if std::thread::Builder::new().name("HPROF tag release".into()).spawn(body).is_err() {
+        // On the agent's worker, not a thread of its own per dump.
+        let released = crate::worker::submit(move |_, _| {
+            let started = Instant::now();
+            let _ = env.dispose();
+            // Give the freed tag map back to the system, not just to malloc.
+            unsafe { libc::malloc_trim(0) };
+            if std::env::var_os("HPROF_HEAP_DUMP_STATS").is_some() {
+                crate::log::warning(&format!("heap dump: tags released in {} ms", started.elapsed().as_millis()));
+            }
+        });
+        if !released {
             let _ = env.dispose();
         }
     }
@@ -137,7 +126,7 @@ pub fn write(agent: &Agent, jni: Jni, files: &FileState, release: Release) -> Re
     let started = Instant::now();
     let env = DumpEnv::open(agent)?;
     let result = write_with(agent, jni, env.0, files, started);
-    env.release(agent.vm, release);
+    env.release(release);
     let mut report = result?;
     report.total_ms = started.elapsed().as_millis();
     Ok(report)

@@ -126,7 +126,7 @@ mod tests {
     fn encoder(dir: &std::path::Path) -> BinaryEncoder {
         let path = dir.join("profile.hprof");
         let file = File::options().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
-        BinaryEncoder::new(BufWriter::new(Sink::File { file, path }), "JAVA PROFILE 1.0.2", 0).unwrap()
+        BinaryEncoder::new(BufWriter::new(Sink::file(file, path)), "JAVA PROFILE 1.0.2", 0).unwrap()
     }
 
     fn contents(enc: &mut BinaryEncoder, dir: &std::path::Path) -> Vec<u8> {

@@ -1,10 +1,10 @@
 //! The JVMPI ABI of JDK 1.4, mirrored from `include/jvmpi.h`: event numbers, constants, the event structure
-//! with its union, and the interface's function table in its original order. `tests/abi_layout.rs`
+//! with its union, and the interface's function table in its original order. `crates/jvmpi-layer/tests/abi_layout.rs`
 //! compiles a C program against the header and compares every size and offset with these.
 
 #![allow(non_camel_case_types, non_snake_case)]
 
-use jvmti::sys::{JNIEnv, jboolean, jint, jlong, jmethodID, jobject};
+use jvmti_sys::{JNIEnv, jboolean, jint, jlong, jmethodID, jobject};
 use std::ffi::{c_char, c_int, c_uchar, c_uint, c_void};
 
 pub type jobjectID = *mut c_void;

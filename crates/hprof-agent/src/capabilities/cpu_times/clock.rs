@@ -1,0 +1,44 @@
+//! The two clocks behind method times. The thread's CPU clock (`CLOCK_THREAD_CPUTIME_ID`) is the truth but
+//! is a system call (1–2 µs on a virtual machine, where the perf page offers no user-space time either);
+//! the time-stamp counter costs nanoseconds but runs on while the thread waits. So the probes measure the
+//! gaps between them in ticks, and every couple of milliseconds a thread reads its CPU clock once and
+//! converts the ticks of that segment into CPU nanoseconds in proportion (see `recorder::Segment`).
+
+/// A monotonic tick count: the TSC on x86-64, nanoseconds elsewhere.
+#[inline(always)]
+pub fn ticks() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: RDTSC has no preconditions; every x86-64 CPU has it.
+        unsafe { core::arch::x86_64::_rdtsc() }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        monotonic_ns()
+    }
+}
+
+fn read(clock: libc::clockid_t) -> u64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec through a valid pointer.
+    unsafe { libc::clock_gettime(clock, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+pub fn monotonic_ns() -> u64 {
+    read(libc::CLOCK_MONOTONIC)
+}
+
+/// The calling thread's CPU time in nanoseconds.
+pub fn thread_cpu_ns() -> u64 {
+    read(libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
+/// Ticks per millisecond, measured over 10 ms of wall time (once, at load).
+pub fn ticks_per_ms() -> u64 {
+    let (t0, n0) = (ticks(), monotonic_ns());
+    std::thread::sleep(std::time::Duration::from_millis(10));
+    let (t1, n1) = (ticks(), monotonic_ns());
+    let ns = (n1 - n0).max(1);
+    ((t1.saturating_sub(t0)) as u128 * 1_000_000 / ns as u128).max(1) as u64
+}

@@ -1,0 +1,295 @@
+//! cpu=times and cpu=old: exact call counts and each method's own CPU time, by probes inserted into every
+//! method's bytecode (HPROF's BCI), not by JVMTI MethodEntry/MethodExit, which keep the JVM interpreting.
+//!
+//! - `probe_class`: the `java.lang.HprofCpuTimes` class whose native `enter(int)`/`exit(int)` the probes
+//!   call, defined at VMInit and bound here with RegisterNatives.
+//! - the `classfile` crate rewrites each class in ClassFileLoadHook; classes loaded before VMInit are
+//!   retransformed then. `method_table` names the methods by the ids their probes pass.
+//! - `recorder`: per-thread trees of calls with self time; `clock`: the ticks and the CPU clock.
+//! - `report`: CPU TIME rows per trace, or cpu=old's caller/callee lines.
+
+mod clock;
+mod method_table;
+mod probe_class;
+mod recorder;
+mod report;
+
+use crate::agent::{Agent, agent};
+use crate::hub::{Capability, ControlCommand, DumpReason};
+use crate::log;
+use crate::options::{CpuMode, Options};
+use jvmti::{CapabilityFlag, EventHandler, Jni, sys};
+use method_table::{MethodEntry, MethodTable};
+use recorder::{Registry, Settings};
+use std::ffi::{CStr, CString};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// What the probes reach without a `self`: they are plain native functions.
+struct Shared {
+    methods: MethodTable,
+    registry: Registry,
+    settings: Settings,
+    /// The probe class is defined and bound: from now on classes get probes.
+    ready: AtomicBool,
+    thread_serials: bool,
+    /// Methods and classes left without probes, and why (printed once, at the first dump).
+    notes: Mutex<Vec<String>>,
+    native_methods: AtomicU64,
+    notes_printed: AtomicBool,
+}
+
+static SHARED: OnceLock<Shared> = OnceLock::new();
+
+pub struct CpuTimes {
+    old: bool,
+    cutoff: f64,
+}
+
+impl CpuTimes {
+    pub fn new(options: &Options) -> CpuTimes {
+        let per_ms = clock::ticks_per_ms();
+        let _ = SHARED.set(Shared {
+            methods: MethodTable::default(),
+            registry: Registry::default(),
+            // A CPU clock read (a system call, ~2 µs on a VM) every 0.5 ms of a thread's time, give or take
+            // half: segments of 2 ms mixing a 3 ms and a 1 ms method skewed their shares by 7 points.
+            settings: Settings {
+                segment_ticks: std::env::var("HPROF_SEGMENT_US")
+                    .ok()
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .map(|us| per_ms * us / 1000)
+                    .unwrap_or(per_ms / 2),
+                initial_rate: 1e6 / per_ms as f64,
+            },
+            ready: AtomicBool::new(false),
+            thread_serials: options.thread,
+            notes: Mutex::new(Vec::new()),
+            native_methods: AtomicU64::new(0),
+            notes_printed: AtomicBool::new(false),
+        });
+        CpuTimes { old: options.cpu == Some(CpuMode::Old), cutoff: options.cutoff }
+    }
+}
+
+fn shared() -> Option<&'static Shared> {
+    SHARED.get()
+}
+
+fn note(s: &Shared, text: String) {
+    s.notes.lock().unwrap_or_else(|e| e.into_inner()).push(text);
+}
+
+fn thread_serial(s: &Shared) -> u32 {
+    if !s.thread_serials {
+        return 0;
+    }
+    let Some(a) = agent() else { return 0 };
+    match a.jvmti.current_thread() {
+        Ok(t) => a.threads.serial_of(a, t),
+        Err(_) => 0,
+    }
+}
+
+/// `java.lang.HprofCpuTimes.enter(int)`. Found by the JVM's native lookup, which searches the agent
+/// libraries for boot classes' natives: binding it with RegisterNatives from VMInit (no Java caller)
+/// makes JDK 17+ print a warning about re-registering a platform native method.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_java_lang_HprofCpuTimes_enter(_env: *mut sys::JNIEnv, _class: sys::jclass, id: sys::jint) {
+    crate::panic_guard::guard(
+        || {
+            if let Some(s) = shared() {
+                recorder::with_profile(
+                    &s.registry,
+                    &s.settings,
+                    || thread_serial(s),
+                    |p| recorder::enter(p, id as u32),
+                );
+            }
+        },
+        (),
+    )
+}
+
+/// `java.lang.HprofCpuTimes.exit(int)`, found like `enter`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_java_lang_HprofCpuTimes_exit(_env: *mut sys::JNIEnv, _class: sys::jclass, id: sys::jint) {
+    crate::panic_guard::guard(
+        || {
+            if let Some(s) = shared() {
+                recorder::with_profile(&s.registry, &s.settings, || thread_serial(s), |p| recorder::exit(p, id as u32));
+            }
+        },
+        (),
+    )
+}
+
+const PROBES: classfile::Probes =
+    classfile::Probes { class: probe_class::CLASS_NAME, enter: probe_class::ENTER, exit: probe_class::EXIT };
+
+/// Defines the probe class; its natives bind by name on first call.
+fn install_probes(jni: Jni) -> Result<(), String> {
+    let name = CString::new(probe_class::CLASS_NAME).expect("no NUL");
+    let class = jni
+        .define_class(&name, std::ptr::null_mut(), &probe_class::bytes())
+        .map_err(|e| format!("cannot define {}: {e}", probe_class::CLASS_NAME))?;
+    jni.delete_local_ref(class);
+    Ok(())
+}
+
+/// Gives probes to the classes loaded before the hook was live, a batch at a time; a batch the JVM refuses
+/// is retried class by class so that one class cannot keep the others out.
+fn retransform_loaded(agent: &Agent, jni: Jni, s: &Shared) {
+    let Ok(classes) = agent.jvmti.loaded_classes() else { return };
+    let mut modifiable = Vec::new();
+    for c in classes {
+        if agent.jvmti.is_modifiable_class(c) {
+            modifiable.push(c);
+        } else {
+            jni.delete_local_ref(c);
+        }
+    }
+    for batch in modifiable.chunks(64) {
+        if agent.jvmti.retransform_classes(batch).is_err() {
+            for &c in batch {
+                if let Err(e) = agent.jvmti.retransform_classes(&[c]) {
+                    let name = agent.jvmti.class_signature(c).unwrap_or_default();
+                    note(s, format!("class {name}: the JVM refused to retransform it ({e})"));
+                }
+            }
+        }
+    }
+    for c in modifiable {
+        jni.delete_local_ref(c);
+    }
+}
+
+/// Its classes arrive through the agent's chain of class rewriters (`Capability::on_class_file_load`).
+impl EventHandler<Agent> for CpuTimes {}
+
+impl Capability for CpuTimes {
+    fn name(&self) -> &'static str {
+        if self.old { "cpu=old" } else { "cpu=times" }
+    }
+
+    fn rewrites_classes(&self) -> bool {
+        true
+    }
+
+    fn jvmti_capabilities(&self) -> Vec<CapabilityFlag> {
+        vec![CapabilityFlag::CanRetransformClasses, CapabilityFlag::CanRetransformAnyClass]
+    }
+
+    fn on_vm_init(&self, agent: &Agent, jni: Jni) {
+        let Some(s) = shared() else { return };
+        if let Err(e) = install_probes(jni) {
+            log::error(&format!("cpu=times: {e}; no method will be timed"));
+            return;
+        }
+        s.ready.store(true, Ordering::Release);
+        retransform_loaded(agent, jni, s);
+    }
+
+    fn on_class_file_load(
+        &self,
+        _agent: &Agent,
+        _jni: Option<Jni>,
+        _class_being_redefined: sys::jclass,
+        _loader: sys::jobject,
+        name: Option<&CStr>,
+        data: &[u8],
+    ) -> Option<Vec<u8>> {
+        let s = shared()?;
+        if !s.ready.load(Ordering::Acquire) {
+            return None;
+        }
+
+        let mut class_name: Option<Arc<str>> = None;
+        let result = classfile::instrument(data, &PROBES, &mut |class, m| {
+            let class_name = class_name.get_or_insert_with(|| class.replace('/', ".").into()).clone();
+            s.methods.add(MethodEntry {
+                class_name,
+                name: m.name.clone(),
+                descriptor: m.descriptor.clone(),
+                source_file: None,
+            })
+        });
+        match result {
+            Ok(r) => {
+                for (m, why) in &r.skipped {
+                    if why == "native" {
+                        s.native_methods.fetch_add(1, Ordering::Relaxed);
+                    } else {
+                        note(s, format!("{}.{}{}: {why}", r.class.replace('/', "."), m.name, m.descriptor));
+                    }
+                }
+                if r.methods.is_empty() {
+                    return None;
+                }
+                if let Some(file) = r.source_file {
+                    let file: Arc<str> = file.into();
+                    for (_, id) in &r.methods {
+                        s.methods.set_source_file(*id, file.clone());
+                    }
+                }
+                Some(r.bytes)
+            }
+            Err(e) => {
+                let name = name.map(|n| n.to_string_lossy().replace('/', ".")).unwrap_or_else(|| "<unnamed>".into());
+                if e.message != "a module-info class has no code" && e.message != "the probes' own class" {
+                    note(s, format!("class {name}: {e}"));
+                }
+                None
+            }
+        }
+    }
+
+    fn dump_section(&self) -> Option<(u32, &'static str)> {
+        Some((40, "CPU usage by timing methods"))
+    }
+
+    fn write_dump(&self, agent: &Agent, _jni: Option<Jni>, _reason: DumpReason) {
+        let Some(s) = shared() else { return };
+        self.print_notes_once(s);
+        if self.old {
+            agent.output.text(|w| report::write_old(w, &s.methods, &s.registry));
+        } else {
+            let r = report::cpu_time(agent, &s.methods, &s.registry, self.cutoff);
+            agent.output.cpu(agent, &r);
+        }
+    }
+
+    fn handle_command(&self, agent: &Agent, jni: Option<Jni>, command: &ControlCommand) -> bool {
+        match command {
+            ControlCommand::CpuSamples { .. } => {
+                self.write_dump(agent, jni, DumpReason::Command);
+                agent.output.flush();
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+impl CpuTimes {
+    fn print_notes_once(&self, s: &Shared) {
+        if s.notes_printed.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let notes = s.notes.lock().unwrap_or_else(|e| e.into_inner());
+        let natives = s.native_methods.load(Ordering::Relaxed);
+        let mut text = format!(
+            "{}: {} methods timed; not timed: {natives} native methods (no bytecode)",
+            self.name(),
+            s.methods.len()
+        );
+        if !notes.is_empty() {
+            text.push_str(&format!(", and {} more:", notes.len()));
+            for n in notes.iter() {
+                text.push_str("\n  ");
+                text.push_str(n);
+            }
+        }
+        log::warning(&text);
+    }
+}

@@ -1,0 +1,127 @@
+//! From the threads' trees to the two reports: CPU TIME (rows per trace of depth= frames: exact calls and
+//! self time) and cpu=old's `count callee caller time` lines (per caller/callee pair, time inclusive).
+
+use super::method_table::{MethodEntry, MethodTable};
+use super::recorder::{ROOT, Registry};
+use crate::agent::Agent;
+use hprof_format::model::{CpuReport, CpuReportKind, CpuRow, Frame, LineNumber};
+use rustc_hash::FxHashMap;
+use std::io::{self, Write};
+
+/// One thread's tree, copied out under its lock.
+struct Snapshot {
+    thread_serial: u32,
+    /// (parent, method, calls, self ns)
+    nodes: Vec<(u32, u32, u64, f64)>,
+}
+
+fn snapshots(registry: &Registry) -> Vec<Snapshot> {
+    let slots = registry.threads.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    slots
+        .iter()
+        .map(|s| {
+            let p = s.profile.lock().unwrap_or_else(|e| e.into_inner());
+            Snapshot {
+                thread_serial: p.thread_serial,
+                nodes: p.nodes.iter().map(|n| (n.parent, n.method, n.calls, p.self_ns(n))).collect(),
+            }
+        })
+        .collect()
+}
+
+fn frame_of(methods: &MethodTable, id: u32) -> Frame {
+    match methods.get(id) {
+        Some(MethodEntry { class_name, name, descriptor, source_file }) => Frame {
+            class_name: class_name.to_string(),
+            method_name: name,
+            method_signature: descriptor,
+            source_file: source_file.map(|s| s.to_string()),
+            // The shadow stack knows methods, not bytecode positions (HPROF printed the same).
+            line: LineNumber::Unknown,
+        },
+        None => Frame::pseudo("<unknown method>"),
+    }
+}
+
+pub fn cpu_time(agent: &Agent, methods: &MethodTable, registry: &Registry, cutoff: f64) -> CpuReport {
+    let depth = agent.depth();
+    let mut frame_index: FxHashMap<u32, u32> = FxHashMap::default();
+    let mut by_trace: FxHashMap<u32, (u64, f64)> = FxHashMap::default();
+    let mut total = 0.0;
+    let mut trace = Vec::with_capacity(depth);
+    for snap in snapshots(registry) {
+        let thread = agent.trace_thread_serial(snap.thread_serial);
+        // The root is the time before a thread's first probe: no method's.
+        for (i, &(_, _, calls, self_ns)) in snap.nodes.iter().enumerate().skip(1) {
+            if calls == 0 && self_ns <= 0.0 {
+                continue;
+            }
+            trace.clear();
+            let mut n = i as u32;
+            while n != ROOT && trace.len() < depth {
+                let m = snap.nodes[n as usize].1;
+                let f = *frame_index.entry(m).or_insert_with(|| agent.traces.named_frame(frame_of(methods, m)));
+                trace.push(f);
+                n = snap.nodes[n as usize].0;
+            }
+            let serial = agent.traces.intern(thread, &trace);
+            let e = by_trace.entry(serial).or_default();
+            e.0 += calls;
+            e.1 += self_ns.max(0.0);
+            total += self_ns.max(0.0);
+        }
+    }
+    let mut rows: Vec<CpuRow> = by_trace
+        .into_iter()
+        .map(|(serial, (count, ns))| CpuRow {
+            weight: ns as u64,
+            count,
+            trace_serial: serial,
+            top_method: agent.traces.top_method(serial),
+        })
+        .collect();
+    rows.sort_by(|a, b| b.weight.cmp(&a.weight).then(a.trace_serial.cmp(&b.trace_serial)));
+    CpuReport { kind: CpuReportKind::Times, total: total as u64, cutoff, rows }
+}
+
+fn qualified(methods: &MethodTable, id: u32, unknown: &str) -> String {
+    match methods.get(id) {
+        Some(m) => format!("{}.{}{}", m.class_name, m.name, m.descriptor),
+        None => unknown.to_owned(),
+    }
+}
+
+/// cpu=old: `count callee caller time`, one line per (callee, caller) pair, most calls first; time is the
+/// callee's inclusive CPU time in milliseconds.
+pub fn write_old(w: &mut dyn Write, methods: &MethodTable, registry: &Registry) -> io::Result<()> {
+    let mut pairs: FxHashMap<(u32, u32), (u64, f64)> = FxHashMap::default();
+    for snap in snapshots(registry) {
+        let mut inclusive: Vec<f64> = snap.nodes.iter().map(|n| n.3.max(0.0)).collect();
+        // Children always come after their parents in the node list.
+        for i in (1..snap.nodes.len()).rev() {
+            let parent = snap.nodes[i].0 as usize;
+            if parent != ROOT as usize {
+                inclusive[parent] += inclusive[i];
+            }
+        }
+        for (i, &(parent, method, calls, _)) in snap.nodes.iter().enumerate().skip(1) {
+            let caller = if parent == ROOT { 0 } else { snap.nodes[parent as usize].1 };
+            let e = pairs.entry((method, caller)).or_default();
+            e.0 += calls;
+            e.1 += inclusive[i];
+        }
+    }
+    let mut rows: Vec<_> = pairs.into_iter().collect();
+    rows.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(b.1.1.total_cmp(&a.1.1)).then(a.0.cmp(&b.0)));
+    writeln!(w, "count callee caller time")?;
+    for ((callee, caller), (count, ns)) in rows {
+        writeln!(
+            w,
+            "{count} {} {} {}",
+            qualified(methods, callee, "<unknown callee>"),
+            qualified(methods, caller, "<unknown caller>"),
+            (ns / 1e6) as u64
+        )?;
+    }
+    Ok(())
+}

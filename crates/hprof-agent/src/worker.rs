@@ -1,0 +1,81 @@
+//! The agent's one helper thread, "HPROF worker" (a Java daemon thread, so it may call JNI and JVMTI): it
+//! writes a checkpoint of the reports every second, so that a JVM killed with SIGKILL leaves a readable
+//! profile up to its last second, and it runs the jobs nobody should wait for on their own thread (giving
+//! a heap dump's tags back, a forced collection that a dying JVM may never run).
+
+use crate::agent::Agent;
+use crate::log;
+use jvmti::Jni;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// How often the reports are checkpointed (and everything buffered written out).
+pub const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
+
+type Job = Box<dyn FnOnce(&'static Agent, Jni) + Send>;
+
+static JOBS: OnceLock<Mutex<Sender<Job>>> = OnceLock::new();
+
+/// Starts the worker (at VMInit).
+pub fn start(agent: &Agent, jni: Jni) {
+    let (send, receive) = channel::<Job>();
+    if JOBS.set(Mutex::new(send)).is_err() {
+        return;
+    }
+    if let Err(e) = crate::agent_thread::spawn(agent, jni, "HPROF worker", move |agent, jni| run(agent, jni, receive)) {
+        log::warning(&format!("{e}; the profile is written at exit only"));
+    }
+}
+
+fn run(agent: &'static Agent, jni: Jni, jobs: Receiver<Job>) {
+    let mut next_checkpoint = Instant::now() + CHECKPOINT_EVERY;
+    while agent.is_live() {
+        match jobs.recv_timeout(next_checkpoint.saturating_duration_since(Instant::now())) {
+            Ok(job) => jni.with_local_frame(64, || job(agent, jni)),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return,
+        }
+        if Instant::now() >= next_checkpoint {
+            jni.with_local_frame(64, || agent.checkpoint(jni));
+            next_checkpoint = Instant::now() + CHECKPOINT_EVERY;
+        }
+    }
+}
+
+/// Hands `job` to the worker; false (and `job` dropped) if there is none yet, or no more.
+pub fn submit(job: impl FnOnce(&'static Agent, Jni) + Send + 'static) -> bool {
+    let Some(jobs) = JOBS.get() else { return false };
+    jobs.lock().unwrap_or_else(|e| e.into_inner()).send(Box::new(job)).is_ok()
+}
+
+/// Forces a garbage collection and waits for it — unless the JVM begins to exit meanwhile: a collector
+/// stops its threads before VMDeath, and ZGC or Shenandoah never answer a collection asked for after that
+/// (a report waiting for one held the exit up for ever). True if the collection ran.
+pub fn collect_garbage(agent: &Agent) -> bool {
+    let done = Arc::new((Mutex::new(false), Condvar::new()));
+    let signal = done.clone();
+    let submitted = submit(move |agent, _| {
+        let _ = agent.jvmti.force_garbage_collection();
+        let (lock, wake) = &*signal;
+        *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        wake.notify_all();
+    });
+    if !submitted {
+        // Before VMInit or after VMDeath: no collector is running concurrently that could hang it.
+        if agent.is_exiting() {
+            return false;
+        }
+        agent.force_gc();
+        return true;
+    }
+    let (lock, wake) = &*done;
+    let mut collected = lock.lock().unwrap_or_else(|e| e.into_inner());
+    while !*collected {
+        if agent.is_exiting() {
+            return false;
+        }
+        collected = wake.wait_timeout(collected, Duration::from_millis(50)).unwrap_or_else(|e| e.into_inner()).0;
+    }
+    true
+}
