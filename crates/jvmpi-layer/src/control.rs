@@ -28,6 +28,10 @@ fn sources(event_type: sys::jint) -> Option<&'static [sys::jvmtiEvent]> {
         JVMPI_EVENT_MONITOR_WAIT => &[sys::JVMTI_EVENT_MONITOR_WAIT],
         JVMPI_EVENT_MONITOR_WAITED => &[sys::JVMTI_EVENT_MONITOR_WAIT, sys::JVMTI_EVENT_MONITOR_WAITED],
         JVMPI_EVENT_GC_START => &[sys::JVMTI_EVENT_GARBAGE_COLLECTION_START],
+        // Sent by the layer's own raw monitors (monitors.rs).
+        JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTER
+        | JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTERED
+        | JVMPI_EVENT_RAW_MONITOR_CONTENDED_EXIT => &[],
         JVMPI_EVENT_GC_FINISH => &[sys::JVMTI_EVENT_GARBAGE_COLLECTION_FINISH],
         _ => return None,
     })
