@@ -140,7 +140,7 @@ impl Layout {
         }
     }
 
-    fn array_base(&self, elem: u64) -> u64 {
+    pub fn array_base(&self, elem: u64) -> u64 {
         let after_length = self.object_header() + 4;
         let packed = self.packed_arrays || self.object_header() != 16;
         if packed { after_length.next_multiple_of(elem.max(1)) } else { align8(after_length) }
@@ -176,8 +176,57 @@ impl Layout {
     }
 }
 
+/// Array sizes under every candidate at once, from tables (the histogram sizes every array so).
+#[derive(Debug, Clone)]
+pub struct ArraySizer {
+    /// Per candidate: where elements of 1, 2, 4 and 8 bytes start.
+    base: [[u64; 4]; 9],
+    /// Per candidate: the size of a reference.
+    reference: [u64; 9],
+    n: usize,
+}
+
+impl ArraySizer {
+    pub fn new(candidates: &[Layout]) -> ArraySizer {
+        let mut s = ArraySizer { base: [[0; 4]; 9], reference: [0; 9], n: candidates.len().min(9) };
+        for (i, l) in candidates.iter().take(9).enumerate() {
+            for (k, e) in [1u64, 2, 4, 8].into_iter().enumerate() {
+                s.base[i][k] = l.array_base(e);
+            }
+            s.reference[i] = l.ref_size();
+        }
+        s
+    }
+
+    /// Sizes of an array shape under each candidate (zeros for other shapes).
+    #[inline]
+    pub fn sizes(&self, shape: Shape, id_size: u32) -> [u64; 9] {
+        let mut out = [0u64; 9];
+        match shape {
+            Shape::ObjectArray(n) => {
+                for i in 0..self.n {
+                    let e = self.reference[i];
+                    out[i] = align8(self.base[i][if e == 4 { 2 } else { 3 }] + n * e);
+                }
+            }
+            Shape::PrimitiveArray(t, n) => {
+                let e = t.size(id_size) as u64;
+                let k = e.trailing_zeros().min(3) as usize;
+                for i in 0..self.n {
+                    out[i] = align8(self.base[i][k] + n * e);
+                }
+            }
+            _ => {}
+        }
+        out
+    }
+}
+
+/// How many objects of a chunk vote (enough for a verdict, bounded work on big dumps).
+const VOTING_OBJECTS_PER_CHUNK: u32 = 8192;
+
 /// How many instance neighbours a chunk keeps for voting (enough for a verdict, bounded work).
-const INSTANCE_SAMPLES_PER_CHUNK: u32 = 4096;
+const INSTANCE_SAMPLES_PER_CHUNK: u32 = 2048;
 /// Gaps above this are not an object's size in any layout worth voting on.
 const MAX_GAP: u64 = 1 << 16;
 /// Addresses from here on cannot hold compressed oops (they reach 32 GB with 8-byte alignment).
@@ -234,10 +283,13 @@ enum Pending {
 /// Follows a chunk's records in file order and gathers [`LayoutEvidence`]. The histogram and the graph's
 /// first pass both read records through one of these, so they reach the same verdict.
 pub struct EvidenceCollector {
-    candidates: Vec<Layout>,
+    sizer: ArraySizer,
+    id_size: u32,
     pending: Pending,
     previous: Option<u64>,
     samples_left: u32,
+    /// Objects that may still vote in this chunk.
+    budget: u32,
     pub evidence: LayoutEvidence,
 }
 
@@ -246,26 +298,41 @@ impl EvidenceCollector {
         let candidates = Layout::candidates(id_size);
         let n = candidates.len();
         EvidenceCollector {
-            candidates,
+            sizer: ArraySizer::new(&candidates),
+            id_size,
             pending: Pending::None,
             previous: None,
             samples_left: INSTANCE_SAMPLES_PER_CHUNK,
+            budget: VOTING_OBJECTS_PER_CHUNK,
             evidence: LayoutEvidence { array_votes: vec![0; n], ..Default::default() },
         }
     }
 
-    /// Takes the next record.
+    /// Takes the next record (the first [`VOTING_OBJECTS_PER_CHUNK`] objects of the chunk vote).
+    #[inline]
     pub fn see(&mut self, r: &HeapRecord<'_>) {
-        if r.is_root() {
+        if self.budget == 0 || r.is_root() {
             return;
         }
         if let Some(id) = r.object_id() {
-            self.see_shape(id, Shape::of(r));
+            let shape = Shape::of(r);
+            let sizes = self.sizer.sizes(shape, self.id_size);
+            self.see_sized(id, shape, &sizes);
         }
     }
 
     /// Takes the next object, by address and shape.
     pub fn see_shape(&mut self, id: u64, shape: Shape) {
+        let sizes = self.sizer.sizes(shape, self.id_size);
+        self.see_sized(id, shape, &sizes);
+    }
+
+    /// Takes the next object, by address, shape and (for arrays) its sizes under each candidate.
+    pub fn see_sized(&mut self, id: u64, shape: Shape, sizes: &[u64; 9]) {
+        if self.budget == 0 {
+            return;
+        }
+        self.budget -= 1;
         let ev = &mut self.evidence;
         ev.highest_id = ev.highest_id.max(id);
         ev.lowest_id = if ev.objects == 0 { id } else { ev.lowest_id.min(id) };
@@ -301,16 +368,7 @@ impl EvidenceCollector {
                 self.samples_left -= 1;
                 Pending::Instance { id, class_id }
             }
-            Shape::ObjectArray(length) | Shape::PrimitiveArray(_, length) => {
-                let mut sizes = [0u64; 9];
-                for (s, l) in sizes.iter_mut().zip(&self.candidates) {
-                    *s = match shape {
-                        Shape::PrimitiveArray(t, _) => l.primitive_array_size(t, length),
-                        _ => l.object_array_size(length),
-                    };
-                }
-                Pending::Array { id, sizes }
-            }
+            Shape::ObjectArray(_) | Shape::PrimitiveArray(..) => Pending::Array { id, sizes: *sizes },
             _ => Pending::None,
         };
     }
@@ -318,7 +376,17 @@ impl EvidenceCollector {
     /// No instance sample limit (for objects already sampled by address).
     pub fn unlimited(mut self) -> EvidenceCollector {
         self.samples_left = u32::MAX;
+        self.budget = u32::MAX;
         self
+    }
+
+    /// Whether objects still vote (the caller may skip computing what only the vote needs).
+    pub fn wants_more(&self) -> bool {
+        self.budget > 0
+    }
+
+    pub fn sizer(&self) -> &ArraySizer {
+        &self.sizer
     }
 }
 
