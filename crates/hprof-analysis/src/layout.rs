@@ -204,16 +204,15 @@ impl ArraySizer {
         let mut out = [0u64; 9];
         match shape {
             Shape::ObjectArray(n) => {
-                for i in 0..self.n {
-                    let e = self.reference[i];
-                    out[i] = align8(self.base[i][if e == 4 { 2 } else { 3 }] + n * e);
+                for ((o, base), &e) in out.iter_mut().zip(&self.base).zip(&self.reference).take(self.n) {
+                    *o = align8(base[if e == 4 { 2 } else { 3 }] + n * e);
                 }
             }
             Shape::PrimitiveArray(t, n) => {
                 let e = t.size(id_size) as u64;
                 let k = e.trailing_zeros().min(3) as usize;
-                for i in 0..self.n {
-                    out[i] = align8(self.base[i][k] + n * e);
+                for (o, base) in out.iter_mut().zip(&self.base).take(self.n) {
+                    *o = align8(base[k] + n * e);
                 }
             }
             _ => {}
