@@ -5,7 +5,9 @@
 
 use crate::class_sizes::{ClassShapes, ClassSizes};
 use crate::dump::{Dump, HeapDumpSegments};
-use crate::layout::{EvidenceCollector, Layout, LayoutChoice, LayoutEvidence, LayoutKind, Shape, choose};
+use crate::layout::{
+    ARRAY_SLOTS, ArraySizer, EvidenceCollector, Layout, LayoutChoice, LayoutEvidence, LayoutKind, Shape, choose,
+};
 use crate::{Error, Progress};
 use hprof_format::binary::heap::ids as array_ids;
 use hprof_format::binary::{ClassDump, FormatError, HeapRecord, HeapRecords, Value};
@@ -355,8 +357,8 @@ impl Histogram {
     }
 }
 
-/// Count, then bytes under each layout candidate (in [`Layout::candidates`] order).
-type ArrayTally = [u64; 10];
+/// Count, then bytes in each slot of the array's kind ([`ArraySizer`]).
+type ArrayTally = [u64; 1 + ARRAY_SLOTS];
 
 #[derive(Default)]
 struct HistoPart {
@@ -369,7 +371,7 @@ struct HistoPart {
     damage: Option<FormatError>,
 }
 
-fn tally(t: &mut ArrayTally, sizes: &[u64; 9]) {
+fn tally(t: &mut ArrayTally, sizes: &[u64; ARRAY_SLOTS]) {
     t[0] += 1;
     for (b, s) in t[1..].iter_mut().zip(sizes) {
         *b += s;
@@ -400,15 +402,15 @@ fn histo_chunk(dump: &Dump, c: &Chunk) -> HistoPart {
             }
             HeapRecord::ObjectArrayDump { id, class_id, .. } => {
                 let shape = Shape::of(&r);
-                let sizes = ev.sizer().sizes(shape, idn);
-                ev.see_sized(id, shape, &sizes);
+                let sizes = ev.sizer().slot_sizes(shape, idn);
+                ev.see_array(id, shape, &sizes);
                 tally(p.obj_arrays.entry(class_id).or_default(), &sizes)
             }
             HeapRecord::PrimitiveArrayDump { id, element_type, .. }
             | HeapRecord::PrimitiveArrayNoData { id, element_type, .. } => {
                 let shape = Shape::of(&r);
-                let sizes = ev.sizer().sizes(shape, idn);
-                ev.see_sized(id, shape, &sizes);
+                let sizes = ev.sizer().slot_sizes(shape, idn);
+                ev.see_array(id, shape, &sizes);
                 tally(&mut p.prim_arrays[type_slot(element_type)], &sizes)
             }
             _ => {}
@@ -524,7 +526,8 @@ pub fn histogram_as(dump: &Dump, forced: Option<LayoutKind>, progress: &dyn Prog
         evidence_in_address_order(dump, &chunks, std::mem::take(&mut total.evidence), total.counts.objects());
     let (choice, sizes, pick) = settle_layout(dump, &total.classes, &evidence, forced);
     let layout = choice.layout;
-    let pick = pick + 1;
+    let sizer = ArraySizer::new(&Layout::candidates(dump.id_size()));
+    let slot = |ty: Option<BasicType>| 1 + sizer.slot(ty, dump.id_size(), pick);
     let table = ClassTable::build_sized(dump, std::mem::take(&mut total.classes), layout, &sizes);
     let mut rows: FxHashMap<u32, HistoRow> = FxHashMap::default();
     let mut add = |idx: u32, n: u64, bytes: u64| {
@@ -543,12 +546,12 @@ pub fn histogram_as(dump: &Dump, forced: Option<LayoutKind>, progress: &dyn Prog
         add(idx, *n, n * table.classes[idx as usize].instance_size);
     }
     for (class_id, v) in &total.obj_arrays {
-        add(table.index_of(*class_id), v[0], v[pick]);
+        add(table.index_of(*class_id), v[0], v[slot(None)]);
     }
     for t in PRIMITIVES {
         let v = total.prim_arrays[type_slot(t)];
         if v[0] > 0 {
-            add(table.primitive_array(t), v[0], v[pick]);
+            add(table.primitive_array(t), v[0], v[slot(Some(t))]);
         }
     }
     for c in &table.classes {

@@ -176,48 +176,85 @@ impl Layout {
     }
 }
 
-/// Array sizes under every candidate at once, from tables (the histogram sizes every array so).
+/// Array sizes under every candidate at once. Candidates share array layouts (seven of eight start byte
+/// arrays at 12, 16, 20 or 24), so an array is sized once per distinct (start, element size), a *slot*,
+/// and the histogram sums slots; [`ArraySizer::slot`] maps a candidate to its slot at the end.
 #[derive(Debug, Clone)]
 pub struct ArraySizer {
-    /// Per candidate: where elements of 1, 2, 4 and 8 bytes start.
-    base: [[u64; 4]; 9],
-    /// Per candidate: the size of a reference.
-    reference: [u64; 9],
+    /// Per element kind (1, 2, 4, 8 bytes, reference): the distinct (start, element size) pairs.
+    slots: [Vec<(u64, u64)>; 5],
+    /// Per element kind and candidate: the slot.
+    slot_of: [[u8; 9]; 5],
     n: usize,
 }
 
+/// At most this many distinct array layouts per element kind.
+pub const ARRAY_SLOTS: usize = 6;
+
 impl ArraySizer {
     pub fn new(candidates: &[Layout]) -> ArraySizer {
-        let mut s = ArraySizer { base: [[0; 4]; 9], reference: [0; 9], n: candidates.len().min(9) };
+        let mut s = ArraySizer { slots: Default::default(), slot_of: [[0; 9]; 5], n: candidates.len().min(9) };
         for (i, l) in candidates.iter().take(9).enumerate() {
-            for (k, e) in [1u64, 2, 4, 8].into_iter().enumerate() {
-                s.base[i][k] = l.array_base(e);
+            for kind in 0..5 {
+                let e = if kind == 4 { l.ref_size() } else { 1 << kind };
+                let key = (l.array_base(e), e);
+                let slot = match s.slots[kind].iter().position(|k| *k == key) {
+                    Some(p) => p,
+                    None => {
+                        s.slots[kind].push(key);
+                        s.slots[kind].len() - 1
+                    }
+                };
+                s.slot_of[kind][i] = slot.min(ARRAY_SLOTS - 1) as u8;
             }
-            s.reference[i] = l.ref_size();
         }
         s
     }
 
-    /// Sizes of an array shape under each candidate (zeros for other shapes).
-    #[inline]
-    pub fn sizes(&self, shape: Shape, id_size: u32) -> [u64; 9] {
-        let mut out = [0u64; 9];
+    fn kind(shape: Shape, id_size: u32) -> Option<(usize, u64)> {
         match shape {
-            Shape::ObjectArray(n) => {
-                for ((o, base), &e) in out.iter_mut().zip(&self.base).zip(&self.reference).take(self.n) {
-                    *o = align8(base[if e == 4 { 2 } else { 3 }] + n * e);
-                }
+            Shape::ObjectArray(n) => Some((4, n)),
+            Shape::PrimitiveArray(t, n) => Some(((t.size(id_size) as u64).trailing_zeros().min(3) as usize, n)),
+            _ => None,
+        }
+    }
+
+    /// An array's size in each slot of its kind.
+    #[inline]
+    pub fn slot_sizes(&self, shape: Shape, id_size: u32) -> [u64; ARRAY_SLOTS] {
+        let mut out = [0u64; ARRAY_SLOTS];
+        if let Some((kind, n)) = Self::kind(shape, id_size) {
+            for (o, &(base, e)) in out.iter_mut().zip(&self.slots[kind]) {
+                *o = align8(base + n * e);
             }
-            Shape::PrimitiveArray(t, n) => {
-                let e = t.size(id_size) as u64;
-                let k = e.trailing_zeros().min(3) as usize;
-                for (o, base) in out.iter_mut().zip(&self.base).take(self.n) {
-                    *o = align8(base[k] + n * e);
-                }
-            }
-            _ => {}
         }
         out
+    }
+
+    /// Sizes under each candidate, from the slot sizes.
+    #[inline]
+    pub fn expand(&self, shape: Shape, id_size: u32, slot_sizes: &[u64; ARRAY_SLOTS]) -> [u64; 9] {
+        let mut out = [0u64; 9];
+        if let Some((kind, _)) = Self::kind(shape, id_size) {
+            for (o, &slot) in out.iter_mut().zip(&self.slot_of[kind]).take(self.n) {
+                *o = slot_sizes[slot as usize];
+            }
+        }
+        out
+    }
+
+    /// Sizes under each candidate.
+    pub fn sizes(&self, shape: Shape, id_size: u32) -> [u64; 9] {
+        self.expand(shape, id_size, &self.slot_sizes(shape, id_size))
+    }
+
+    /// The slot of `candidate` for arrays of primitive `ty` (`None`: object arrays).
+    pub fn slot(&self, ty: Option<BasicType>, id_size: u32, candidate: usize) -> usize {
+        let kind = match ty {
+            None => 4,
+            Some(t) => (t.size(id_size) as u64).trailing_zeros().min(3) as usize,
+        };
+        self.slot_of[kind][candidate] as usize
     }
 }
 
@@ -323,6 +360,16 @@ impl EvidenceCollector {
     /// Takes the next object, by address and shape.
     pub fn see_shape(&mut self, id: u64, shape: Shape) {
         let sizes = self.sizer.sizes(shape, self.id_size);
+        self.see_sized(id, shape, &sizes);
+    }
+
+    /// Takes the next array, by address, shape and slot sizes ([`ArraySizer::slot_sizes`]).
+    #[inline]
+    pub fn see_array(&mut self, id: u64, shape: Shape, slot_sizes: &[u64; ARRAY_SLOTS]) {
+        if self.budget == 0 {
+            return;
+        }
+        let sizes = self.sizer.expand(shape, self.id_size, slot_sizes);
         self.see_sized(id, shape, &sizes);
     }
 
@@ -560,5 +607,31 @@ mod tests {
         assert_eq!(compact.object_array_size(1), 16);
         let compact8 = Layout::of(8, LayoutKind::CompactHeadersUncompressedOops, false);
         assert_eq!(compact8.object_array_size(1), 24);
+    }
+}
+
+#[cfg(test)]
+mod sizer_tests {
+    use super::*;
+
+    #[test]
+    fn slots_size_arrays_as_each_layout_does() {
+        for id_size in [4, 8] {
+            let candidates = Layout::candidates(id_size);
+            let sizer = ArraySizer::new(&candidates);
+            assert!(sizer.slots.iter().all(|s| s.len() <= ARRAY_SLOTS), "{:?}", sizer.slots);
+            for n in [0u64, 1, 2, 3, 5, 7, 100] {
+                let by_candidate = sizer.sizes(Shape::ObjectArray(n), id_size);
+                for (i, l) in candidates.iter().enumerate() {
+                    assert_eq!(by_candidate[i], l.object_array_size(n), "{l:?} Object[{n}]");
+                }
+                for t in [BasicType::Boolean, BasicType::Char, BasicType::Short, BasicType::Int, BasicType::Double] {
+                    let by_candidate = sizer.sizes(Shape::PrimitiveArray(t, n), id_size);
+                    for (i, l) in candidates.iter().enumerate() {
+                        assert_eq!(by_candidate[i], l.primitive_array_size(t, n), "{l:?} {t:?}[{n}]");
+                    }
+                }
+            }
+        }
     }
 }
