@@ -392,12 +392,16 @@ fn histo_chunk(dump: &Dump, c: &Chunk) -> HistoPart {
         };
         p.counts.add(&r);
         match r {
-            HeapRecord::ClassDump(ref cd) => {
-                ev.see(&r);
-                p.classes.push((**cd).clone());
+            HeapRecord::ClassDump(cd) => {
+                if ev.wants_more() {
+                    ev.see_shape(cd.class_id, Shape::Other);
+                }
+                p.classes.push(*cd);
             }
-            HeapRecord::InstanceDump { class_id, .. } => {
-                ev.see(&r);
+            HeapRecord::InstanceDump { id, class_id, .. } => {
+                if ev.wants_more() {
+                    ev.see_shape(id, Shape::Instance(class_id));
+                }
                 *p.instances.entry(class_id).or_default() += 1
             }
             HeapRecord::ObjectArrayDump { id, class_id, .. } => {

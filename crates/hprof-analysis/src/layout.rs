@@ -351,15 +351,16 @@ impl EvidenceCollector {
             return;
         }
         if let Some(id) = r.object_id() {
-            let shape = Shape::of(r);
-            let sizes = self.sizer.sizes(shape, self.id_size);
-            self.see_sized(id, shape, &sizes);
+            self.see_shape(id, Shape::of(r));
         }
     }
 
     /// Takes the next object, by address and shape.
     pub fn see_shape(&mut self, id: u64, shape: Shape) {
-        let sizes = self.sizer.sizes(shape, self.id_size);
+        let sizes = match shape {
+            Shape::ObjectArray(_) | Shape::PrimitiveArray(..) => self.sizer.sizes(shape, self.id_size),
+            _ => [0; 9],
+        };
         self.see_sized(id, shape, &sizes);
     }
 
