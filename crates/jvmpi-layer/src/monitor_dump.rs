@@ -2,7 +2,8 @@
 //! waiters (JVMTI GetOwnedMonitorInfo, GetCurrentContendedMonitor, GetObjectMonitorUsage), and every known
 //! thread's stack trace and status. Threads are named by their JNIEnv, so only threads the layer has seen
 //! (every thread that started after it, and those that caused an event) appear; others count as null.
-//! JVMTI cannot tell who owns a raw monitor, so no JVMPI_MONITOR_RAW records are written.
+//! Raw monitors the agent created and uses are written as JVMPI_MONITOR_RAW records (`monitors.rs` keeps
+//! their owners and waiters).
 
 use crate::abi::*;
 use crate::dump_buf::DumpBuf;
@@ -100,6 +101,7 @@ pub fn request(layer: &Layer, jni: Jni) -> sys::jint {
         }
         jni.delete_local_ref(m);
     }
+    crate::monitors::write_dump_records(&mut out);
     let mut frames: Vec<Vec<JVMPI_CallFrame>> =
         threads.iter().map(|r| trace_of(layer, jni, r.jthread(), TRACE_DEPTH)).collect();
     let mut traces: Vec<JVMPI_CallTrace> = threads

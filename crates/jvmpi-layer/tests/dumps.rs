@@ -67,6 +67,9 @@ fn heap_monitor_and_object_dumps_parse_and_match_the_known_heap() {
                 .find(|l| l.starts_with("MONITOR java owner=none entries=0 ") && l.contains("notify_waiters=waiter"))
                 .unwrap_or_else(|| panic!("{what}: no monitor with \"waiter\" waiting to be notified:\n{out}"));
             assert!(signal.ends_with("notify_waiters=waiter"), "{what}: {signal}");
+            // The walker's own raw monitor, entered twice on the thread that handles Ctrl-\.
+            let raw = line(out, "MONITOR raw name=walker-held ");
+            assert!(raw.contains(" owner=Signal Dispatcher entries=2 "), "{what}: {raw}");
             assert_eq!(field(line(out, "MONITOR thread=blocked"), "status"), 2, "{what}: JVMPI_THREAD_MONITOR_WAIT");
             let traces = line(out, "MONITOR traces=");
             assert!(field(traces, "with_frames") >= 4, "{what}: {traces}");

@@ -3,6 +3,7 @@
 pub mod diff;
 pub mod dominators;
 pub mod flame;
+pub mod flat_text;
 pub mod histo;
 pub mod leaks;
 pub mod path;

@@ -1,4 +1,5 @@
-//! `hprof print`: a binary profile as the text report `format=a` writes, record for record.
+//! `hprof print`: a binary profile as the text report `format=a` writes, record for record; a text report
+//! with a flat profile (`cpu=flat`, `-Xprof`, text only) as that profile.
 
 use super::{Bar, damage, open};
 use hprof_analysis::Dump;
@@ -20,7 +21,7 @@ const CUTOFF: f64 = 0.0001;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A binary HPROF profile (format=b) or heap dump.
+    /// A binary HPROF profile (format=b) or heap dump, or a text report with a flat profile (cpu=flat).
     pub file: PathBuf,
     /// Write to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
@@ -30,6 +31,15 @@ pub struct Args {
 }
 
 pub fn run(a: &Args) -> Result<(), String> {
+    if let Some(flat) = super::flat_text::read(&a.file) {
+        let out: Box<dyn Write> = match &a.output {
+            Some(p) => Box::new(std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?),
+            None => Box::new(io::stdout().lock()),
+        };
+        let mut w = BufWriter::new(out);
+        super::flat_text::print(&mut w, &flat, CUTOFF).and_then(|_| w.flush()).map_err(|e| e.to_string())?;
+        return Ok(());
+    }
     let bar = Bar::new();
     let d = open(&a.file, &bar)?;
     let layout = match d.heap_dump() {
