@@ -131,6 +131,11 @@ fn a_second_attach_reaches_the_running_session() {
     let dir = scratch("attach-twice");
     let running = start_without_agent(&jdk, dir.path(), "CpuAccuracy", &["12"], None);
     let pid = running.pid();
+    // hprof ps lists it: pid, Java version, main class and arguments.
+    let ps = Command::new(hprof_binary()).arg("ps").output().unwrap();
+    let ps = String::from_utf8_lossy(&ps.stdout);
+    let line = ps.lines().find(|l| l.split_whitespace().next() == Some(&pid.to_string())).unwrap_or_default();
+    assert!(line.contains(" 17.") && line.ends_with("CpuAccuracy 12"), "{ps}");
     let report = dir.path().join("first.txt");
     let out = attach_ok(pid, &format!("cpu=samples,file={}", report.display()));
     assert!(out.starts_with("started: session 1"), "{out}");
