@@ -105,6 +105,13 @@ fn start_inner(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<()
         ));
     }
 
+    if kind == LoadKind::Attach
+        && matches!(options.cpu, Some(crate::options::CpuMode::Times | crate::options::CpuMode::Old))
+    {
+        // The probes' natives are found by the JVM's lookup in the start-up agents, and classes already
+        // running would keep their old code on the stack: start the program with the agent instead.
+        return Err("cpu=times and cpu=old cannot be attached to a running JVM; start it with -agentlib:hprof".into());
+    }
     let capabilities = capabilities::build(&options)?;
     add_jvmti_capabilities(jvmti, &capabilities)?;
     let output = Output::open(&options)?;
