@@ -70,14 +70,16 @@ def gc_available(jdk_home, gc):
     return r.returncode == 0
 
 
-def run_cell(jdk, gc, cap, end, keep):
+def run_cell(jdk, gc, cap, end, keep, baseline=False):
     options, fmt = CAPS[cap]
     args, xmx, action, expected = ENDS[end]
     work = Path(tempfile.mkdtemp(prefix=f"stress-{jdk}-{gc}-{cap}-{end}-"))
     cmd = [f"{JDKS[jdk]}/bin/java", GCS[gc]]
     if xmx:
         cmd.append(xmx)
-    cmd += [f"-agentpath:{AGENT}={options}", "-cp", str(CLASSES), "StressWorkload"] + args
+    if not baseline:
+        cmd.append(f"-agentpath:{AGENT}={options}")
+    cmd += ["-cp", str(CLASSES), "StressWorkload"] + args
     started = time.monotonic()
     with open(work / "stdout", "wb") as out, open(work / "stderr", "wb") as err:
         proc = subprocess.Popen(cmd, cwd=work, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
@@ -111,10 +113,16 @@ def run_cell(jdk, gc, cap, end, keep):
         problems.append(f"CRASH(exit {code})")
     elif code is not None and code != expected:
         problems.append(f"exit {code}")
-    problems += check_profile(work, cap, fmt, end, code is None)
+    if not baseline:
+        problems += check_profile(work, cap, fmt, end, code is None)
     if "panicked" in stderr or "HPROF ERROR" in stderr:
         line = next((l for l in stderr.splitlines() if "panicked" in l or "HPROF ERROR" in l), "")
         problems.append(f"agent error: {line[:100]}")
+    if any(p == "HANG" or p.startswith("CRASH") for p in problems) and not baseline:
+        # Does the JVM do the same without the agent? Then the cell says so.
+        _, _, _, _, without, _ = run_cell(jdk, gc, cap, end, keep, baseline=True)
+        if any(p == "HANG" or p.startswith("CRASH") for p in without):
+            problems.append("same without the agent")
     if problems and keep:
         print(f"  kept {work}", file=sys.stderr)
     else:
@@ -166,7 +174,11 @@ def main():
     p.add_argument("--quick", action="store_true", help="caps=all, gcs=G1,Parallel,Z")
     p.add_argument("--keep", action="store_true", help="keep the directories of failed cells")
     p.add_argument("--markdown", help="also write the table to this file")
+    p.add_argument("--agent", help="another libhprof.so to stress (default: target/release/libhprof.so)")
     a = p.parse_args()
+    global AGENT
+    if a.agent:
+        AGENT = Path(a.agent).resolve()
     if a.quick:
         a.caps, a.gcs = "all", "G1,Parallel,Z"
     for f in (AGENT, HPROF):

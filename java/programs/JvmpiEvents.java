@@ -7,7 +7,9 @@
  * enter/entered pair on "contender";</li>
  * <li>main waits 50 ms on {@code WAITED}: one MONITOR_WAIT with timeout 50, one MONITOR_WAITED of at least
  * 40 ms;</li>
- * <li>10,000 {@code Garbage} objects become unreachable before three System.gc() calls.</li>
+ * <li>10,000 {@code Garbage} objects become unreachable before three System.gc() calls;</li>
+ * <li>{@code JvmpiUnloadPayload} is loaded by a class loader of its own, which is dropped before those
+ * collections, so the class is unloaded.</li>
  * </ul>
  */
 public class JvmpiEvents {
@@ -30,6 +32,15 @@ public class JvmpiEvents {
     static final Object LOCK = new Object();
     static final Object WAITED = new Object();
     static volatile Object sink;
+
+    static void loadAndDrop() throws Exception {
+        java.net.URL classes = JvmpiEvents.class.getProtectionDomain().getCodeSource().getLocation();
+        try (java.net.URLClassLoader loader = new java.net.URLClassLoader(new java.net.URL[] {classes}, null)) {
+            Class<?> c = Class.forName("JvmpiUnloadPayload", true, loader);
+            sink = c.getDeclaredConstructor().newInstance();
+        }
+        sink = null;
+    }
 
     static void pause(long ms) {
         try {
@@ -70,13 +81,14 @@ public class JvmpiEvents {
         synchronized (WAITED) {
             WAITED.wait(50);
         }
+        loadAndDrop();
         for (int i = 0; i < 10_000; i++) {
             sink = new Garbage();
         }
         sink = null;
         for (int i = 0; i < 3; i++) {
             System.gc();
-            Thread.sleep(50);
+            Thread.sleep(100);
         }
         System.out.println("touched=" + t.touched + " stat=" + s);
     }

@@ -17,8 +17,10 @@ mod code_cache;
 mod layout;
 mod per_thread;
 mod structs;
+mod vm_args;
 mod walker;
 
 pub use per_thread::WalkerThread;
 pub use structs::{VmStructs, libjvm_symbol};
+pub use vm_args::vm_input_arguments;
 pub use walker::{FrameIds, WalkError, Walker};

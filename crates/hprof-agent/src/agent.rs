@@ -78,8 +78,18 @@ pub fn start(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> sys::jint {
     }
 }
 
+/// The JVM's own input arguments (for `-Xprof`): from HotSpot's tables, else the process's command line.
+fn vm_input_arguments() -> Vec<String> {
+    if let Some(args) = hotspot::VmStructs::get().and_then(|vm| hotspot::vm_input_arguments(vm).ok()) {
+        return args;
+    }
+    std::fs::read("/proc/self/cmdline")
+        .map(|b| b.split(|&c| c == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect())
+        .unwrap_or_default()
+}
+
 fn start_inner(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<(), String> {
-    let options = match Options::parse(option_string).map_err(|e| e.0)? {
+    let options = match Options::parse_for_vm(option_string, &vm_input_arguments()).map_err(|e| e.0)? {
         Parsed::Help => {
             use std::io::Write;
             let _ = std::io::stdout().write_all(crate::help::HELP.as_bytes());

@@ -9,6 +9,7 @@ Option Name and Value  Description                      Default
 ---------------------  -----------                      -------
 heap=dump|sites|all    heap profiling                   all
 cpu=samples|times|old  CPU usage                        off
+cpu=flat               -Xprof's flat profile (or -Xprof) off
 monitor=y|n            monitor contention               n
 format=a|b             text(txt) or binary output       a
 file=<file>            write data to file               java.hprof[{.txt}]

@@ -11,6 +11,8 @@ pub enum OutputFormat {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CpuMode {
     Samples,
+    /// -Xprof's flat profile: interpreted, compiled, stub and native ticks per thread.
+    Flat,
     Times,
     Old,
 }
@@ -39,6 +41,8 @@ pub struct Options {
     pub heap_dump: bool,
     pub alloc_sites: bool,
     pub cpu: Option<CpuMode>,
+    /// `-Xprof` among the VM's arguments next to another `cpu=`: the flat profile as well.
+    pub xprof: bool,
     pub monitor: bool,
     pub format: OutputFormat,
     /// `file=` as given; see [`Options::output_file`] for the default.
@@ -69,6 +73,7 @@ impl Default for Options {
             heap_dump: false,
             alloc_sites: false,
             cpu: None,
+            xprof: false,
             monitor: false,
             format: OutputFormat::Text,
             file: None,
@@ -114,6 +119,12 @@ pub const MAX_DEPTH: u32 = 65_535;
 impl Options {
     /// Parses `heap=sites,depth=8,…`. `help` anywhere wins.
     pub fn parse(input: Option<&str>) -> Result<Parsed, OptionError> {
+        Options::parse_for_vm(input, &[])
+    }
+
+    /// Parses the option string of a JVM whose own input arguments are `vm_args`: `-Xprof` among them (which
+    /// JDK 10+ ignores with a warning but keeps) asks for the flat profile, as `cpu=flat` does.
+    pub fn parse_for_vm(input: Option<&str>, vm_args: &[String]) -> Result<Parsed, OptionError> {
         let mut o = Options::default();
         let mut heap_given = false;
         let mut format_given = false;
@@ -146,9 +157,10 @@ impl Options {
                 "cpu" => {
                     o.cpu = Some(match value {
                         "samples" => CpuMode::Samples,
+                        "flat" => CpuMode::Flat,
                         "times" => CpuMode::Times,
                         "old" => CpuMode::Old,
-                        _ => return Err(bad(name, value, "samples, times or old")),
+                        _ => return Err(bad(name, value, "samples, flat, times or old")),
                     })
                 }
                 "monitor" => o.monitor = yes_no(name, value)?,
@@ -214,6 +226,13 @@ impl Options {
                 }
             }
         }
+        if vm_args.iter().any(|a| a == "-Xprof") {
+            match o.cpu {
+                None => o.cpu = Some(CpuMode::Flat),
+                Some(CpuMode::Flat) => {}
+                Some(_) => o.xprof = true,
+            }
+        }
         if o.net.is_some() {
             if o.monitor {
                 return Err(OptionError(
@@ -252,7 +271,17 @@ impl Options {
                 )));
             }
         }
-        if (self.collapsed.is_some() || self.flamegraph.is_some()) && self.cpu.is_none() && !self.monitor {
+        if self.format == OutputFormat::Binary && self.net.is_none() && self.flat_profile() {
+            return Err(OptionError(
+                "option format=b cannot be used with cpu=flat or -Xprof (the flat profile is text only); use \
+                 format=a"
+                    .into(),
+            ));
+        }
+        if (self.collapsed.is_some() || self.flamegraph.is_some())
+            && matches!(self.cpu, None | Some(CpuMode::Flat))
+            && !self.monitor
+        {
             return Err(OptionError(
                 "options collapsed= and flamegraph= need cpu=samples or monitor=y to have stacks to draw".into(),
             ));
@@ -261,6 +290,11 @@ impl Options {
             return Err(OptionError("option alloc_interval= needs heap=sites or heap=all".into()));
         }
         Ok(())
+    }
+
+    /// Whether the flat profile runs (`cpu=flat`, or `-Xprof` next to another `cpu=`).
+    pub fn flat_profile(&self) -> bool {
+        self.cpu == Some(CpuMode::Flat) || self.xprof
     }
 
     /// The output file: `file=` or HPROF's default, `java.hprof.txt` (text) / `java.hprof` (binary).
@@ -406,6 +440,7 @@ mod tests {
         assert!(err("cutoff=2").contains("cutoff"));
         assert!(err("format=b,monitor=y").contains("monitor=y"));
         assert!(err("format=b,cpu=old").contains("cpu=old"));
+        assert!(err("format=b,cpu=flat").contains("cpu=flat"));
         assert!(err("cpu=times,format=b").contains("cpu=times"));
         assert!(err("net=nohost").contains("net="));
         assert!(err("net=h:0").contains("net="));
@@ -414,5 +449,31 @@ mod tests {
         assert!(err("heap=dump,alloc_interval=0").contains("alloc_interval"));
         assert!(err("flamegraph=x.png,cpu=samples").contains(".html or .svg"));
         assert!(err("cpu=samples,clock=wall").contains("perf or posix"));
+    }
+}
+
+#[cfg(test)]
+mod xprof_tests {
+    use super::*;
+
+    fn with_vm(options: &str, vm_args: &[&str]) -> Options {
+        let args: Vec<String> = vm_args.iter().map(|s| s.to_string()).collect();
+        match Options::parse_for_vm(Some(options), &args).unwrap() {
+            Parsed::Run(o) => *o,
+            Parsed::Help => panic!("help"),
+        }
+    }
+
+    #[test]
+    fn xprof_means_cpu_flat_and_no_default_heap_profile() {
+        let o = with_vm("", &["-Xint", "-Xprof"]);
+        assert_eq!(o.cpu, Some(CpuMode::Flat));
+        assert!(o.flat_profile() && !o.heap_dump && !o.alloc_sites);
+        let o = with_vm("cpu=samples", &["-Xprof"]);
+        assert_eq!(o.cpu, Some(CpuMode::Samples));
+        assert!(o.xprof && o.flat_profile());
+        let o = with_vm("", &["-Xprofx", "-XX:+UseG1GC"]);
+        assert!(!o.flat_profile() && o.heap_dump, "only -Xprof itself counts");
+        assert_eq!(with_vm("cpu=flat", &[]).cpu, Some(CpuMode::Flat));
     }
 }

@@ -319,3 +319,92 @@ fn dumps_taken_while_classes_load_are_whole() {
         assert_eq!(payload_classes, CLASSES, "{what}: a CLASS DUMP for each loader's payload class");
     }
 }
+
+/// Repeated dumps while class hierarchies load as javac loads them (a superclass loaded, not linked, when the
+/// dump's plan is made; its subclass loaded, linked and instantiated before the walk): every dump must be
+/// whole — each HeapDumpLateSub with its own and its superclass's values in place, no value left unplaced.
+/// (Found by a stress of javac under SIGQUITs: a late class's superclass was laid out with no fields.)
+#[test]
+fn repeated_dumps_while_hierarchies_load_are_all_whole() {
+    const DUMPS: usize = 6;
+    for jdk in all_jdks() {
+        let what = format!("JDK {}", jdk.version);
+        let dir = scratch("heap-dump-late-classes");
+        let mut running = Java::new(&jdk, dir.path())
+            .agentpath("heap=dump,format=b,file=late.hprof")
+            .class("HeapDumpLateClasses")
+            .spawn();
+        running.wait_for_stdout("ready", Duration::from_secs(120));
+        for n in 1..=DUMPS {
+            std::thread::sleep(Duration::from_millis(300));
+            sigquit_and_wait(&running, n);
+        }
+        std::fs::write(dir.path().join("release"), b"").unwrap();
+        let run = running.wait();
+        run.assert_success();
+        assert!(run.stdout.contains("done "), "{what}: {}", run.stdout);
+        assert!(
+            !run.stderr.contains("HPROF WARNING") && !run.stderr.contains("HPROF ERROR"),
+            "{what}:\n{}",
+            run.stderr
+        );
+        let file = HeapFile::parse(&run.read_bytes("late.hprof"));
+        assert_eq!(file.dumps.len(), DUMPS + 1, "{what}: {DUMPS} dumps on SIGQUIT and one at exit");
+        assert_eq!(file.unfinished_segments, 0, "{what}");
+        let mut subs = 0;
+        for (i, d) in file.dumps.iter().enumerate() {
+            let what = format!("{what}, dump {}", i + 1);
+            assert_sound(&file, d, &what);
+            for (&id, inst) in &d.instances {
+                if file.class_name(inst.class_id) != Some("HeapDumpLateSub") {
+                    continue;
+                }
+                subs += 1;
+                let values = [
+                    ("d", d.field_u64(&file, id, "d")),
+                    ("self", d.field_u64(&file, id, "self")),
+                    ("a", d.field_u64(&file, id, "a")),
+                    ("c", d.field_u64(&file, id, "c")),
+                ];
+                let expected = [("d", Some(11)), ("self", Some(id)), ("a", Some(7)), ("c", Some(0x1122334455667788))];
+                assert_eq!(values, expected, "{what}: HeapDumpLateSub {id:#x} is not whole");
+                let base = d.field_u64(&file, id, "base").unwrap();
+                assert!(d.contains(base), "{what}: HeapDumpLateSub {id:#x}'s base field {base:#x} is dangling");
+            }
+        }
+        assert!(subs > 100, "{what}: only {subs} HeapDumpLateSub instances in all the dumps");
+    }
+}
+
+/// Every OBJ and ARR line of a text dump carries its object's size in the VM, whichever way objects are
+/// named: objects named before the walk (threads, class loaders, held monitors), class objects of no loaded
+/// class (primitive types', CDS-archived ones) and objects of classes met late included — none has sz=0.
+#[test]
+fn text_dump_sizes_are_never_zero() {
+    for jdk in all_jdks() {
+        for tags in [false, true] {
+            let what = format!("JDK {}{}", jdk.version, if tags { ", tags forced" } else { "" });
+            let dir = scratch("heap-dump-text-sizes");
+            let mut java = Java::new(&jdk, dir.path()).agentpath("heap=dump").class("HeapDumpGraph");
+            if tags {
+                java = java.env("HPROF_HEAP_DUMP_TAGS", "1");
+            }
+            let run = java.run();
+            run.assert_success();
+            let text = run.read("java.hprof.txt");
+            let records: Vec<&str> = text.lines().filter(|l| l.starts_with("OBJ ") || l.starts_with("ARR ")).collect();
+            assert!(records.len() > 100_000, "{what}: {} records", records.len());
+            let zero: Vec<&&str> = records.iter().filter(|l| l.contains("(sz=0,")).collect();
+            assert!(
+                zero.is_empty(),
+                "{what}: {} of {} records say sz=0, e.g.\n{}",
+                zero.len(),
+                records.len(),
+                zero.iter().take(8).map(|l| l.to_string()).collect::<Vec<_>>().join("\n")
+            );
+            for kind in ["class=java.lang.Thread@", "class=java.lang.Class@"] {
+                assert!(records.iter().any(|l| l.contains(kind)), "{what}: no OBJ of {kind}");
+            }
+        }
+    }
+}

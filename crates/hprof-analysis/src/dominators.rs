@@ -22,6 +22,16 @@ struct Search {
     extra_roots: Vec<u32>,
 }
 
+/// What becomes of objects no GC root reaches through strong references (garbage the dump's VM had not
+/// collected yet, or objects held by roots the dump does not name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unreachable {
+    /// Out of the tree, as Eclipse MAT leaves them: no retained size, counted apart. The default.
+    LeftOut,
+    /// Under the super-root, each unreferenced one a root of its own (`--keep-unreachable`).
+    Kept,
+}
+
 pub struct DominatorTree {
     /// Immediate dominator of each node; [`DominatorTree::ROOT`] for nodes dominated only by the
     /// super-root (GC roots, and objects no root reaches: see [`DominatorTree::is_reachable`]).
@@ -36,7 +46,10 @@ pub struct DominatorTree {
     pub reachable: u64,
     /// Shallow bytes of all objects, the unreachable included.
     pub total_bytes: u64,
-    /// Objects no GC root reaches, put under the super-root so that they are not lost from view.
+    /// Shallow bytes of the objects in the tree: the reachable ones, and with [`Unreachable::Kept`] the
+    /// rest. Shares of retained sizes are of this.
+    pub tree_bytes: u64,
+    /// With [`Unreachable::Kept`], objects no GC root reaches, put under the super-root.
     pub unreachable_roots: Vec<u32>,
     gc_reachable: Vec<u64>,
 }
@@ -46,7 +59,15 @@ impl DominatorTree {
     pub const UNREACHABLE: u32 = u32::MAX;
 
     pub fn compute(g: &HeapGraph, progress: &dyn Progress) -> Result<DominatorTree, Error> {
-        let p = Self::search(g, g.len(), None, progress)?;
+        Self::compute_with(g, Unreachable::LeftOut, progress)
+    }
+
+    pub fn compute_with(
+        g: &HeapGraph,
+        unreachable: Unreachable,
+        progress: &dyn Progress,
+    ) -> Result<DominatorTree, Error> {
+        let p = Self::search(g, g.len(), None, unreachable, progress)?;
         Self::solve(g.len(), p, g, false, progress)
     }
 
@@ -54,11 +75,15 @@ impl DominatorTree {
     /// references are freed once the predecessor lists exist (`refs` is empty afterwards), its ids,
     /// classes and sizes are parked in a temporary file meanwhile, and no children lists are kept
     /// (`children_of` scans).
-    pub fn compute_releasing_references(g: &mut HeapGraph, progress: &dyn Progress) -> Result<DominatorTree, Error> {
+    pub fn compute_releasing_references(
+        g: &mut HeapGraph,
+        unreachable: Unreachable,
+        progress: &dyn Progress,
+    ) -> Result<DominatorTree, Error> {
         let n = g.len();
         let parked = Parked::park(g)?;
         let mut edges = std::mem::take(&mut g.out_edges);
-        let p = Self::search(g, n, Some(&mut edges), progress)?;
+        let p = Self::search(g, n, Some(&mut edges), unreachable, progress)?;
         g.out_start = Vec::new();
         let t = Self::solve(n, p, &parked, true, progress);
         parked.restore(g)?;
@@ -72,6 +97,7 @@ impl DominatorTree {
         g: &HeapGraph,
         n: usize,
         mut owned: Option<&mut Vec<u32>>,
+        unreachable: Unreachable,
         progress: &dyn Progress,
     ) -> Result<Search, Error> {
         let out_start = &g.out_start;
@@ -121,10 +147,11 @@ impl DominatorTree {
                 dfs(r.node, &mut pre, &mut vertex, &mut parent);
             }
             reachable = vertex.len() - 1;
-            // Objects no GC root reaches (garbage not yet collected, or roots the dump does not name) hang
-            // under the super-root too, so that they are seen: first those nothing points at, then the rest
-            // (cycles) in id order.
-            if reachable < n {
+            // With Unreachable::Kept, objects no GC root reaches (garbage not yet collected, or roots the
+            // dump does not name) hang under the super-root too: first those nothing points at, then the
+            // rest (cycles) in id order. They then also dominate nothing reachable any more: an edge from
+            // garbage to a live object makes that object's dominator the super-root.
+            if reachable < n && unreachable == Unreachable::Kept {
                 let mut pointed = vec![false; n];
                 for &w in out_edges {
                     pointed[w as usize] = true;
@@ -270,17 +297,20 @@ impl DominatorTree {
         // Retained sizes in preorder space: children before parents in reverse preorder.
         let mut ret_pre = vec![0u64; m];
         let mut reachable_bytes = 0u64;
+        let mut all_bytes = 0u64;
         nodes.with_shallow(&mut |shallow| {
             for w in 1..m {
                 ret_pre[w] = shallow[vertex[w] as usize] as u64;
             }
             reachable_bytes = ret_pre[1..=reachable].iter().sum();
+            all_bytes = shallow.iter().map(|&s| s as u64).sum();
         })?;
         for w in (1..m).rev() {
             let d = idom_pre[w] as usize;
             ret_pre[d] += ret_pre[w];
         }
-        let total_bytes = ret_pre[0];
+        let tree_bytes = ret_pre[0];
+        let total_bytes = all_bytes;
         let mut gc_reachable = vec![0u64; n.div_ceil(64)];
         for &v in &vertex[1..=reachable] {
             gc_reachable[v as usize / 64] |= 1 << (v % 64);
@@ -355,6 +385,7 @@ impl DominatorTree {
             reachable_bytes,
             reachable: reachable as u64,
             total_bytes,
+            tree_bytes,
             unreachable_roots: extra_roots,
             gc_reachable,
         })

@@ -11,6 +11,17 @@ use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// A hidden class (a lambda's) is `Foo$$Lambda$26+0x…` inside HotSpot (jcmd's dumps) and
+/// `Foo$$Lambda$26/0x…` in JVMTI (our agent's, which the dotted form turns into `.0x…`); Java, jcmd's
+/// histogram included, shows `Foo$$Lambda$26/0x…`. No package name starts with a digit, so a last
+/// segment `0x` + hex digits is that suffix.
+fn hidden_class_suffix(name: String) -> String {
+    let Some(at) = name.rfind(['+', '.']) else { return name };
+    let tail = &name[at + 1..];
+    let hex = tail.strip_prefix("0x").is_some_and(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()));
+    if hex && at > 0 { format!("{}/{tail}", &name[..at]) } else { name }
+}
+
 /// One heap dump: a HEAP DUMP record, or HEAP DUMP SEGMENTs up to a HEAP DUMP END.
 #[derive(Debug, Clone, Default)]
 pub struct HeapDumpSegments {
@@ -281,7 +292,7 @@ impl Dump {
     /// A class's name in Java source form, from LOAD CLASS; `None` when no LOAD CLASS names it.
     pub fn class_name(&self, class_id: u64) -> Option<String> {
         let name_id = self.class_name_ids.get(&class_id)?;
-        self.string(*name_id).map(|n| java_name_from_internal(&n))
+        self.string(*name_id).map(|n| hidden_class_suffix(java_name_from_internal(&n)))
     }
 
     /// A stack frame resolved to names.
@@ -321,5 +332,18 @@ impl Dump {
     /// The heap dump to analyse: the last complete one (a file can hold several).
     pub fn heap_dump(&self) -> Option<&HeapDumpSegments> {
         self.heap_dumps.last()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hidden_class_suffix as h;
+
+    #[test]
+    fn hidden_classes_are_named_as_java_names_them() {
+        assert_eq!(h("Foo$$Lambda$26+0x00007fe86c007860".into()), "Foo$$Lambda$26/0x00007fe86c007860");
+        assert_eq!(h("a.Foo$$Lambda$1.0x0000ab".into()), "a.Foo$$Lambda$1/0x0000ab");
+        assert_eq!(h("java.lang.String".into()), "java.lang.String");
+        assert_eq!(h("a.b.0xyz".into()), "a.b.0xyz");
     }
 }

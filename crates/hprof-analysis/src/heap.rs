@@ -3,8 +3,9 @@
 //! parsed on its own. Pages of the mapping are released once a chunk is done, so the resident set stays
 //! near what the results need, not the file's size.
 
+use crate::class_sizes::{ClassShapes, ClassSizes};
 use crate::dump::{Dump, HeapDumpSegments};
-use crate::layout::{ArrayVoter, Layout, OopVotes};
+use crate::layout::{EvidenceCollector, Layout, LayoutChoice, LayoutEvidence, LayoutKind, Shape, choose};
 use crate::{Error, Progress};
 use hprof_format::binary::heap::ids as array_ids;
 use hprof_format::binary::{ClassDump, FormatError, HeapRecord, HeapRecords, Value};
@@ -175,10 +176,14 @@ pub struct ClassTable {
     pub class_class: u32,
     /// Objects whose class has no CLASS DUMP.
     pub unknown_class: u32,
+    /// A `java.lang.Class` instance without statics (HotSpot dumps the primitive types' mirrors as such
+    /// instances).
+    pub bare_mirror: u64,
 }
 
 impl ClassTable {
-    pub fn build(dump: &Dump, dumps: Vec<ClassDump>, layout: Layout) -> ClassTable {
+    /// The classes of `dumps`, sized by `sizes` (see [`ClassTable::sized`]).
+    pub fn build_sized(dump: &Dump, dumps: Vec<ClassDump>, layout: Layout, sizes: &ClassSizes) -> ClassTable {
         let mut classes = Vec::with_capacity(dumps.len() + 10);
         let mut by_id = FxHashMap::default();
         let raw: FxHashMap<u64, &ClassDump> = dumps.iter().map(|c| (c.class_id, c)).collect();
@@ -228,7 +233,11 @@ impl ClassTable {
             by_id.insert(c.class_id, classes.len() as u32);
             classes.push(ClassInfo {
                 id: c.class_id,
-                instance_size: if is_array { 0 } else { layout.instance_size(off as u64, refs) },
+                instance_size: if is_array {
+                    0
+                } else {
+                    sizes.instance.get(&c.class_id).copied().unwrap_or_else(|| layout.instance_size(off as u64, refs))
+                },
                 field_bytes: off as u64,
                 name,
                 super_id: c.super_id,
@@ -239,7 +248,11 @@ impl ClassTable {
                 constant_pool_refs: c.constant_pool.iter().filter_map(|(_, v)| v.object_id()).collect(),
                 signers_id: c.signers_id,
                 protection_domain_id: c.protection_domain_id,
-                class_object_size: (layout.instance_size(0, 0) + static_bytes + 7) & !7,
+                class_object_size: sizes
+                    .mirror
+                    .get(&c.class_id)
+                    .copied()
+                    .unwrap_or_else(|| (layout.instance_size(0, 0) + static_bytes + 7) & !7),
                 array_class_ids: Vec::new(),
             });
         }
@@ -287,7 +300,13 @@ impl ClassTable {
             None => pseudo(&mut classes, "java.lang.Class".into()),
         };
         let unknown_class = pseudo(&mut classes, "<unknown class>".into());
-        ClassTable { classes, by_id, prim_array, class_class, unknown_class }
+        ClassTable { classes, by_id, prim_array, class_class, unknown_class, bare_mirror: sizes.bare_mirror }
+    }
+
+    /// The classes of `dumps` with HotSpot's sizes under `layout`.
+    pub fn build(dump: &Dump, dumps: Vec<ClassDump>, layout: Layout) -> ClassTable {
+        let sizes = ClassShapes::new(dump, &dumps).sizes(&layout);
+        ClassTable::build_sized(dump, dumps, layout, &sizes)
     }
 
     /// The class index of a class object id (or the unknown-class pseudo-class).
@@ -320,6 +339,8 @@ pub struct HistoRow {
 pub struct Histogram {
     pub rows: Vec<HistoRow>,
     pub layout: Layout,
+    /// How the layout was chosen, and how sure.
+    pub layout_choice: LayoutChoice,
     pub counts: SubRecordCounts,
     pub damage: Option<FormatError>,
 }
@@ -334,20 +355,29 @@ impl Histogram {
     }
 }
 
+/// Count, then bytes under each layout candidate (in [`Layout::candidates`] order).
+type ArrayTally = [u64; 10];
+
 #[derive(Default)]
 struct HistoPart {
     classes: Vec<ClassDump>,
     instances: FxHashMap<u64, u64>,
-    /// class id → count, bytes if compressed, bytes if not.
-    obj_arrays: FxHashMap<u64, [u64; 3]>,
-    prim_arrays: [[u64; 3]; 12],
+    obj_arrays: FxHashMap<u64, ArrayTally>,
+    prim_arrays: [ArrayTally; 12],
     counts: SubRecordCounts,
-    votes: OopVotes,
+    evidence: LayoutEvidence,
     damage: Option<FormatError>,
 }
 
-fn histo_chunk(dump: &Dump, c: &Chunk) -> HistoPart {
-    let mut voter = ArrayVoter::new(dump.id_size());
+fn tally(t: &mut ArrayTally, candidates: &[Layout], r: &HeapRecord<'_>) {
+    t[0] += 1;
+    for (b, l) in t[1..].iter_mut().zip(candidates) {
+        *b += l.array_size(r).unwrap_or(0);
+    }
+}
+
+fn histo_chunk(dump: &Dump, c: &Chunk, candidates: &[Layout]) -> HistoPart {
+    let mut ev = EvidenceCollector::new(dump.id_size());
     let mut p = HistoPart::default();
     for r in records(dump, c) {
         let (_, r) = match r {
@@ -358,43 +388,96 @@ fn histo_chunk(dump: &Dump, c: &Chunk) -> HistoPart {
             }
         };
         p.counts.add(&r);
-        let sizes = voter.see(&r);
-        match (r, sizes) {
-            (HeapRecord::ClassDump(cd), _) => p.classes.push(*cd),
-            (HeapRecord::InstanceDump { class_id, .. }, _) => *p.instances.entry(class_id).or_default() += 1,
-            (HeapRecord::ObjectArrayDump { class_id, .. }, Some((sc, su))) => {
-                let e = p.obj_arrays.entry(class_id).or_default();
-                e[0] += 1;
-                e[1] += sc;
-                e[2] += su;
+        ev.see(&r);
+        match r {
+            HeapRecord::ClassDump(cd) => p.classes.push(*cd),
+            HeapRecord::InstanceDump { class_id, .. } => *p.instances.entry(class_id).or_default() += 1,
+            HeapRecord::ObjectArrayDump { class_id, .. } => {
+                tally(p.obj_arrays.entry(class_id).or_default(), candidates, &r)
             }
-            (
-                HeapRecord::PrimitiveArrayDump { element_type, .. }
-                | HeapRecord::PrimitiveArrayNoData { element_type, .. },
-                Some((sc, su)),
-            ) => {
-                let e = &mut p.prim_arrays[type_slot(element_type)];
-                e[0] += 1;
-                e[1] += sc;
-                e[2] += su;
+            HeapRecord::PrimitiveArrayDump { element_type, .. }
+            | HeapRecord::PrimitiveArrayNoData { element_type, .. } => {
+                tally(&mut p.prim_arrays[type_slot(element_type)], candidates, &r)
             }
             _ => {}
         }
     }
-    p.votes = voter.votes;
+    p.evidence = ev.evidence;
     dump.source.release(c.start, c.end);
     p
 }
 
+/// How many objects, sorted by address, vote when the file is out of address order.
+const SORTED_SAMPLE: u64 = 1 << 20;
+
+/// When the file does not list objects in address order, evidence from the objects of an address window
+/// (about a million, the lowest addresses) sorted by address: one more pass over the records.
+fn evidence_in_address_order(dump: &Dump, chunks: &[Chunk], ev: LayoutEvidence) -> LayoutEvidence {
+    if !ev.out_of_address_order() {
+        return ev;
+    }
+    let (lo, hi) = ev.window(SORTED_SAMPLE);
+    let mut objects: Vec<(u64, Shape)> = chunks
+        .par_iter()
+        .flat_map_iter(|c| {
+            let mut v = Vec::new();
+            for (_, r) in records(dump, c).map_while(Result::ok) {
+                if let Some(id) = r.object_id().filter(|id| !r.is_root() && (lo..=hi).contains(id)) {
+                    v.push((id, Shape::of(&r)));
+                }
+            }
+            dump.source.release(c.start, c.end);
+            v
+        })
+        .collect();
+    objects.par_sort_unstable_by_key(|o| o.0);
+    let mut sorted = EvidenceCollector::new(dump.id_size()).unlimited();
+    for (id, shape) in objects {
+        sorted.see_shape(id, shape);
+    }
+    let mut out = sorted.evidence;
+    // Addresses and counts stay those of the whole dump.
+    out.highest_id = ev.highest_id;
+    out.lowest_id = ev.lowest_id;
+    out.objects = ev.objects;
+    out.above_compressed_oops = ev.above_compressed_oops;
+    out
+}
+
+/// Chooses the layout from the evidence and sizes every class under it; returns the index of the chosen
+/// candidate too.
+fn settle_layout(
+    dump: &Dump,
+    classes: &[ClassDump],
+    evidence: &LayoutEvidence,
+    forced: Option<LayoutKind>,
+) -> (LayoutChoice, ClassSizes, usize) {
+    let candidates = Layout::candidates(dump.id_size());
+    let shapes = ClassShapes::new(dump, classes);
+    let mut sizes: Vec<ClassSizes> = candidates.iter().map(|l| shapes.sizes(l)).collect();
+    let choice = choose(dump.id_size(), evidence, forced, &|l, class_id| {
+        let i = candidates.iter().position(|c| c == l)?;
+        sizes[i].instance.get(&class_id).copied()
+    });
+    let i = candidates.iter().position(|c| *c == choice.layout).unwrap_or(0);
+    (choice, sizes.swap_remove(i), i)
+}
+
 /// The class histogram of the dump's last heap dump, from one parallel streaming pass.
 pub fn histogram(dump: &Dump, progress: &dyn Progress) -> Result<Histogram, Error> {
+    histogram_as(dump, None, progress)
+}
+
+/// [`histogram`] under a layout the user gave (`Some`), or the detected one.
+pub fn histogram_as(dump: &Dump, forced: Option<LayoutKind>, progress: &dyn Progress) -> Result<Histogram, Error> {
     let hd = heap_dump_of(dump)?;
     progress.start("histogram", hd.bytes());
     let (chunks, walk_damage) = chunks(dump, hd);
+    let candidates = Layout::candidates(dump.id_size());
     let parts: Vec<HistoPart> = chunks
         .par_iter()
         .map(|c| {
-            let p = histo_chunk(dump, c);
+            let p = histo_chunk(dump, c, &candidates);
             progress.inc((c.end - c.start) as u64);
             p
         })
@@ -409,25 +492,27 @@ pub fn histogram(dump: &Dump, progress: &dyn Progress) -> Result<Histogram, Erro
         }
         for (k, v) in p.obj_arrays {
             let e = total.obj_arrays.entry(k).or_default();
-            for i in 0..3 {
+            for i in 0..e.len() {
                 e[i] += v[i];
             }
         }
         for t in 0..12 {
-            for i in 0..3 {
+            for i in 0..total.prim_arrays[t].len() {
                 total.prim_arrays[t][i] += p.prim_arrays[t][i];
             }
         }
         total.counts.merge(&p.counts);
-        total.votes.merge(p.votes);
+        total.evidence.merge(p.evidence);
         if damage.is_none() {
             damage = p.damage;
         }
     }
     let damage = damage.or(walk_damage);
-    let layout = total.votes.layout(dump.id_size());
-    let pick = if layout.compressed_oops || layout.id_size == 4 { 1 } else { 2 };
-    let table = ClassTable::build(dump, std::mem::take(&mut total.classes), layout);
+    let evidence = evidence_in_address_order(dump, &chunks, std::mem::take(&mut total.evidence));
+    let (choice, sizes, pick) = settle_layout(dump, &total.classes, &evidence, forced);
+    let layout = choice.layout;
+    let pick = pick + 1;
+    let table = ClassTable::build_sized(dump, std::mem::take(&mut total.classes), layout, &sizes);
     let mut rows: FxHashMap<u32, HistoRow> = FxHashMap::default();
     let mut add = |idx: u32, n: u64, bytes: u64| {
         let c = &table.classes[idx as usize];
@@ -460,7 +545,7 @@ pub fn histogram(dump: &Dump, progress: &dyn Progress) -> Result<Histogram, Erro
     }
     let mut rows: Vec<HistoRow> = rows.into_values().collect();
     rows.sort_by(|a, b| b.shallow_bytes.cmp(&a.shallow_bytes).then_with(|| a.class_name.cmp(&b.class_name)));
-    Ok(Histogram { rows, layout, counts: total.counts, damage })
+    Ok(Histogram { rows, layout, layout_choice: choice, counts: total.counts, damage })
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -603,6 +688,7 @@ pub fn root_kind_name(kind: u8) -> &'static str {
 /// to its class when the class is a system class, about a third of all references.
 pub struct HeapGraph {
     pub layout: Layout,
+    pub layout_choice: LayoutChoice,
     pub classes: ClassTable,
     pub ids: ObjectIds,
     pub class_of: Vec<u32>,
@@ -625,14 +711,14 @@ struct Pass1 {
     ids: Vec<u64>,
     classes: Vec<ClassDump>,
     roots: Vec<(u64, u8, u32)>,
-    votes: OopVotes,
+    evidence: LayoutEvidence,
     counts: SubRecordCounts,
     damage: Option<FormatError>,
 }
 
 fn pass1_chunk(dump: &Dump, c: &Chunk) -> Pass1 {
     use HeapRecord::*;
-    let mut voter = ArrayVoter::new(dump.id_size());
+    let mut ev = EvidenceCollector::new(dump.id_size());
     let mut p = Pass1 { ids: Vec::with_capacity((c.end - c.start) / 48), ..Default::default() };
     for r in records(dump, c) {
         let (_, r) = match r {
@@ -644,7 +730,7 @@ fn pass1_chunk(dump: &Dump, c: &Chunk) -> Pass1 {
         };
         p.counts.add(&r);
         let oid = r.object_id();
-        voter.see(&r);
+        ev.see(&r);
         let kind = hprof_kind(&r);
         match r {
             ClassDump(cd) => {
@@ -669,7 +755,7 @@ fn pass1_chunk(dump: &Dump, c: &Chunk) -> Pass1 {
             _ => {}
         }
     }
-    p.votes = voter.votes;
+    p.evidence = ev.evidence;
     dump.source.release(c.start, c.end);
     p
 }
@@ -813,6 +899,16 @@ impl HeapGraph {
     /// Builds the graph of the dump's last heap dump. `keep_offsets` keeps each object's file offset (for
     /// field names on paths); dominators alone do not need it.
     pub fn build(dump: &Dump, keep_offsets: bool, progress: &dyn Progress) -> Result<HeapGraph, Error> {
+        HeapGraph::build_as(dump, keep_offsets, None, progress)
+    }
+
+    /// [`HeapGraph::build`] under a layout the user gave (`Some`), or the detected one.
+    pub fn build_as(
+        dump: &Dump,
+        keep_offsets: bool,
+        forced: Option<LayoutKind>,
+        progress: &dyn Progress,
+    ) -> Result<HeapGraph, Error> {
         let hd = heap_dump_of(dump)?;
         let (chunks, walk_damage) = chunks(dump, hd);
         let total_bytes: u64 = chunks.iter().map(|c| (c.end - c.start) as u64).sum();
@@ -831,7 +927,7 @@ impl HeapGraph {
         let mut ids = Vec::with_capacity(n);
         let mut classes = Vec::new();
         let mut raw_roots = Vec::new();
-        let mut votes = OopVotes::default();
+        let mut evidence = LayoutEvidence::default();
         let mut counts = SubRecordCounts::default();
         let mut damage = None;
         for p in parts {
@@ -839,7 +935,7 @@ impl HeapGraph {
             drop(p.ids);
             classes.extend(p.classes);
             raw_roots.extend(p.roots);
-            votes.merge(p.votes);
+            evidence.merge(p.evidence);
             counts.merge(&p.counts);
             if damage.is_none() {
                 damage = p.damage;
@@ -856,8 +952,11 @@ impl HeapGraph {
         let n = ids.len();
         let ids = ObjectIds::new(ids);
         crate::mem_trace("ids");
-        let layout = votes.layout(dump.id_size());
-        let table = ClassTable::build(dump, classes, layout);
+        let evidence = evidence_in_address_order(dump, &chunks, evidence);
+        let (layout_choice, sizes, _) = settle_layout(dump, &classes, &evidence, forced);
+        let layout = layout_choice.layout;
+        let table = ClassTable::build_sized(dump, classes, layout, &sizes);
+        drop(sizes);
 
         // Two more passes, writing straight into the final arrays (no per-chunk buffers): the first sets
         // each node's class, size and reference count; the second, after the prefix sum, its references.
@@ -941,6 +1040,7 @@ impl HeapGraph {
         }
         Ok(HeapGraph {
             layout,
+            layout_choice,
             classes: table,
             ids,
             class_of,

@@ -1,26 +1,74 @@
-//! Object sizes as HotSpot lays objects out. A heap dump stores field values, not the object's memory, so
-//! the shallow size is rebuilt: object header + fields (references at the VM's reference size), rounded up
-//! to 8 bytes; arrays: header with length, elements aligned to their size, rounded up to 8.
+//! Object sizes as HotSpot lays objects out. A heap dump stores field values, not the objects' memory, so
+//! shallow sizes are rebuilt from the VM's object layout, which the file does not name:
 //!
-//! | VM | identifiers | object header | array elements start at | reference |
+//! | layout (`--layout`) | VM flags | header | reference | array elements start at |
 //! |---|---|---|---|---|
-//! | 32-bit | 4 bytes | 8 | 12 (16 for long/double) | 4 |
-//! | 64-bit, compressed oops | 8 bytes | 12 | 16 | 4 |
-//! | 64-bit, uncompressed | 8 bytes | 16 | 24 | 8 |
+//! | `32-bit` | a 32-bit VM | 8 | 4 | 12 (16 for long/double) |
+//! | `compressed-oops` | 64-bit default (heaps below 32 GB) | 12 | 4 | 16 |
+//! | `compressed-class-pointers` | `-XX:-UseCompressedOops`, heaps of 32 GB and more, ZGC | 12 | 8 | 16 |
+//! | `uncompressed` | `-XX:-UseCompressedOops -XX:-UseCompressedClassPointers` | 16 | 8 | 24; JDK 22+: 20 (24 for 8-byte elements) |
+//! | `compressed-oops-only` | `-XX:-UseCompressedClassPointers` | 16 | 4 | as `uncompressed` |
+//! | `compact-headers` | JDK 24+ `-XX:+UseCompactObjectHeaders` | 8 | 4 | 12 (16 for long/double) |
+//! | `compact-headers-uncompressed-oops` | the same with `-XX:-UseCompressedOops` or ZGC | 8 | 8 | 12 (16 for 8-byte elements) |
 //!
-//! The file does not say whether a 64-bit VM compressed its references, so [`OopVotes`] looks at the
-//! addresses: consecutive arrays sit exactly one object size apart, which tells the layouts apart.
-//! Fields are summed without HotSpot's gap filling between a class and its superclass, so an instance can
-//! come out up to 8 bytes larger than the VM's; every object of a class gets the same size, so histograms
-//! and retained sizes stay consistent.
+//! [`LayoutEvidence`] tells them apart from the addresses: consecutive objects in a heap dump mostly sit
+//! exactly one object size apart (HotSpot walks the heap in address order), so every pair of neighbours
+//! whose gap equals an object's size under one layout and not another is a vote. Instances vote too, by
+//! class, once the classes' sizes are known. Addresses above 32 GB rule compressed oops out (ZGC's
+//! heap lives at 4 TB and above). Instance sizes follow [`crate::field_layout`].
 
 use hprof_format::binary::HeapRecord;
 use hprof_format::tags::BasicType;
+use rustc_hash::FxHashMap;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The layouts a 64-bit HotSpot can use (plus the 32-bit one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LayoutKind {
+    Bits32,
+    CompressedOops,
+    CompressedClassPointers,
+    CompressedOopsOnly,
+    Uncompressed,
+    CompactHeaders,
+    CompactHeadersUncompressedOops,
+}
+
+impl LayoutKind {
+    pub const ALL: [LayoutKind; 7] = [
+        LayoutKind::Bits32,
+        LayoutKind::CompressedOops,
+        LayoutKind::CompressedClassPointers,
+        LayoutKind::CompressedOopsOnly,
+        LayoutKind::Uncompressed,
+        LayoutKind::CompactHeaders,
+        LayoutKind::CompactHeadersUncompressedOops,
+    ];
+
+    /// The name `--layout` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            LayoutKind::Bits32 => "32-bit",
+            LayoutKind::CompressedOops => "compressed-oops",
+            LayoutKind::CompressedClassPointers => "compressed-class-pointers",
+            LayoutKind::CompressedOopsOnly => "compressed-oops-only",
+            LayoutKind::Uncompressed => "uncompressed",
+            LayoutKind::CompactHeaders => "compact-headers",
+            LayoutKind::CompactHeadersUncompressedOops => "compact-headers-uncompressed-oops",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<LayoutKind> {
+        LayoutKind::ALL.into_iter().find(|k| k.name() == s)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Layout {
     pub id_size: u32,
-    pub compressed_oops: bool,
+    pub kind: LayoutKind,
+    /// Array elements start right after the length, aligned to their own size (JDK 22+, JDK-8139457);
+    /// before, at the next 8 bytes. Matters for 16-byte headers only.
+    pub packed_arrays: bool,
 }
 
 fn align8(n: u64) -> u64 {
@@ -28,47 +76,80 @@ fn align8(n: u64) -> u64 {
 }
 
 impl Layout {
-    pub fn new(id_size: u32, compressed_oops: bool) -> Layout {
-        Layout { id_size, compressed_oops: id_size == 8 && compressed_oops }
+    pub fn of(id_size: u32, kind: LayoutKind, packed_arrays: bool) -> Layout {
+        let kind = if id_size == 4 { LayoutKind::Bits32 } else { kind };
+        Layout { id_size, kind, packed_arrays }
     }
 
-    pub fn describe(&self) -> &'static str {
-        match (self.id_size, self.compressed_oops) {
-            (4, _) => "32-bit (8-byte object headers, 4-byte references)",
-            (_, true) => "64-bit with compressed oops (12-byte object headers, 4-byte references)",
-            _ => "64-bit without compressed oops (16-byte object headers, 8-byte references)",
+    /// The pre-JDK-24 layouts: compressed oops and class pointers, or neither.
+    pub fn new(id_size: u32, compressed_oops: bool) -> Layout {
+        let kind = if compressed_oops { LayoutKind::CompressedOops } else { LayoutKind::Uncompressed };
+        Layout::of(id_size, kind, false)
+    }
+
+    /// Every layout a dump with `id_size`-byte identifiers may have been written under.
+    pub fn candidates(id_size: u32) -> Vec<Layout> {
+        if id_size == 4 {
+            return vec![Layout::of(4, LayoutKind::Bits32, true)];
         }
+        let mut v = Vec::new();
+        for kind in LayoutKind::ALL.into_iter().skip(1) {
+            v.push(Layout::of(id_size, kind, false));
+            if matches!(kind, LayoutKind::Uncompressed | LayoutKind::CompressedOopsOnly) {
+                v.push(Layout::of(id_size, kind, true));
+            }
+        }
+        v
+    }
+
+    pub fn compressed_oops(&self) -> bool {
+        self.ref_size() == 4 && self.id_size == 8
+    }
+
+    pub fn describe(&self) -> String {
+        let what = match self.kind {
+            LayoutKind::Bits32 => "32-bit",
+            LayoutKind::CompressedOops => "64-bit with compressed oops and class pointers",
+            LayoutKind::CompressedClassPointers => "64-bit with compressed class pointers, without compressed oops",
+            LayoutKind::CompressedOopsOnly => "64-bit with compressed oops, without compressed class pointers",
+            LayoutKind::Uncompressed => "64-bit without compressed oops or class pointers",
+            LayoutKind::CompactHeaders => "64-bit with compact object headers and compressed oops",
+            LayoutKind::CompactHeadersUncompressedOops => "64-bit with compact object headers, without compressed oops",
+        };
+        let arrays = if self.object_header() == 16 {
+            if self.packed_arrays { ", JDK 22+ arrays" } else { ", JDK 21- arrays" }
+        } else {
+            ""
+        };
+        format!("{what} ({}-byte object headers, {}-byte references{arrays})", self.object_header(), self.ref_size())
     }
 
     pub fn ref_size(&self) -> u64 {
-        if self.id_size == 4 || self.compressed_oops { 4 } else { 8 }
+        match self.kind {
+            LayoutKind::Bits32 | LayoutKind::CompressedOops | LayoutKind::CompressedOopsOnly => 4,
+            LayoutKind::CompactHeaders => 4,
+            _ => 8,
+        }
     }
 
     pub fn object_header(&self) -> u64 {
-        match (self.id_size, self.compressed_oops) {
-            (4, _) => 8,
-            (_, true) => 12,
-            _ => 16,
+        match self.kind {
+            LayoutKind::Bits32 | LayoutKind::CompactHeaders | LayoutKind::CompactHeadersUncompressedOops => 8,
+            LayoutKind::CompressedOops | LayoutKind::CompressedClassPointers => 12,
+            LayoutKind::Uncompressed | LayoutKind::CompressedOopsOnly => 16,
         }
     }
 
     fn array_base(&self, elem: u64) -> u64 {
-        match (self.id_size, self.compressed_oops) {
-            (4, _) => {
-                if elem >= 8 {
-                    16
-                } else {
-                    12
-                }
-            }
-            (_, true) => 16,
-            _ => 24,
-        }
+        let after_length = self.object_header() + 4;
+        let packed = self.packed_arrays || self.object_header() != 16;
+        if packed { after_length.next_multiple_of(elem.max(1)) } else { align8(after_length) }
     }
 
-    /// An instance whose fields take `field_bytes` in the file, `ref_fields` of them references.
+    /// An instance whose fields take `field_bytes` in the file, `ref_fields` of them references, summed
+    /// without HotSpot's field layout (for objects whose class the dump lacks).
     pub fn instance_size(&self, field_bytes: u64, ref_fields: u64) -> u64 {
-        let shrink = ref_fields * (self.id_size as u64 - self.ref_size());
+        let shrink = ref_fields * (self.id_size as u64).saturating_sub(self.ref_size());
         align8(self.object_header() + field_bytes.saturating_sub(shrink))
     }
 
@@ -81,83 +162,307 @@ impl Layout {
         let e = ty.size(self.id_size) as u64;
         align8(self.array_base(e) + length * e)
     }
+
+    /// An array record's size, or `None` for other records.
+    pub fn array_size(&self, r: &HeapRecord<'_>) -> Option<u64> {
+        match r {
+            HeapRecord::ObjectArrayDump { length, .. } => Some(self.object_array_size(*length as u64)),
+            HeapRecord::PrimitiveArrayDump { length, element_type, .. }
+            | HeapRecord::PrimitiveArrayNoData { length, element_type, .. } => {
+                Some(self.primitive_array_size(*element_type, *length as u64))
+            }
+            _ => None,
+        }
+    }
 }
 
-/// Evidence for and against compressed oops on a 64-bit dump.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct OopVotes {
-    pub compressed: u64,
-    pub uncompressed: u64,
+/// How many instance neighbours a chunk keeps for voting (enough for a verdict, bounded work).
+const INSTANCE_SAMPLES_PER_CHUNK: u32 = 4096;
+/// Gaps above this are not an object's size in any layout worth voting on.
+const MAX_GAP: u64 = 1 << 16;
+/// Addresses from here on cannot hold compressed oops (they reach 32 GB with 8-byte alignment).
+const COMPRESSED_OOPS_LIMIT: u64 = 32 << 30;
+
+/// What a chunk of records says about the layout: array neighbours already scored per candidate;
+/// instance neighbours as (class, gap) counts, scored once the classes are known.
+#[derive(Debug, Clone, Default)]
+pub struct LayoutEvidence {
+    /// Per candidate (in [`Layout::candidates`] order): array neighbours whose gap is the array's size.
+    pub array_votes: Vec<u64>,
+    /// Array neighbours seen with a usable gap.
+    pub array_pairs: u64,
+    /// (class id, gap to the next object) → count.
+    pub instance_gaps: FxHashMap<(u64, u32), u32>,
+    pub highest_id: u64,
+    pub lowest_id: u64,
+    /// Objects seen, and consecutive pairs in rising and falling address order.
+    pub objects: u64,
+    /// Objects at addresses compressed oops cannot reach.
+    pub above_compressed_oops: u64,
+    pub ascending: u64,
+    pub descending: u64,
 }
 
-impl OopVotes {
-    /// An array at `id` followed in the file by an object at `next`: if the gap is exactly the array's
-    /// size under one layout, that layout gets a vote.
-    pub fn observe(&mut self, id: u64, next: u64, size_compressed: u64, size_uncompressed: u64) {
-        if next <= id || size_compressed == size_uncompressed {
+impl LayoutEvidence {
+    pub fn merge(&mut self, o: LayoutEvidence) {
+        if self.array_votes.len() < o.array_votes.len() {
+            self.array_votes.resize(o.array_votes.len(), 0);
+        }
+        for (a, b) in self.array_votes.iter_mut().zip(&o.array_votes) {
+            *a += b;
+        }
+        self.array_pairs += o.array_pairs;
+        for (k, v) in o.instance_gaps {
+            *self.instance_gaps.entry(k).or_default() += v;
+        }
+        self.lowest_id = if self.objects == 0 { o.lowest_id } else { self.lowest_id.min(o.lowest_id) };
+        self.highest_id = self.highest_id.max(o.highest_id);
+        self.objects += o.objects;
+        self.above_compressed_oops += o.above_compressed_oops;
+        self.ascending += o.ascending;
+        self.descending += o.descending;
+    }
+}
+
+/// The previous object of a chunk, waiting for its neighbour's address.
+enum Pending {
+    None,
+    Array { id: u64, sizes: [u64; 9] },
+    Instance { id: u64, class_id: u64 },
+}
+
+/// Follows a chunk's records in file order and gathers [`LayoutEvidence`]. The histogram and the graph's
+/// first pass both read records through one of these, so they reach the same verdict.
+pub struct EvidenceCollector {
+    candidates: Vec<Layout>,
+    pending: Pending,
+    previous: Option<u64>,
+    samples_left: u32,
+    pub evidence: LayoutEvidence,
+}
+
+impl EvidenceCollector {
+    pub fn new(id_size: u32) -> EvidenceCollector {
+        let candidates = Layout::candidates(id_size);
+        let n = candidates.len();
+        EvidenceCollector {
+            candidates,
+            pending: Pending::None,
+            previous: None,
+            samples_left: INSTANCE_SAMPLES_PER_CHUNK,
+            evidence: LayoutEvidence { array_votes: vec![0; n], ..Default::default() },
+        }
+    }
+
+    /// Takes the next record.
+    pub fn see(&mut self, r: &HeapRecord<'_>) {
+        if r.is_root() {
             return;
         }
-        let gap = next - id;
-        if gap == size_compressed {
-            self.compressed += 1;
-        } else if gap == size_uncompressed {
-            self.uncompressed += 1;
+        if let Some(id) = r.object_id() {
+            self.see_shape(id, Shape::of(r));
         }
     }
 
-    pub fn merge(&mut self, o: OopVotes) {
-        self.compressed += o.compressed;
-        self.uncompressed += o.uncompressed;
+    /// Takes the next object, by address and shape.
+    pub fn see_shape(&mut self, id: u64, shape: Shape) {
+        let ev = &mut self.evidence;
+        ev.highest_id = ev.highest_id.max(id);
+        ev.lowest_id = if ev.objects == 0 { id } else { ev.lowest_id.min(id) };
+        ev.objects += 1;
+        ev.above_compressed_oops += (id >= COMPRESSED_OOPS_LIMIT) as u64;
+        if let Some(prev) = self.previous {
+            if id > prev {
+                ev.ascending += 1;
+            } else {
+                ev.descending += 1;
+            }
+        }
+        self.previous = Some(id);
+        let gap = |prev: u64| id.checked_sub(prev).filter(|g| *g > 0 && *g <= MAX_GAP);
+        match std::mem::replace(&mut self.pending, Pending::None) {
+            Pending::Array { id: prev, sizes } => {
+                if let Some(g) = gap(prev) {
+                    ev.array_pairs += 1;
+                    for (v, s) in ev.array_votes.iter_mut().zip(&sizes) {
+                        *v += (*s == g) as u64;
+                    }
+                }
+            }
+            Pending::Instance { id: prev, class_id } => {
+                if let Some(g) = gap(prev) {
+                    *ev.instance_gaps.entry((class_id, g as u32)).or_default() += 1;
+                }
+            }
+            Pending::None => {}
+        }
+        self.pending = match shape {
+            Shape::Instance(class_id) if self.samples_left > 0 => {
+                self.samples_left -= 1;
+                Pending::Instance { id, class_id }
+            }
+            Shape::ObjectArray(length) | Shape::PrimitiveArray(_, length) => {
+                let mut sizes = [0u64; 9];
+                for (s, l) in sizes.iter_mut().zip(&self.candidates) {
+                    *s = match shape {
+                        Shape::PrimitiveArray(t, _) => l.primitive_array_size(t, length),
+                        _ => l.object_array_size(length),
+                    };
+                }
+                Pending::Array { id, sizes }
+            }
+            _ => Pending::None,
+        };
     }
 
-    pub fn layout(&self, id_size: u32) -> Layout {
-        Layout::new(id_size, self.compressed > self.uncompressed)
+    /// No instance sample limit (for objects already sampled by address).
+    pub fn unlimited(mut self) -> EvidenceCollector {
+        self.samples_left = u32::MAX;
+        self
     }
 }
 
-/// Follows a chunk's records in file order, sizes each array under both layouts and votes with the gap to
-/// the object after it. The histogram and the graph's first pass both read records through one of these.
-pub struct ArrayVoter {
-    compressed: Layout,
-    uncompressed: Layout,
-    /// The previous record, if it was an array: its id and its sizes (compressed, uncompressed).
-    prev: Option<(u64, u64, u64)>,
-    pub votes: OopVotes,
+/// What sizes an object, for voting.
+#[derive(Debug, Clone, Copy)]
+pub enum Shape {
+    Instance(u64),
+    ObjectArray(u64),
+    PrimitiveArray(BasicType, u64),
+    Other,
 }
 
-impl ArrayVoter {
-    pub fn new(id_size: u32) -> ArrayVoter {
-        ArrayVoter {
-            compressed: Layout::new(id_size, true),
-            uncompressed: Layout::new(id_size, false),
-            prev: None,
-            votes: OopVotes::default(),
-        }
-    }
-
-    /// Takes the next record; for an array returns its size under each layout (compressed, uncompressed).
-    pub fn see(&mut self, r: &HeapRecord<'_>) -> Option<(u64, u64)> {
-        let id = r.object_id();
-        if let (Some((pid, sc, su)), Some(id)) = (self.prev, id) {
-            self.votes.observe(pid, id, sc, su);
-        }
-        let sizes = match r {
-            HeapRecord::ObjectArrayDump { length, .. } => Some((
-                self.compressed.object_array_size(*length as u64),
-                self.uncompressed.object_array_size(*length as u64),
-            )),
+impl Shape {
+    pub fn of(r: &HeapRecord<'_>) -> Shape {
+        match r {
+            HeapRecord::InstanceDump { class_id, .. } => Shape::Instance(*class_id),
+            HeapRecord::ObjectArrayDump { length, .. } => Shape::ObjectArray(*length as u64),
             HeapRecord::PrimitiveArrayDump { length, element_type, .. }
-            | HeapRecord::PrimitiveArrayNoData { length, element_type, .. } => Some((
-                self.compressed.primitive_array_size(*element_type, *length as u64),
-                self.uncompressed.primitive_array_size(*element_type, *length as u64),
-            )),
-            _ => None,
-        };
-        self.prev = match (sizes, id) {
-            (Some((sc, su)), Some(id)) => Some((id, sc, su)),
-            _ => None,
-        };
-        sizes
+            | HeapRecord::PrimitiveArrayNoData { length, element_type, .. } => {
+                Shape::PrimitiveArray(*element_type, *length as u64)
+            }
+            _ => Shape::Other,
+        }
+    }
+}
+
+impl LayoutEvidence {
+    /// The file does not list objects in address order (the agent's dumps follow references): its
+    /// neighbours in the file are not neighbours in memory, and the evidence must come from objects
+    /// sorted by address.
+    pub fn out_of_address_order(&self) -> bool {
+        self.descending * 10 > self.ascending + self.descending
+    }
+
+    /// The address window holding about `wanted` objects, from the lowest address.
+    pub fn window(&self, wanted: u64) -> (u64, u64) {
+        let span = self.highest_id.saturating_sub(self.lowest_id);
+        if self.objects <= wanted {
+            return (self.lowest_id, self.highest_id);
+        }
+        let width = (span as u128 * wanted as u128 / self.objects.max(1) as u128) as u64;
+        (self.lowest_id, self.lowest_id + width)
+    }
+}
+
+/// The verdict: the layout, and how sure.
+#[derive(Debug, Clone)]
+pub struct LayoutChoice {
+    pub layout: Layout,
+    /// Neighbour pairs that fit some layouts and not others.
+    pub telling_pairs: u64,
+    /// Of those, the share that fits the chosen layout.
+    pub fit: f64,
+    /// The runner-up and its share, when there is one.
+    pub runner_up: Option<(Layout, f64)>,
+    /// Given with `--layout`, not detected.
+    pub forced: bool,
+    /// What else decided it (addresses).
+    pub note: Option<String>,
+}
+
+impl LayoutChoice {
+    pub fn describe(&self) -> String {
+        if self.forced {
+            return format!("{}, given with --layout", self.layout.describe());
+        }
+        if self.telling_pairs == 0 {
+            return format!("{}, assumed: no neighbouring objects tell the layouts apart", self.layout.describe());
+        }
+        let mut s = format!(
+            "{}: {:.1}% of {} neighbouring objects that tell the layouts apart fit it",
+            self.layout.describe(),
+            self.fit * 100.0,
+            self.telling_pairs
+        );
+        if let Some((l, f)) = &self.runner_up {
+            s.push_str(&format!("; next best: {} at {:.1}%", l.kind.name(), f * 100.0));
+        }
+        if let Some(n) = &self.note {
+            s.push_str("; ");
+            s.push_str(n);
+        }
+        s
+    }
+}
+
+/// Scores every candidate on the evidence; `instance_size(layout, class_id)` sizes an instance under a
+/// candidate (`None` for classes the dump lacks). `forced` is the user's `--layout`.
+pub fn choose(
+    id_size: u32,
+    ev: &LayoutEvidence,
+    forced: Option<LayoutKind>,
+    instance_size: &dyn Fn(&Layout, u64) -> Option<u64>,
+) -> LayoutChoice {
+    let candidates = Layout::candidates(id_size);
+    let mut votes: Vec<u64> = (0..candidates.len()).map(|i| ev.array_votes.get(i).copied().unwrap_or(0)).collect();
+    let mut telling = 0u64;
+    // A pair tells the layouts apart when some candidates fit it and others do not.
+    let mut fits = vec![false; candidates.len()];
+    for (&(class_id, gap), &n) in &ev.instance_gaps {
+        for (f, l) in fits.iter_mut().zip(&candidates) {
+            *f = instance_size(l, class_id) == Some(gap as u64);
+        }
+        if fits.iter().any(|f| *f) && !fits.iter().all(|f| *f) {
+            telling += n as u64;
+            for (v, f) in votes.iter_mut().zip(&fits) {
+                *v += *f as u64 * n as u64;
+            }
+        }
+    }
+    // Array pairs: counted as telling when they fit some candidate and not all. The per-pair detail is
+    // gone, so count the pairs that fit the best and the worst candidates apart.
+    let array_best = ev.array_votes.iter().copied().max().unwrap_or(0);
+    let array_worst = ev.array_votes.iter().copied().min().unwrap_or(0);
+    telling += array_best - array_worst;
+    // Most objects, not just some: a dump may name a few objects by numbers of its own (our agent does).
+    let high = ev.above_compressed_oops * 2 > ev.objects && id_size == 8;
+    let allowed = |l: &Layout| match forced {
+        Some(k) => l.kind == k || (id_size == 4),
+        None => !(high && l.compressed_oops()),
+    };
+    let default = |l: &Layout| match (high, l.kind) {
+        (false, LayoutKind::CompressedOops | LayoutKind::Bits32) => 1,
+        (true, LayoutKind::CompressedClassPointers) => 1,
+        _ => 0,
+    };
+    let mut order: Vec<usize> = (0..candidates.len()).filter(|&i| allowed(&candidates[i])).collect();
+    if order.is_empty() {
+        order = (0..candidates.len()).collect();
+    }
+    order.sort_by_key(|&i| std::cmp::Reverse((votes[i], default(&candidates[i]))));
+    let best = order[0];
+    // Each candidate's share of the telling pairs: its votes beyond what every candidate got.
+    let floor = votes.iter().copied().min().unwrap_or(0);
+    let share = |i: usize| if telling == 0 { 0.0 } else { ((votes[i] - floor) as f64 / telling as f64).min(1.0) };
+    let runner_up = order.get(1).map(|&i| (candidates[i], share(i)));
+    LayoutChoice {
+        layout: candidates[best],
+        telling_pairs: telling,
+        fit: share(best),
+        runner_up: if forced.is_some() { None } else { runner_up },
+        forced: forced.is_some(),
+        note: (high && forced.is_none())
+            .then(|| format!("most objects at 0x{:x} and above: no compressed oops", COMPRESSED_OOPS_LIMIT)),
     }
 }
 
@@ -166,17 +471,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sizes_match_hotspot() {
+    fn array_sizes_match_hotspot() {
         let l32 = Layout::new(4, false);
-        // java.lang.String of JDK 5/6: value, offset, count, hash.
-        assert_eq!(l32.instance_size(16, 1), 24);
         assert_eq!(l32.primitive_array_size(BasicType::Char, 3), 24);
         assert_eq!(l32.primitive_array_size(BasicType::Long, 1), 24);
         let c = Layout::new(8, true);
-        assert_eq!(c.instance_size(20, 1), 32);
         assert_eq!(c.object_array_size(3), 32);
+        assert_eq!(c.primitive_array_size(BasicType::Byte, 0), 16);
         let u = Layout::new(8, false);
-        assert_eq!(u.instance_size(20, 1), 40);
         assert_eq!(u.primitive_array_size(BasicType::Int, 0), 24);
+        assert_eq!(u.primitive_array_size(BasicType::Int, 1), 32);
+        let u22 = Layout::of(8, LayoutKind::Uncompressed, true);
+        assert_eq!(u22.primitive_array_size(BasicType::Int, 1), 24);
+        assert_eq!(u22.primitive_array_size(BasicType::Long, 1), 32);
+        let ccp = Layout::of(8, LayoutKind::CompressedClassPointers, false);
+        assert_eq!(ccp.object_array_size(1), 24);
+        let compact = Layout::of(8, LayoutKind::CompactHeaders, false);
+        assert_eq!(compact.primitive_array_size(BasicType::Byte, 4), 16);
+        assert_eq!(compact.primitive_array_size(BasicType::Int, 1), 16);
+        assert_eq!(compact.primitive_array_size(BasicType::Long, 1), 24);
+        assert_eq!(compact.object_array_size(1), 16);
+        let compact8 = Layout::of(8, LayoutKind::CompactHeadersUncompressedOops, false);
+        assert_eq!(compact8.object_array_size(1), 24);
     }
 }

@@ -3,7 +3,8 @@
 //! - [`source`]: the file's bytes, memory-mapped (gzip files are decompressed to an unlinked temporary file).
 //! - [`dump`]: one sequential pass over the top-level records (names, classes, traces, samples, where the
 //!   heap segments are).
-//! - [`layout`]: how big objects are, as HotSpot lays them out (see `docs/frontend.md`).
+//! - [`layout`]: which object layout the VM used, told from the addresses (see `docs/frontend.md`);
+//!   [`field_layout`], [`injected`] and [`class_sizes`]: how big instances and class mirrors are under it.
 //! - [`heap`]: heap segments cut into chunks and read in parallel: a streaming histogram, and the flat
 //!   object graph (sorted ids → dense indices, class and shallow size per object, references as CSR).
 //! - [`dominators`]: the dominator tree (semi-NCA) with retained sizes.
@@ -13,9 +14,12 @@
 //! Nothing here trusts the input: every length is checked against the bytes that remain, and damage is
 //! reported with the record and byte offset.
 
+pub mod class_sizes;
 pub mod dominators;
 pub mod dump;
+pub mod field_layout;
 pub mod heap;
+pub mod injected;
 pub mod layout;
 pub mod paths;
 pub mod source;

@@ -64,6 +64,8 @@ pub fn shortest_paths(g: &HeapGraph, target: u32, max: usize) -> Vec<RootPath> {
         return Vec::new();
     }
     // Breadth-first from every root over the whole graph: each reachable node's parent and root record.
+    // The search does not go on through the target: a holder reached only through the target is part of a
+    // cycle the target closes, not something that keeps it alive, and no path may pass through its end.
     let mut parent = vec![NONE; n];
     let mut depth = vec![NONE; n];
     let mut root_index = vec![NONE; n];
@@ -74,7 +76,9 @@ pub fn shortest_paths(g: &HeapGraph, target: u32, max: usize) -> Vec<RootPath> {
             parent[v] = r.node;
             depth[v] = 0;
             root_index[v] = i as u32;
-            queue.push_back(r.node);
+            if r.node != target {
+                queue.push_back(r.node);
+            }
         }
     }
     while let Some(v) = queue.pop_front() {
@@ -84,7 +88,9 @@ pub fn shortest_paths(g: &HeapGraph, target: u32, max: usize) -> Vec<RootPath> {
                 parent[wi] = v;
                 depth[wi] = depth[v as usize] + 1;
                 root_index[wi] = root_index[v as usize];
-                queue.push_back(w);
+                if w != target {
+                    queue.push_back(w);
+                }
             }
         }
     }

@@ -1,10 +1,11 @@
-//! Getting a file's bytes: memory-mapped as it is, or — for `GC.heap_dump -gz` and other gzip files,
-//! including multi-member ones — decompressed once into an unlinked temporary file that is mapped in turn.
+//! Getting a file's bytes: memory-mapped as it is, or — for `GC.heap_dump -gz` and other gzip files
+//! (multi-member ones too), and for bzip2, xz and zstd files — decompressed once into an unlinked
+//! temporary file that is mapped in turn. The format is told by its magic bytes, not the file's name.
 
 use crate::{Error, Progress};
 use memmap2::Mmap;
 use std::fs::File;
-use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 /// A whole input file, readable as one byte slice.
@@ -14,6 +15,8 @@ pub struct Source {
     pub path: PathBuf,
     /// The file was gzip-compressed and this is its decompressed content.
     pub was_gzip: bool,
+    /// The file's compression (`gzip`, `bzip2`, `xz`, `zstd`), if it had one.
+    pub compression: Option<&'static str>,
     /// Size of the file on disk (compressed size for gzip).
     pub file_size: u64,
 }
@@ -28,18 +31,21 @@ impl Source {
         let io_err = |e: io::Error| Error::Io(format!("{}: {e}", path.display()));
         let mut file = File::open(path).map_err(io_err)?;
         let file_size = file.metadata().map_err(io_err)?.len();
-        let mut magic = [0u8; 2];
+        let mut magic = [0u8; 6];
         let n = read_up_to(&mut file, &mut magic).map_err(io_err)?;
         file.seek(SeekFrom::Start(0)).map_err(io_err)?;
-        let was_gzip = n == 2 && magic == [0x1f, 0x8b];
-        let file = if was_gzip {
-            progress.start("decompressing", file_size);
-            let f = gunzip(file, path, progress);
-            progress.finish();
-            f?
-        } else {
-            file
+        let compression = Compression::of(&magic[..n]);
+        let file = match compression {
+            Some(c) => {
+                progress.start("decompressing", file_size);
+                let f = decompress(c, file, path, progress);
+                progress.finish();
+                f?
+            }
+            None => file,
         };
+        let was_gzip = compression == Some(Compression::Gzip);
+        let compression = compression.map(Compression::name);
         let len = file.metadata().map_err(io_err)?.len();
         let map = if len == 0 {
             None
@@ -48,18 +54,25 @@ impl Source {
             // fault, which is the usual caveat of every memory-mapped reader.
             Some(unsafe { Mmap::map(&file) }.map_err(io_err)?)
         };
-        Ok(Source { map, owned: None, path: path.to_path_buf(), was_gzip, file_size })
+        Ok(Source { map, owned: None, path: path.to_path_buf(), was_gzip, compression, file_size })
     }
 
     /// A source with no bytes, as a placeholder.
     pub fn empty() -> Source {
-        Source { map: None, owned: None, path: PathBuf::new(), was_gzip: false, file_size: 0 }
+        Source { map: None, owned: None, path: PathBuf::new(), was_gzip: false, compression: None, file_size: 0 }
     }
 
     /// Bytes already in memory (tests, fuzzing).
     pub fn from_vec(bytes: Vec<u8>) -> Source {
         let file_size = bytes.len() as u64;
-        Source { map: None, owned: Some(bytes), path: PathBuf::from("<memory>"), was_gzip: false, file_size }
+        Source {
+            map: None,
+            owned: Some(bytes),
+            path: PathBuf::from("<memory>"),
+            was_gzip: false,
+            compression: None,
+            file_size,
+        }
     }
 
     pub fn bytes(&self) -> &[u8] {
@@ -114,24 +127,70 @@ impl<R: Read> Read for Counting<'_, R> {
     }
 }
 
-fn gunzip(file: File, path: &Path, progress: &dyn Progress) -> Result<File, Error> {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Compression {
+    Gzip,
+    Bzip2,
+    Xz,
+    Zstd,
+}
+
+impl Compression {
+    fn of(magic: &[u8]) -> Option<Compression> {
+        match magic {
+            [0x1f, 0x8b, ..] => Some(Compression::Gzip),
+            [b'B', b'Z', b'h', ..] => Some(Compression::Bzip2),
+            [0xfd, b'7', b'z', b'X', b'Z', 0] => Some(Compression::Xz),
+            [0x28, 0xb5, 0x2f, 0xfd, ..] => Some(Compression::Zstd),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Compression::Gzip => "gzip",
+            Compression::Bzip2 => "bzip2",
+            Compression::Xz => "xz",
+            Compression::Zstd => "zstd",
+        }
+    }
+}
+
+/// Decompresses a whole file into an unlinked temporary file.
+fn decompress(c: Compression, file: File, path: &Path, progress: &dyn Progress) -> Result<File, Error> {
     let mut out = tempfile::tempfile().map_err(|e| Error::Io(format!("temporary file for decompression: {e}")))?;
     let counting = Counting { inner: file, read: 0, progress };
-    let mut dec = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 20, counting));
-    let mut buf = vec![0u8; 1 << 20];
+    let mut input = BufReader::with_capacity(1 << 20, counting);
     let mut w = io::BufWriter::with_capacity(1 << 20, &mut out);
-    loop {
-        let n = match dec.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => {
-                return Err(Error::Io(format!("{}: gzip data is damaged: {e}", path.display())));
+    let damaged =
+        |e: &dyn std::fmt::Display| Error::Io(format!("{}: {} data is damaged: {e}", path.display(), c.name()));
+    match c {
+        Compression::Gzip => copy(&mut flate2::read::MultiGzDecoder::new(input), &mut w).map_err(|e| damaged(&e))?,
+        Compression::Bzip2 => copy(&mut bzip2::read::MultiBzDecoder::new(input), &mut w).map_err(|e| damaged(&e))?,
+        Compression::Xz => lzma_rs::xz_decompress(&mut input, &mut w).map_err(|e| damaged(&e))?,
+        Compression::Zstd => {
+            // One frame after another (zstd -T and concatenated files write several).
+            while !input.fill_buf().map_err(|e| damaged(&e))?.is_empty() {
+                let mut frame = ruzstd::decoding::StreamingDecoder::new(&mut input).map_err(|e| damaged(&e))?;
+                copy(&mut frame, &mut w).map_err(|e| damaged(&e))?;
             }
-        };
-        w.write_all(&buf[..n]).map_err(|e| Error::Io(format!("writing decompressed data: {e}")))?;
+        }
     }
     w.flush().map_err(|e| Error::Io(format!("writing decompressed data: {e}")))?;
     drop(w);
     Ok(out)
+}
+
+/// Copies until the end, in 1 MiB steps.
+fn copy(r: &mut impl Read, w: &mut impl Write) -> io::Result<()> {
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = match r.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        w.write_all(&buf[..n])?;
+    }
 }

@@ -28,7 +28,7 @@ fn compressed_oops_histogram_matches_jmap_exactly() {
     let Some(d) = open("mat_sun_jdk6_30_x64_compressedOops.hprof") else { return };
     let h = histo(&d);
     let hi = histogram(&d, &Quiet).unwrap();
-    assert!(hi.layout.compressed_oops, "compressed oops not detected");
+    assert!(hi.layout.compressed_oops(), "compressed oops not detected");
     // From oracles/mat_sun_jdk6_30_x64_compressedOops.notes.txt (jmap -histo of the same VM).
     for (class, n, bytes) in [
         ("char[]", 842, 114152),
@@ -113,9 +113,13 @@ fn every_dump_gives_a_consistent_dominator_tree() {
         assert!(d.damage.is_none(), "{name}: {:?}", d.damage);
         let g = HeapGraph::build(&d, false, &Quiet).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(g.damage.is_none(), "{name}: {:?}", g.damage);
+        // By default the tree holds what GC roots reach, and its top level retains exactly that.
         let t = DominatorTree::compute(&g, &Quiet).unwrap();
-        // Every object is in the tree; the top level retains everything; a dominator retains at least
-        // what each child does.
+        let top: u64 = t.children_of(None).iter().map(|&v| t.retained[v as usize]).sum();
+        assert_eq!((top, t.tree_bytes), (t.reachable_bytes, t.reachable_bytes), "{name}");
+        let t = DominatorTree::compute_with(&g, hprof_analysis::dominators::Unreachable::Kept, &Quiet).unwrap();
+        // Kept: every object is in the tree; the top level retains everything; a dominator retains at
+        // least what each child does.
         let total: u64 = g.shallow.iter().map(|&s| s as u64).sum();
         assert_eq!(t.total_bytes, total, "{name}");
         let top: u64 = t.children_of(None).iter().map(|&v| t.retained[v as usize]).sum();
@@ -171,6 +175,42 @@ fn gzip_dumps_are_read_transparently() {
 }
 
 #[test]
+fn bzip2_xz_and_zstd_dumps_read_like_the_plain_file() {
+    use std::io::{BufReader, Write};
+    let Some(dir) = corpus() else { return };
+    let plain_path = dir.join("mat_oracle_jdk8_05_x64.hprof");
+    let plain = std::fs::read(&plain_path).unwrap();
+    let expected = histo(&Dump::open(&plain_path, &Quiet).unwrap());
+    let scratch = jvm_harness::scratch("analysis-compressed");
+    let mut bz = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::fast());
+    bz.write_all(&plain).unwrap();
+    let mut xz = Vec::new();
+    lzma_rs::xz_compress(&mut BufReader::new(&plain[..]), &mut xz).unwrap();
+    let mut zst = Vec::new();
+    ruzstd::encoding::compress(&plain[..], &mut zst, ruzstd::encoding::CompressionLevel::Fastest);
+    // Two zstd frames back to back, as `zstd -T` and concatenated files have them.
+    let (a, b) = plain.split_at(plain.len() / 2);
+    let mut two = Vec::new();
+    ruzstd::encoding::compress(a, &mut two, ruzstd::encoding::CompressionLevel::Fastest);
+    ruzstd::encoding::compress(b, &mut two, ruzstd::encoding::CompressionLevel::Fastest);
+    for (name, bytes, kind) in
+        [("d.bz2", bz.finish().unwrap(), "bzip2"), ("d.xz", xz, "xz"), ("d.zst", zst, "zstd"), ("d2.zst", two, "zstd")]
+    {
+        let p = scratch.path().join(name);
+        std::fs::write(&p, &bytes).unwrap();
+        let d = Dump::open(&p, &Quiet).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(d.source.compression, Some(kind));
+        assert_eq!(d.data(), &plain[..], "{name}");
+        assert_eq!(histo(&d), expected, "{name}");
+    }
+    // Damaged compressed data is named as such.
+    let p = scratch.path().join("bad.xz");
+    std::fs::write(&p, [0xfd, b'7', b'z', b'X', b'Z', 0, 1, 2, 3]).unwrap();
+    let e = Dump::open(&p, &Quiet).err().expect("a damaged xz file is refused").to_string();
+    assert!(e.contains("xz data is damaged"), "{e}");
+}
+
+#[test]
 fn weak_referents_are_not_retained() {
     let Some(d) = open("mat_sun_jdk6_30_x64_compressedOops.hprof") else { return };
     let g = HeapGraph::build(&d, false, &Quiet).unwrap();
@@ -198,7 +238,12 @@ fn releasing_references_gives_the_same_tree() {
         let g = HeapGraph::build(&d, false, &Quiet).unwrap();
         let t = DominatorTree::compute(&g, &Quiet).unwrap();
         let mut g2 = HeapGraph::build(&d, false, &Quiet).unwrap();
-        let t2 = DominatorTree::compute_releasing_references(&mut g2, &Quiet).unwrap();
+        let t2 = DominatorTree::compute_releasing_references(
+            &mut g2,
+            hprof_analysis::dominators::Unreachable::LeftOut,
+            &Quiet,
+        )
+        .unwrap();
         assert_eq!(t.idom, t2.idom, "{name}");
         assert_eq!(t.retained, t2.retained, "{name}");
         assert_eq!(t.retained_by_class(&g), t2.retained_by_class(&g2), "{name}");

@@ -23,6 +23,12 @@ enum Command {
     /// Render a binary profile as the HPROF text report (format=a).
     Print(analyze::print::Args),
     /// Dominator tree with retained sizes: biggest objects and classes, or one class's objects.
+    ///
+    /// An object's retained size is what a collection would free if it went: itself and every object
+    /// reachable only through it. Only strong references count: the `referent` of a weak, soft, phantom
+    /// or final reference retains nothing. Objects no GC root reaches are left out of the tree and
+    /// counted apart, as Eclipse MAT does (`--keep-unreachable` keeps them under the root); shares are of
+    /// the heap in the tree.
     Dominators(analyze::dominators::Args),
     /// Shortest path from a GC root to an object.
     Path(analyze::path::Args),

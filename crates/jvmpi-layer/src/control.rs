@@ -28,6 +28,15 @@ fn sources(event_type: sys::jint) -> Option<&'static [sys::jvmtiEvent]> {
         JVMPI_EVENT_MONITOR_WAIT => &[sys::JVMTI_EVENT_MONITOR_WAIT],
         JVMPI_EVENT_MONITOR_WAITED => &[sys::JVMTI_EVENT_MONITOR_WAIT, sys::JVMTI_EVENT_MONITOR_WAITED],
         JVMPI_EVENT_GC_START => &[sys::JVMTI_EVENT_GARBAGE_COLLECTION_START],
+        // The layer's wrappers of the JNI functions (jni_refs.rs).
+        JVMPI_EVENT_JNI_GLOBALREF_ALLOC
+        | JVMPI_EVENT_JNI_GLOBALREF_FREE
+        | JVMPI_EVENT_JNI_WEAK_GLOBALREF_ALLOC
+        | JVMPI_EVENT_JNI_WEAK_GLOBALREF_FREE => &[],
+        // Sent by the layer's own raw monitors (monitors.rs).
+        JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTER
+        | JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTERED
+        | JVMPI_EVENT_RAW_MONITOR_CONTENDED_EXIT => &[],
         JVMPI_EVENT_GC_FINISH => &[sys::JVMTI_EVENT_GARBAGE_COLLECTION_FINISH],
         _ => return None,
     })
@@ -74,6 +83,9 @@ fn set_mode(layer: &Layer, event: sys::jvmtiEvent, on: bool) -> bool {
 
 /// At VMInit: switches on the JVMTI events of everything enabled during the start phase.
 pub fn apply_at_vm_init(layer: &Layer) {
+    if (JVMPI_EVENT_JNI_GLOBALREF_ALLOC..=JVMPI_EVENT_JNI_WEAK_GLOBALREF_FREE).any(|e| layer.is_enabled(e)) {
+        crate::jni_refs::install(layer);
+    }
     for (event, users) in JVMTI_USERS.iter().enumerate() {
         if users.load(Ordering::SeqCst) > 0 {
             set_mode(layer, event as sys::jvmtiEvent, true);
@@ -98,6 +110,10 @@ pub fn enable(event_type: sys::jint, _arg: *mut std::ffi::c_void) -> sys::jint {
             set_jvmti_event(l, e, false);
         }
         return JVMPI_FAIL;
+    }
+    if (JVMPI_EVENT_JNI_GLOBALREF_ALLOC..=JVMPI_EVENT_JNI_WEAK_GLOBALREF_FREE).contains(&event_type) {
+        // Refused in the OnLoad phase: VMInit installs them then.
+        crate::jni_refs::install(l);
     }
     if event_type == JVMPI_EVENT_OBJECT_ALLOC
         && l.live.load(Ordering::Acquire)

@@ -25,6 +25,7 @@ mod heap_dump;
 mod ids;
 mod interface;
 mod invocation;
+mod jni_refs;
 mod layer;
 mod loader;
 mod log;

@@ -2,7 +2,8 @@
 //! waiters (JVMTI GetOwnedMonitorInfo, GetCurrentContendedMonitor, GetObjectMonitorUsage), and every known
 //! thread's stack trace and status. Threads are named by their JNIEnv, so only threads the layer has seen
 //! (every thread that started after it, and those that caused an event) appear; others count as null.
-//! JVMTI cannot tell who owns a raw monitor, so no JVMPI_MONITOR_RAW records are written.
+//! Raw monitors the agent created and uses are written as JVMPI_MONITOR_RAW records (`monitors.rs` keeps
+//! their owners and waiters).
 
 use crate::abi::*;
 use crate::dump_buf::DumpBuf;
@@ -26,6 +27,41 @@ pub fn trace_of(layer: &Layer, _jni: Jni, thread: sys::jthread, depth: usize) ->
         .collect()
 }
 
+/// The object a thread waits on in Object.wait: newer JDKs (25) no longer give it as the contended monitor,
+/// so it is taken from the wait frame (`this` of java.lang.Object's Java-level wait method).
+fn waited_on(layer: &Layer, thread: sys::jthread) -> Option<sys::jobject> {
+    let state = layer.jvmti.thread_state(thread).ok()?;
+    if state.0 & sys::JVMTI_THREAD_STATE_IN_OBJECT_WAIT == 0 {
+        return None;
+    }
+    let mut frames = [sys::jvmtiFrameInfo { method: std::ptr::null_mut(), location: 0 }; 4];
+    let n = layer.jvmti.stack_trace(thread, 0, &mut frames).ok()?;
+    let depth = frames[..n].iter().position(|f| {
+        !layer.jvmti.is_method_native(f.method).unwrap_or(true)
+            && layer.jvmti.method_name(f.method).is_ok_and(|m| m.name.starts_with("wait"))
+            && layer
+                .jvmti
+                .method_declaring_class(f.method)
+                .and_then(|c| layer.jvmti.class_signature(c))
+                .is_ok_and(|s| s == "Ljava/lang/Object;")
+    })?;
+    let env = layer.jvmti.raw();
+    let mut this: sys::jobject = std::ptr::null_mut();
+    // Another thread's locals can be read only while it is suspended; it stays in its wait meanwhile.
+    let suspended_here = layer.jvmti.suspend_thread(thread).is_ok();
+    // SAFETY: GetLocalInstance of a Java frame of a suspended thread, with an out-parameter.
+    let rc = unsafe {
+        match (**env).GetLocalInstance {
+            Some(f) => f(env, thread, depth as sys::jint, &mut this),
+            None => sys::JVMTI_ERROR_NOT_AVAILABLE,
+        }
+    };
+    if suspended_here {
+        let _ = layer.jvmti.resume_thread(thread);
+    }
+    (rc == sys::JVMTI_ERROR_NONE && !this.is_null()).then_some(this)
+}
+
 fn env_of(jni: Jni, threads: &[Arc<ThreadRecord>], thread: sys::jthread) -> *mut u8 {
     if thread.is_null() {
         return std::ptr::null_mut();
@@ -38,10 +74,9 @@ pub fn request(layer: &Layer, jni: Jni) -> sys::jint {
     let mut monitors: Vec<sys::jobject> = Vec::new();
     for r in &threads {
         let mut mine = layer.jvmti.owned_monitor_info(r.jthread()).unwrap_or_default();
-        if let Ok(m) = layer.jvmti.current_contended_monitor(r.jthread())
-            && !m.is_null()
-        {
-            mine.push(m);
+        match layer.jvmti.current_contended_monitor(r.jthread()) {
+            Ok(m) if !m.is_null() => mine.push(m),
+            _ => mine.extend(waited_on(layer, r.jthread())),
         }
         for m in mine {
             if monitors.iter().any(|&known| jni.is_same_object(known, m)) {
@@ -66,6 +101,7 @@ pub fn request(layer: &Layer, jni: Jni) -> sys::jint {
         }
         jni.delete_local_ref(m);
     }
+    crate::monitors::write_dump_records(&mut out);
     let mut frames: Vec<Vec<JVMPI_CallFrame>> =
         threads.iter().map(|r| trace_of(layer, jni, r.jthread(), TRACE_DEPTH)).collect();
     let mut traces: Vec<JVMPI_CallTrace> = threads

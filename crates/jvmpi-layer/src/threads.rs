@@ -66,7 +66,7 @@ pub fn current(layer: &Layer, jni: Jni, thread: sys::jthread) -> Option<Arc<Thre
             if thread.is_null() {
                 return None;
             }
-            let global = jni.new_global_ref(thread);
+            let global = crate::jni_refs::quietly(|| jni.new_global_ref(thread));
             let r = Arc::new(ThreadRecord {
                 env,
                 thread: global as usize,
@@ -145,7 +145,7 @@ pub fn end(layer: &Layer, jni: Jni, thread: sys::jthread) {
     let env = jni.raw() as usize;
     let removed = THREADS.write().unwrap_or_else(|e| e.into_inner()).as_mut().and_then(|m| m.remove(&env));
     if let Some(r) = removed {
-        jni.delete_global_ref(r.jthread());
+        crate::jni_refs::quietly(|| jni.delete_global_ref(r.jthread()));
     }
     let _ = CURRENT.try_with(|c| c.borrow_mut().take());
 }

@@ -1,7 +1,7 @@
 //! HEAP_DUMP at each level, MONITOR_DUMP and OBJECT_DUMP, requested by a C agent (java/native/jvmpi/
 //! DumpWalker.c) on Ctrl-\ and parsed record by record with the specification's sizes, on JvmpiHeap's known
 //! heap and monitors: 5,000 Nodes whose values sum to 12,497,500, a monitor entered twice by "owner" that
-//! "blocked" waits to enter.
+//! "blocked" waits to enter, and one "waiter" waits on to be notified.
 
 mod support;
 
@@ -61,6 +61,15 @@ fn heap_monitor_and_object_dumps_parse_and_match_the_known_heap() {
 
             let held = line(out, "MONITOR java owner=owner ");
             assert!(held.contains("entries=2 enter_waiters=blocked "), "{what}: {held}");
+            // The monitor "waiter" waits on, free; JDK 17 and 21's JVMTI also lists the waiter as waiting to enter.
+            let signal = out
+                .lines()
+                .find(|l| l.starts_with("MONITOR java owner=none entries=0 ") && l.contains("notify_waiters=waiter"))
+                .unwrap_or_else(|| panic!("{what}: no monitor with \"waiter\" waiting to be notified:\n{out}"));
+            assert!(signal.ends_with("notify_waiters=waiter"), "{what}: {signal}");
+            // The walker's own raw monitor, entered twice on the thread that handles Ctrl-\.
+            let raw = line(out, "MONITOR raw name=walker-held ");
+            assert!(raw.contains(" owner=Signal Dispatcher entries=2 "), "{what}: {raw}");
             assert_eq!(field(line(out, "MONITOR thread=blocked"), "status"), 2, "{what}: JVMPI_THREAD_MONITOR_WAIT");
             let traces = line(out, "MONITOR traces=");
             assert!(field(traces, "with_frames") >= 4, "{what}: {traces}");

@@ -1,7 +1,9 @@
 //! One event of each family against JvmpiEvents' known behaviour, through a C agent
 //! (java/native/jvmpi/EventProbe.c): METHOD_ENTRY2 with and without a receiver, METHOD_EXIT, GetCallTrace
 //! inside an event, contended monitor enter/entered, MONITOR_WAIT/WAITED, OBJECT_FREE for every object that
-//! died, CLASS_LOAD_HOOK with the class bytes, and INSTRUCTION_START answering JVMPI_NOT_AVAILABLE.
+//! died, CLASS_LOAD_HOOK with the class bytes, JNI (weak) global reference alloc/free for references the agent
+//! makes, CLASS_UNLOAD of a class whose loader was dropped, and INSTRUCTION_START answering
+//! JVMPI_NOT_AVAILABLE.
 
 mod support;
 
@@ -26,6 +28,8 @@ fn each_event_family_matches_the_programs_behaviour() {
                 "EXIT touch=100 stat=100\n",
                 "CALLTRACE top_is_touch=1 depth>=2=1 traces=100\n",
                 "FREE garbage_allocated=10000 garbage_freed=10000\n",
+                "GLOBALREF alloc=1 free=1 weak_alloc=1 weak_free=1\n",
+                "UNLOAD payload=1\n",
             ] {
                 assert!(out.contains(expected), "{what}: expected {expected:?} in:\n{out}");
             }

@@ -1,7 +1,8 @@
 //! Two C agents: Requester (java/native/jvmpi/Requester.c) learns classes and threads only through
 //! RequestEvent, which must answer synchronously on the calling thread with JVMPI_REQUESTED_EVENT set —
 //! and still counts AllocSites' 100,000 Widgets exactly; GcStats (GcStats.c) counts GC_START / GC_FINISH
-//! pairs around its three RunGC calls and runs a system thread that waits on a raw monitor.
+//! pairs around its three RunGC calls, runs a system thread that waits on a raw monitor, suspends and resumes
+//! it, and checks the COMPILED_METHOD_LOADs the JIT causes.
 
 mod support;
 
@@ -38,7 +39,7 @@ fn gc_events_pair_up_and_the_utility_functions_work() {
         for loading in loadings(&jdk) {
             let what = format!("JDK {} {loading:?}", jdk.version);
             let dir = scratch("jvmpi-gcstats");
-            let run = java_with_agent(&jdk, dir.path(), &lib, "", loading).class("Hello").run();
+            let run = java_with_agent(&jdk, dir.path(), &lib, "", loading).class("JvmpiThreads").run();
             run.assert_success();
             let out = &run.stdout;
             assert!(!out.contains("ERROR"), "{what}:\n{out}");
@@ -52,6 +53,13 @@ fn gc_events_pair_up_and_the_utility_functions_work() {
             assert_eq!(n("unpaired"), 0, "{what}: {gc}");
             assert!(out.contains("SYSTEM_THREAD ran=1 woke=1\n"), "{what}:\n{out}");
             assert!(out.contains("CPU main_ns>0=1\n"), "{what}:\n{out}");
+            assert!(out.contains("SUSPEND suspended_bit=1 resumed_clear=1 list_ok=1 object_ok=1\n"), "{what}:\n{out}");
+            assert!(
+                out.contains("RAW contended_enter=1 contended_entered=1 contended_exit=1 quiet=0\n"),
+                "{what}: raw monitor contention (none for a name starting with '_'):\n{out}"
+            );
+            let compiled = out.lines().find(|l| l.starts_with("COMPILED ")).expect("COMPILED line");
+            assert!(!compiled.contains("loads=0 ") && compiled.ends_with(" bad=0"), "{what}: {compiled}");
         }
     }
 }

@@ -6,6 +6,7 @@
  *   HEAP level=L objects=N instances=I obj_arrays=A prim_arrays=P classes=C roots=R
  *   HEAP level=L class=<name> count=N value_sum=S            (first int field summed, at level 2)
  *   MONITOR java owner=<thread> entries=N enter_waiters=<threads> notify_waiters=<threads>
+ *   MONITOR raw name=<name> owner=<thread> entries=N enter_waiters=<threads> notify_waiters=<threads>
  *   MONITOR thread=blocked status=S                          (its JVMPI thread status)
  *   MONITOR traces=N with_frames=F
  *   OBJECT class=<name> bytes=N first_int=V
@@ -226,7 +227,8 @@ static void walk_monitors(JVMPI_Event *e) {
     Reader r = {(unsigned char *)e->u.monitor_dump.begin, (unsigned char *)e->u.monitor_dump.end, 0};
     while (r.p < r.end && !r.bad) {
         int type = u1(&r);
-        if (type == JVMPI_MONITOR_RAW) { id(&r); }
+        const char *raw_name = NULL;
+        if (type == JVMPI_MONITOR_RAW) raw_name = id(&r);
         else if (type != JVMPI_MONITOR_JAVA) { printf("ERROR unknown monitor record %d\n", type); break; }
         id(&r);
         JNIEnv *owner = id(&r);
@@ -234,8 +236,12 @@ static void walk_monitors(JVMPI_Event *e) {
         char enter[1024], notify[1024];
         read_threads(&r, u4(&r), enter, sizeof enter);
         read_threads(&r, u4(&r), notify, sizeof notify);
-        printf("MONITOR %s owner=%s entries=%u enter_waiters=%s notify_waiters=%s\n",
-               type == JVMPI_MONITOR_JAVA ? "java" : "raw", thread_name(owner), entries, enter, notify);
+        if (raw_name)
+            printf("MONITOR raw name=%s owner=%s entries=%u enter_waiters=%s notify_waiters=%s\n", raw_name,
+                   thread_name(owner), entries, enter, notify);
+        else
+            printf("MONITOR java owner=%s entries=%u enter_waiters=%s notify_waiters=%s\n", thread_name(owner),
+                   entries, enter, notify);
     }
     if (r.bad) printf("ERROR monitor dump does not parse\n");
     int with_frames = 0;
@@ -264,8 +270,15 @@ static void dump_all(void) {
         jint rc = jvmpi->RequestEvent(JVMPI_EVENT_HEAP_DUMP, &arg);
         if (rc != JVMPI_SUCCESS) printf("ERROR HEAP_DUMP request at level %d: %d\n", level, rc);
     }
+    /* A raw monitor of our own, held twice during the monitor dump. */
+    JVMPI_RawMonitor held = jvmpi->RawMonitorCreate("walker-held");
+    jvmpi->RawMonitorEnter(held);
+    jvmpi->RawMonitorEnter(held);
     jint rc = jvmpi->RequestEvent(JVMPI_EVENT_MONITOR_DUMP, NULL);
     if (rc != JVMPI_SUCCESS) printf("ERROR MONITOR_DUMP request: %d\n", rc);
+    jvmpi->RawMonitorExit(held);
+    jvmpi->RawMonitorExit(held);
+    jvmpi->RawMonitorDestroy(held);
     if (first_target) {
         rc = jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_DUMP, first_target);
         if (rc != JVMPI_SUCCESS) printf("ERROR OBJECT_DUMP request: %d\n", rc);

@@ -9,6 +9,8 @@
  *   WAIT wait=N timeout=50 waited=N waited_ms>=40=1 (on thread "main")
  *   FREE garbage_allocated=N garbage_freed=N
  *   HOOK classes=N magic_ok=1
+ *   UNLOAD payload=1                                      (JvmpiUnloadPayload's CLASS_UNLOAD)
+ *   GLOBALREF alloc=1 free=1 weak_alloc=1 weak_free=1     (for the references it makes itself at INIT_DONE)
  *   ERROR ...
  */
 #include <jvmpi.h>
@@ -21,13 +23,32 @@ static JVMPI_Interface *jvmpi;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 static jmethodID touch_id, stat_id;
-static jobjectID garbage_class, first_receiver;
+static jobjectID garbage_class, first_receiver, payload_class;
+static int payload_unloaded;
 static long touch_entries, stat_entries, touch_exits, stat_exits, same_receiver = 1, null_receiver = 1;
 static long trace_top_ok = 1, trace_deep = 1, traces;
 static long contended_enter, contended_entered, on_contender = 1;
 static long waits, waiteds, wait_timeout = -1, waited_ms = -1;
 static long hooks, magic_ok = 1;
 static JNIEnv *contender_env, *main_env;
+static jobject probe_ref, probe_weak;
+static jobjectID probe_obj;
+static int ref_alloc, ref_free, weak_alloc, weak_free;
+
+/* Makes and drops a global and a weak global reference to java.lang.Object's class; the events for them
+ * arrive inside the JNI calls, on this thread. */
+static void globalref_probe(JNIEnv *env) {
+    jclass c = (*env)->FindClass(env, "java/lang/Object");
+    probe_obj = jvmpi->jobject2jobjectID(c);
+    probe_ref = NULL;
+    jobject g = (*env)->NewGlobalRef(env, c);
+    if (probe_ref != g) ref_alloc = 0;
+    (*env)->DeleteGlobalRef(env, g);
+    jobject w = (*env)->NewWeakGlobalRef(env, c);
+    if (probe_weak != w) weak_alloc = 0;
+    (*env)->DeleteWeakGlobalRef(env, w);
+    (*env)->DeleteLocalRef(env, c);
+}
 
 /* IDs of Garbage objects alive: a set by open addressing. */
 #define SET_SIZE (1 << 16)
@@ -57,6 +78,8 @@ static void class_load(JVMPI_Event *e) {
         }
     } else if (strcmp(name, "JvmpiEvents$Garbage") == 0) {
         garbage_class = e->u.class_load.class_id;
+    } else if (strcmp(name, "JvmpiUnloadPayload") == 0) {
+        payload_class = e->u.class_load.class_id;
     }
 }
 
@@ -80,6 +103,25 @@ static void entry2(JVMPI_Event *e) {
 
 static void notify(JVMPI_Event *e) {
     int type = e->event_type & ~JVMPI_REQUESTED_EVENT;
+    /* These arrive inside JNI calls made by this agent: no lock. */
+    switch (type) {
+    case JVMPI_EVENT_JVM_INIT_DONE:
+        globalref_probe(e->env_id);
+        return;
+    case JVMPI_EVENT_JNI_GLOBALREF_ALLOC:
+    case JVMPI_EVENT_JNI_WEAK_GLOBALREF_ALLOC:
+        if (probe_obj && e->u.jni_globalref_alloc.obj_id == probe_obj) {
+            if (type == JVMPI_EVENT_JNI_GLOBALREF_ALLOC) { probe_ref = e->u.jni_globalref_alloc.ref_id; ref_alloc = 1; }
+            else { probe_weak = e->u.jni_globalref_alloc.ref_id; weak_alloc = 1; }
+        }
+        return;
+    case JVMPI_EVENT_JNI_GLOBALREF_FREE:
+        if (probe_ref && e->u.jni_globalref_free.ref_id == probe_ref) ref_free = 1;
+        return;
+    case JVMPI_EVENT_JNI_WEAK_GLOBALREF_FREE:
+        if (probe_weak && e->u.jni_globalref_free.ref_id == probe_weak) weak_free = 1;
+        return;
+    }
     pthread_mutex_lock(&lock);
     switch (type) {
     case JVMPI_EVENT_CLASS_LOAD:
@@ -122,6 +164,9 @@ static void notify(JVMPI_Event *e) {
     case JVMPI_EVENT_OBJECT_FREE:
         if (set_remove(e->u.obj_free.obj_id)) garbage_freed++;
         break;
+    case JVMPI_EVENT_CLASS_UNLOAD:
+        if (payload_class && e->u.class_unload.class_id == payload_class) payload_unloaded++;
+        break;
     case JVMPI_EVENT_CLASS_LOAD_HOOK:
         hooks++;
         if (e->u.class_load_hook.class_data_len < 4 || memcmp(e->u.class_load_hook.class_data, "\xca\xfe\xba\xbe", 4) != 0)
@@ -139,6 +184,8 @@ static void notify(JVMPI_Event *e) {
         printf("WAIT wait=%ld timeout=%ld waited=%ld waited_ms>=40=%d\n", waits, wait_timeout, waiteds, waited_ms >= 40);
         printf("FREE garbage_allocated=%ld garbage_freed=%ld\n", garbage_allocated, garbage_freed);
         printf("HOOK classes=%ld magic_ok=%ld\n", hooks, magic_ok);
+        printf("UNLOAD payload=%d\n", payload_unloaded);
+        printf("GLOBALREF alloc=%d free=%d weak_alloc=%d weak_free=%d\n", ref_alloc, ref_free, weak_alloc, weak_free);
         fflush(stdout);
         break;
     }
@@ -152,7 +199,9 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved) {
                      JVMPI_EVENT_METHOD_EXIT, JVMPI_EVENT_MONITOR_CONTENDED_ENTER,
                      JVMPI_EVENT_MONITOR_CONTENDED_ENTERED, JVMPI_EVENT_MONITOR_WAIT, JVMPI_EVENT_MONITOR_WAITED,
                      JVMPI_EVENT_OBJECT_ALLOC, JVMPI_EVENT_OBJECT_FREE, JVMPI_EVENT_CLASS_LOAD_HOOK,
-                     JVMPI_EVENT_JVM_SHUT_DOWN};
+                     JVMPI_EVENT_JVM_SHUT_DOWN, JVMPI_EVENT_JVM_INIT_DONE, JVMPI_EVENT_JNI_GLOBALREF_ALLOC,
+                     JVMPI_EVENT_JNI_GLOBALREF_FREE, JVMPI_EVENT_JNI_WEAK_GLOBALREF_ALLOC,
+                     JVMPI_EVENT_JNI_WEAK_GLOBALREF_FREE, JVMPI_EVENT_CLASS_UNLOAD};
     for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
         if (jvmpi->EnableEvent(events[i], NULL) != JVMPI_SUCCESS) printf("ERROR cannot enable %d\n", events[i]);
     if (jvmpi->EnableEvent(JVMPI_EVENT_INSTRUCTION_START, NULL) != JVMPI_NOT_AVAILABLE)

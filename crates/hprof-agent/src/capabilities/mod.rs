@@ -4,6 +4,7 @@
 pub mod alloc_sites;
 pub mod cpu_samples;
 pub mod cpu_times;
+pub mod flat_profile;
 pub mod heap_dump;
 pub mod monitors;
 
@@ -24,6 +25,9 @@ pub fn build(options: &Options) -> Result<Vec<Box<dyn Capability>>, String> {
     }
     if options.cpu == Some(CpuMode::Samples) {
         capabilities.push(Box::new(cpu_samples::CpuSamples::new(options)?));
+    }
+    if options.flat_profile() {
+        capabilities.push(Box::new(flat_profile::FlatProfile::new(options)?));
     }
     // The consumers above installed the sampling engine if they need it; its service goes first, so that
     // clocks are armed before a consumer's own VMInit and stopped before its VMDeath.

@@ -61,7 +61,7 @@ impl Output {
         let command_stream = sink.command_stream();
         let mut buffered = BufWriter::with_capacity(BUFFER_BYTES, sink);
         let now = time::now_millis();
-        let encoder = match options.format {
+        let mut encoder = match options.format {
             // cpu=old writes the old `prof` format alone: no header.
             OutputFormat::Text if old_prof => Encoder::Text(buffered),
             OutputFormat::Text => {
@@ -81,7 +81,6 @@ impl Output {
                 )
             }
         };
-        let mut encoder = encoder;
         // A file that takes no bytes (a full file system, /dev/full) is refused now, like a bad option, not
         // found out at exit when the program's exit code can no longer say so.
         if options.net.is_none() {
@@ -90,8 +89,8 @@ impl Output {
                 Encoder::Binary(b) => b.writer().flush(),
             };
             flushed.map_err(|e| format!("cannot write to output file {description}: {e}"))?;
-            side_files::check(options)?;
         }
+        side_files::check(options)?;
         Ok(Output {
             format: options.format,
             old_prof,

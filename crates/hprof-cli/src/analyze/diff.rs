@@ -1,7 +1,7 @@
 //! `hprof diff`: per-class growth from one heap dump to another.
 
 use super::{Bar, damage, damage_json, matches, open, print_json};
-use hprof_analysis::heap::histogram;
+use hprof_analysis::heap::histogram_as;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -21,14 +21,16 @@ pub struct Args {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub layout: super::LayoutArg,
 }
 
 pub fn run(a: &Args) -> Result<(), String> {
     let bar = Bar::new();
     let da = open(&a.a, &bar)?;
-    let ha = histogram(&da, &bar).map_err(|e| format!("{}: {e}", a.a.display()))?;
+    let ha = histogram_as(&da, a.layout.layout, &bar).map_err(|e| format!("{}: {e}", a.a.display()))?;
     let db = open(&a.b, &bar)?;
-    let hb = histogram(&db, &bar).map_err(|e| format!("{}: {e}", a.b.display()))?;
+    let hb = histogram_as(&db, a.layout.layout, &bar).map_err(|e| format!("{}: {e}", a.b.display()))?;
     // (instances, bytes) before and after, by class name.
     let mut rows: BTreeMap<&str, [i64; 4]> = BTreeMap::new();
     for r in &ha.rows {

@@ -1,6 +1,6 @@
 //! `hprof dominators`: the dominator tree with retained sizes.
 
-use super::{Bar, damage, damage_json, human, matches, open, parse_id, print_json};
+use super::{Bar, GraphArgs, damage, damage_json, human, matches, open, parse_id, print_json};
 use hprof_analysis::Dump;
 use hprof_analysis::dominators::DominatorTree;
 use hprof_analysis::heap::HeapGraph;
@@ -23,6 +23,8 @@ pub struct Args {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub graph: super::GraphArgs,
 }
 
 /// A heap dump loaded, indexed and with its dominator tree.
@@ -33,15 +35,16 @@ pub struct Analysed {
 }
 
 impl Analysed {
-    pub fn load(path: &Path, keep_offsets: bool) -> Result<Analysed, String> {
+    pub fn load(path: &Path, keep_offsets: bool, opts: &GraphArgs) -> Result<Analysed, String> {
         let bar = Bar::new();
         let dump = open(path, &bar)?;
-        let mut graph = HeapGraph::build(&dump, keep_offsets, &bar).map_err(|e| e.to_string())?;
+        let mut graph =
+            HeapGraph::build_as(&dump, keep_offsets, opts.layout.layout, &bar).map_err(|e| e.to_string())?;
         // Without offsets nobody walks references afterwards (dominators alone): free them early.
         let tree = if keep_offsets {
-            DominatorTree::compute(&graph, &bar)
+            DominatorTree::compute_with(&graph, opts.unreachable(), &bar)
         } else {
-            DominatorTree::compute_releasing_references(&mut graph, &bar)
+            DominatorTree::compute_releasing_references(&mut graph, opts.unreachable(), &bar)
         }
         .map_err(|e| e.to_string())?;
         Ok(Analysed { dump, graph, tree })
@@ -95,6 +98,22 @@ impl Analysed {
         v
     }
 
+    /// The objects no GC root reaches, by class: (class index, instances, shallow), biggest first.
+    pub fn unreachable_classes(&self) -> Vec<(usize, u64, u64)> {
+        let g = &self.graph;
+        let mut per = vec![(0u64, 0u64); g.classes.classes.len()];
+        for v in 0..g.len() as u32 {
+            if !self.tree.is_reachable(v) {
+                let e = &mut per[g.class_of[v as usize] as usize];
+                e.0 += 1;
+                e.1 += g.shallow[v as usize] as u64;
+            }
+        }
+        let mut rows: Vec<_> = per.iter().enumerate().filter(|(_, e)| e.0 > 0).map(|(i, e)| (i, e.0, e.1)).collect();
+        rows.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+        rows
+    }
+
     /// Classes by retained size: (class index, instances, shallow, retained).
     pub fn class_table(&self) -> Vec<(usize, u64, u64, u64)> {
         let g = &self.graph;
@@ -113,10 +132,11 @@ impl Analysed {
 }
 
 pub fn run(a: &Args) -> Result<(), String> {
-    let an = Analysed::load(&a.file, false)?;
+    let an = Analysed::load(&a.file, false, &a.graph)?;
     let g = &an.graph;
     let t = &an.tree;
-    let total = t.total_bytes;
+    // Shares are of what the tree holds: the reachable heap (and the unreachable with --keep-unreachable).
+    let total = t.tree_bytes;
     let pct = |b: u64| if total > 0 { b as f64 * 100.0 / total as f64 } else { 0.0 };
     if let Some(id) = &a.children {
         let id = parse_id(id)?;
@@ -181,16 +201,23 @@ pub fn run(a: &Args) -> Result<(), String> {
     }
     let n = a.top.unwrap_or(20);
     let classes = an.class_table();
+    let unreachable = an.unreachable_classes();
     let tops = an.biggest(&t.children_of(None), n);
     if a.json {
         print_json(&json!({
             "objects": g.len(),
             "reachable_objects": t.reachable,
             "reachable_bytes": t.reachable_bytes,
-            "total_bytes": total,
+            "total_bytes": t.total_bytes,
+            "tree_bytes": total,
             "unreachable_objects": g.len() as u64 - t.reachable,
+            "unreachable_bytes": t.total_bytes - t.reachable_bytes,
+            "unreachable_kept": a.graph.keep_unreachable,
+            "unreachable_classes": unreachable.iter().take(n).map(|&(i, cnt, sh)| json!({
+                "class": g.classes.classes[i].name, "instances": cnt, "shallow_bytes": sh,
+            })).collect::<Vec<_>>(),
             "dangling_references": g.dangling,
-            "layout": g.layout.describe(),
+            "layout": g.layout_choice.describe(),
             "classes": classes.iter().take(n).map(|&(i, cnt, sh, re)| json!({
                 "class": g.classes.classes[i].name, "instances": cnt, "shallow_bytes": sh, "retained_bytes": re,
             })).collect::<Vec<_>>(),
@@ -198,15 +225,29 @@ pub fn run(a: &Args) -> Result<(), String> {
             "damage": an.damage_json(),
         }))?;
     } else {
+        let where_unreachable = if a.graph.keep_unreachable {
+            "listed under <unreachable>"
+        } else {
+            "left out of the dominator tree; --keep-unreachable keeps them"
+        };
         println!(
-            "{} objects ({}); {} reachable from GC roots ({}), {} unreachable (listed under <unreachable>); {} dangling references",
+            "{} objects ({}); {} reachable from GC roots ({}), {} unreachable ({}, {where_unreachable}); {} dangling references",
             g.len(),
-            human(total),
+            human(t.total_bytes),
             t.reachable,
             human(t.reachable_bytes),
             g.len() as u64 - t.reachable,
+            human(t.total_bytes - t.reachable_bytes),
             g.dangling
         );
+        if !a.graph.keep_unreachable && !unreachable.is_empty() {
+            println!();
+            println!("Unreachable objects by class (not in the tree):");
+            println!("{:>12} {:>14}  class", "instances", "shallow");
+            for &(i, cnt, sh) in unreachable.iter().take(n.min(10)) {
+                println!("{:>12} {:>14}  {}", cnt, sh, g.classes.classes[i].name);
+            }
+        }
         println!();
         println!("Classes by retained size:");
         println!("{:>14} {:>7} {:>12} {:>14}  class", "retained", "%", "instances", "shallow");

@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct FlameArgs {
-    /// A binary profile written with cpu=samples (or heap=sites for --alloc).
+    /// A binary profile written with cpu=samples (or heap=sites for --alloc), or a text report with a flat
+    /// profile (cpu=flat): thread, table, method.
     pub file: PathBuf,
     /// Output file: .html (a page around the SVG) or .svg.
     #[arg(short, long, value_name = "FILE")]
@@ -73,6 +74,20 @@ fn load(file: &Path, alloc: bool) -> Result<(Dump, StackKind, Vec<ResolvedStack>
 }
 
 pub fn run_flame(a: &FlameArgs) -> Result<(), String> {
+    if !a.alloc
+        && let Some(flat) = super::flat_text::read(&a.file)
+    {
+        let stacks = super::flat_text::stacks(&flat);
+        write_flamegraph(&a.output, &stacks, "Flat profile", "ticks")
+            .map_err(|e| format!("{}: {e}", a.output.display()))?;
+        if a.json {
+            let total: u64 = stacks.iter().map(|x| x.weight).sum();
+            print_json(
+                &json!({"output": a.output.display().to_string(), "stacks": stacks.len(), "total": total, "unit": "ticks"}),
+            )?;
+        }
+        return Ok(());
+    }
     let (d, kind, s) = load(&a.file, a.alloc)?;
     let title = if matches!(kind, StackKind::AllocSites) { "Allocation sites (live bytes)" } else { "CPU samples" };
     write_flamegraph(&a.output, &weighted(&s), title, kind.unit())

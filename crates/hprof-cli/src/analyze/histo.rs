@@ -1,7 +1,7 @@
 //! `hprof histo`: the class histogram.
 
 use super::{Bar, damage, damage_json, matches, open, print_json};
-use hprof_analysis::heap::{HistoRow, histogram};
+use hprof_analysis::heap::{HistoRow, histogram_as};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -27,6 +27,8 @@ pub struct Args {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub layout: super::LayoutArg,
 }
 
 pub fn select(mut rows: Vec<HistoRow>, filter: Option<&str>, sort: SortBy, top: Option<usize>) -> Vec<HistoRow> {
@@ -50,7 +52,7 @@ pub fn select(mut rows: Vec<HistoRow>, filter: Option<&str>, sort: SortBy, top: 
 pub fn run(a: &Args) -> Result<(), String> {
     let bar = Bar::new();
     let d = open(&a.file, &bar)?;
-    let h = histogram(&d, &bar).map_err(|e| e.to_string())?;
+    let h = histogram_as(&d, a.layout.layout, &bar).map_err(|e| e.to_string())?;
     let (total_n, total_b) = (h.total_instances(), h.total_bytes());
     let rows = select(h.rows.clone(), a.filter.as_deref(), a.sort, a.top);
     let dmg = [d.damage.as_ref(), h.damage.as_ref()];
@@ -63,6 +65,7 @@ pub fn run(a: &Args) -> Result<(), String> {
             "total_instances": total_n,
             "total_shallow_bytes": total_b,
             "layout": h.layout.describe(),
+            "layout_name": h.layout.kind.name(),
             "incomplete": d.incomplete_message(),
             "classes": rows,
             "damage": damage_json(&dmg),

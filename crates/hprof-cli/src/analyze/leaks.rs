@@ -19,6 +19,8 @@ pub struct Args {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub graph: super::GraphArgs,
 }
 
 /// A suspect and where its memory accumulates.
@@ -35,7 +37,7 @@ pub type ClassRow = (usize, u64, u64, u64);
 pub fn suspects(an: &Analysed, threshold: f64) -> (Vec<Suspect>, Vec<ClassRow>) {
     let g = &an.graph;
     let t = &an.tree;
-    let limit = (t.total_bytes as f64 * threshold / 100.0) as u64;
+    let limit = (t.tree_bytes as f64 * threshold / 100.0) as u64;
     let mut out = Vec::new();
     for v in an.biggest(&t.children_of(None), 50) {
         if t.retained[v as usize] < limit.max(1) {
@@ -77,10 +79,10 @@ pub fn suspects(an: &Analysed, threshold: f64) -> (Vec<Suspect>, Vec<ClassRow>) 
 }
 
 pub fn run(a: &Args) -> Result<(), String> {
-    let an = Analysed::load(&a.file, true)?;
+    let an = Analysed::load(&a.file, true, &a.graph)?;
     let g = &an.graph;
     let t = &an.tree;
-    let total = t.total_bytes;
+    let total = t.tree_bytes;
     let pct = |b: u64| if total > 0 { b as f64 * 100.0 / total as f64 } else { 0.0 };
     let (objs, classes) = suspects(&an, a.threshold);
     if a.json {

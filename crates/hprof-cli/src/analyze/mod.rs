@@ -3,6 +3,7 @@
 pub mod diff;
 pub mod dominators;
 pub mod flame;
+pub mod flat_text;
 pub mod histo;
 pub mod leaks;
 pub mod path;
@@ -10,6 +11,8 @@ pub mod print;
 pub mod serve;
 pub mod summary;
 
+use hprof_analysis::dominators::Unreachable;
+use hprof_analysis::layout::LayoutKind;
 use hprof_analysis::{Dump, FormatError, Progress};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
@@ -69,6 +72,41 @@ impl Progress for Bar {
         {
             b.finish_and_clear();
         }
+    }
+}
+
+/// `--layout`, on every command that sizes objects.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct LayoutArg {
+    /// The object layout of the VM that wrote the dump, instead of the detected one: 32-bit,
+    /// compressed-oops, compressed-class-pointers, uncompressed, compressed-oops-only, compact-headers,
+    /// compact-headers-uncompressed-oops (`hprof summary` shows the detected one and how sure it is).
+    #[arg(long, value_name = "LAYOUT", value_parser = parse_layout)]
+    pub layout: Option<LayoutKind>,
+}
+
+fn parse_layout(s: &str) -> Result<LayoutKind, String> {
+    LayoutKind::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = LayoutKind::ALL.iter().map(|k| k.name()).collect();
+        format!("unknown layout '{s}'; one of: {}", names.join(", "))
+    })
+}
+
+/// The options of the commands that build the dominator tree.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct GraphArgs {
+    #[command(flatten)]
+    pub layout: LayoutArg,
+    /// Keep objects no GC root reaches in the dominator tree, under the root (by default they are left
+    /// out and counted apart, as Eclipse MAT does). Retained sizes follow strong references only: the
+    /// `referent` of a weak, soft, phantom or final reference retains nothing.
+    #[arg(long)]
+    pub keep_unreachable: bool,
+}
+
+impl GraphArgs {
+    pub fn unreachable(&self) -> Unreachable {
+        if self.keep_unreachable { Unreachable::Kept } else { Unreachable::LeftOut }
     }
 }
 

@@ -20,6 +20,8 @@ pub struct Args {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub graph: super::GraphArgs,
 }
 
 /// The path as JSON: the root and each step with the field that leads to it.
@@ -68,7 +70,7 @@ pub fn path_text(an: &Analysed, p: &RootPath) -> Vec<String> {
 
 pub fn run(a: &Args) -> Result<(), String> {
     let id = parse_id(&a.object_id)?;
-    let an = Analysed::load(&a.file, true)?;
+    let an = Analysed::load(&a.file, true, &a.graph)?;
     let v = an.graph.node(id).ok_or_else(|| format!("no object 0x{id:x} in this heap dump"))?;
     let paths =
         if a.max > 1 { shortest_paths(&an.graph, v, a.max) } else { shortest_path(&an.graph, v).into_iter().collect() };

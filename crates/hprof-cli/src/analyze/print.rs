@@ -1,8 +1,9 @@
-//! `hprof print`: a binary profile as the text report `format=a` writes, record for record.
+//! `hprof print`: a binary profile as the text report `format=a` writes, record for record; a text report
+//! with a flat profile (`cpu=flat`, `-Xprof`, text only) as that profile.
 
 use super::{Bar, damage, open};
 use hprof_analysis::Dump;
-use hprof_analysis::heap::{ClassTable, histogram};
+use hprof_analysis::heap::{ClassTable, histogram_as};
 use hprof_analysis::layout::Layout;
 use hprof_format::binary::{HeapRecord, HeapRecords, Record, Records, Value};
 use hprof_format::model::{CpuReport, CpuReportKind, CpuRow, Site, SiteOrder, SitesReport, ThreadStart};
@@ -20,18 +21,29 @@ const CUTOFF: f64 = 0.0001;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A binary HPROF profile (format=b) or heap dump.
+    /// A binary HPROF profile (format=b) or heap dump, or a text report with a flat profile (cpu=flat).
     pub file: PathBuf,
     /// Write to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub layout: super::LayoutArg,
 }
 
 pub fn run(a: &Args) -> Result<(), String> {
+    if let Some(flat) = super::flat_text::read(&a.file) {
+        let out: Box<dyn Write> = match &a.output {
+            Some(p) => Box::new(std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?),
+            None => Box::new(io::stdout().lock()),
+        };
+        let mut w = BufWriter::new(out);
+        super::flat_text::print(&mut w, &flat, CUTOFF).and_then(|_| w.flush()).map_err(|e| e.to_string())?;
+        return Ok(());
+    }
     let bar = Bar::new();
     let d = open(&a.file, &bar)?;
     let layout = match d.heap_dump() {
-        Some(_) => histogram(&d, &bar).map_err(|e| e.to_string())?.layout,
+        Some(_) => histogram_as(&d, a.layout.layout, &bar).map_err(|e| e.to_string())?.layout,
         None => Layout::new(d.id_size(), false),
     };
     let out: Box<dyn Write> = match &a.output {

@@ -21,6 +21,8 @@ pub struct Args {
     /// Port on 127.0.0.1 (0 picks a free one).
     #[arg(long, default_value_t = 8080)]
     pub port: u16,
+    #[command(flatten)]
+    pub graph: super::GraphArgs,
 }
 
 struct App {
@@ -177,7 +179,7 @@ impl App {
                 b.push_str(
                     "<table id=\"dominators\"><tr><th>Object</th><th>Shallow</th><th>Retained</th><th>%</th></tr>",
                 );
-                let total = an.tree.total_bytes.max(1) as f64;
+                let total = an.tree.tree_bytes.max(1) as f64;
                 for &k in &kids {
                     let r = an.tree.retained[k as usize];
                     b.push_str(&format!(
@@ -213,10 +215,10 @@ impl App {
                 let Some(an) = &self.an else { return no_heap() };
                 let threshold = query(q, "threshold").and_then(|t| t.parse().ok()).unwrap_or(10.0);
                 let (objs, classes) = super::leaks::suspects(an, threshold);
-                let total = an.tree.total_bytes.max(1) as f64;
+                let total = an.tree.tree_bytes.max(1) as f64;
                 let mut b = format!(
                     "<p>Objects and classes retaining at least {threshold}% of {}.</p><ol id=\"suspects\">",
-                    human(an.tree.total_bytes)
+                    human(an.tree.tree_bytes)
                 );
                 for sp in &objs {
                     let r = an.tree.retained[sp.node as usize];
@@ -316,7 +318,7 @@ pub fn run(a: &Args) -> Result<(), String> {
         summary.push_str(&format!("{:<20} {:>10}\n", super::record_label(*t), c.count));
     }
     drop(d);
-    let an = match Analysed::load(&a.file, true) {
+    let an = match Analysed::load(&a.file, true, &a.graph) {
         Ok(an) => Some(an),
         Err(e) if e.contains("no heap dump") => None,
         Err(e) => return Err(e),

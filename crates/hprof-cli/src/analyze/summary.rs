@@ -1,7 +1,7 @@
 //! `hprof summary`: what a file holds.
 
 use super::{Bar, damage, damage_json, human, open, print_json, record_label};
-use hprof_analysis::heap::histogram;
+use hprof_analysis::heap::histogram_as;
 use hprof_format::time::ctime;
 use serde_json::json;
 use std::path::PathBuf;
@@ -13,13 +13,19 @@ pub struct Args {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub layout: super::LayoutArg,
 }
 
 pub fn run(a: &Args) -> Result<(), String> {
     let bar = Bar::new();
     let d = open(&a.file, &bar)?;
     let h = &d.header;
-    let histo = if d.heap_dump().is_some() { Some(histogram(&d, &bar).map_err(|e| e.to_string())?) } else { None };
+    let histo = if d.heap_dump().is_some() {
+        Some(histogram_as(&d, a.layout.layout, &bar).map_err(|e| e.to_string())?)
+    } else {
+        None
+    };
     let records: Vec<_> = d
         .tag_counts
         .iter()
@@ -68,6 +74,10 @@ pub fn run(a: &Args) -> Result<(), String> {
             "gc_roots": hi.counts.roots,
             "shallow_bytes": hi.total_bytes(),
             "layout": hi.layout.describe(),
+            "layout_name": hi.layout.kind.name(),
+            "layout_detection": hi.layout_choice.describe(),
+            "layout_fit": hi.layout_choice.fit,
+            "layout_telling_pairs": hi.layout_choice.telling_pairs,
         })
     });
     let dmg = [d.damage.as_ref(), histo.as_ref().and_then(|x| x.damage.as_ref())];
@@ -75,6 +85,7 @@ pub fn run(a: &Args) -> Result<(), String> {
         print_json(&json!({
             "file": a.file.display().to_string(),
             "gzip": d.source.was_gzip,
+            "compression": d.source.compression,
             "file_bytes": d.source.file_size,
             "version": h.version,
             "id_size": h.id_size,
@@ -93,7 +104,11 @@ pub fn run(a: &Args) -> Result<(), String> {
             "damage": damage_json(&dmg),
         }))?;
     } else {
-        println!("file:        {}{}", a.file.display(), if d.source.was_gzip { " (gzip)" } else { "" });
+        println!(
+            "file:        {}{}",
+            a.file.display(),
+            d.source.compression.map(|c| format!(" ({c})")).unwrap_or_default()
+        );
         println!("size:        {} ({} bytes)", human(d.source.bytes().len() as u64), d.source.bytes().len());
         println!("format:      {}, {}-byte identifiers", h.version, h.id_size);
         println!("written:     {}", ctime(h.timestamp_ms));
@@ -129,7 +144,7 @@ pub fn run(a: &Args) -> Result<(), String> {
             );
             println!("  GC roots:   {}", hi.counts.roots);
             println!("  shallow:    {} ({} bytes)", human(hi.total_bytes()), hi.total_bytes());
-            println!("  layout:     {}", hi.layout.describe());
+            println!("  layout:     {}", hi.layout_choice.describe());
             if let Some(m) = d.incomplete_message() {
                 println!("  {m}");
             }

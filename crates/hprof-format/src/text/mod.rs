@@ -1,6 +1,7 @@
 //! The text report (`format=a`), in the layout the original HPROF printed, so that existing readers and
 //! habits keep working. Each function writes one record kind.
 
+pub mod flat;
 pub mod heap;
 mod monitor;
 mod reports;
@@ -28,6 +29,8 @@ Its records follow in the order they happened:
     with the live and the allocated bytes and object counts.
   * CPU SAMPLES (cpu=samples): how often each trace was seen running on a CPU, ranked.
   * CPU TIME (cpu=times): time spent in each trace, with call counts.
+  * Flat profile (cpu=flat, -Xprof): per thread, ticks in interpreted, compiled and stub code, with
+    '+ native' ticks in native code they called, then a global summary, in -Xprof's layout.
   * MONITOR TIME (monitor=y): time threads waited to enter monitors, by trace and lock class;
     MONITOR DUMP lists every thread's state and every monitor's owner and waiters.
   * WAIT / WAITED (monitor=y): a thread called Object.wait (with its timeout in ms, 0 = none) and

@@ -51,6 +51,26 @@ pub struct DumpReport {
     pub naming: String,
     /// Where the records went: "spooled" (then copied), "written in place" (see [`super::in_place`]).
     pub placed: String,
+    /// The dump left values unplaced and, as asked ([`Completeness::WholeOrNothing`]), was not written.
+    pub discarded: bool,
+    /// Which attempt of the caller's this was (1: the first).
+    pub attempt: u32,
+}
+
+impl DumpReport {
+    /// Values the dump could not place in their objects' layouts (0: the dump is whole).
+    pub fn unplaced(&self) -> u64 {
+        self.stats.mismatches + self.late_unplaced
+    }
+}
+
+/// Whether a dump that could not place every value is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completeness {
+    /// Not written (the report says `discarded`): the caller dumps again.
+    WholeOrNothing,
+    /// Written, the last of the caller's attempts: the caller says loudly that it is not whole.
+    WriteAnyway,
 }
 
 /// What a profile's dumps carry from one to the next.
@@ -122,29 +142,43 @@ struct Walked {
 }
 
 /// Writes one complete heap dump to the agent's output.
-pub fn write(agent: &Agent, jni: Jni, files: &FileState, release: Release) -> Result<DumpReport, String> {
+pub fn write(
+    agent: &Agent,
+    jni: Jni,
+    files: &FileState,
+    release: Release,
+    completeness: Completeness,
+) -> Result<DumpReport, String> {
     let started = Instant::now();
     let env = DumpEnv::open(agent)?;
-    let result = write_with(agent, jni, env.0, files, started);
+    let result = write_with(agent, jni, env.0, files, started, completeness);
     env.release(release);
     let mut report = result?;
     report.total_ms = started.elapsed().as_millis();
     Ok(report)
 }
 
-fn write_with(agent: &Agent, jni: Jni, env: Jvmti, files: &FileState, started: Instant) -> Result<DumpReport, String> {
+fn write_with(
+    agent: &Agent,
+    jni: Jni,
+    env: Jvmti,
+    files: &FileState,
+    started: Instant,
+    completeness: Completeness,
+) -> Result<DumpReport, String> {
     let mut ids = DumpIds::new(ids::DUMP_BASE);
     let mut naming = Naming::choose(agent, jni, env);
     if naming.addresses().is_some() {
         ids.named = Some(Named::default());
     }
-    let result = write_named(agent, jni, env, &mut ids, &mut naming, files, started);
+    let result = write_named(agent, jni, env, &mut ids, &mut naming, files, started, completeness);
     if let Some(mut named) = ids.named.take() {
         named.release(jni);
     }
     result
 }
 
+#[allow(clippy::too_many_arguments)]
 fn write_named(
     agent: &Agent,
     jni: Jni,
@@ -153,6 +187,7 @@ fn write_named(
     naming: &mut Naming,
     files: &FileState,
     started: Instant,
+    completeness: Completeness,
 ) -> Result<DumpReport, String> {
     let mut plan = ClassPlan::build(agent, jni, env, ids)?;
     let threads = ThreadRoots::collect(agent, jni, env, ids);
@@ -164,9 +199,9 @@ fn write_named(
     let prep_ms = started.elapsed().as_millis();
     let naming = naming.clone();
     let mut report = if agent.output.is_binary() {
-        binary_dump(agent, jni, env, &mut plan, &threads, ids, naming, files)?
+        binary_dump(agent, jni, env, &mut plan, &threads, ids, naming, files, completeness)?
     } else {
-        text_dump(agent, jni, env, &mut plan, &threads, ids, naming)?
+        text_dump(agent, jni, env, &mut plan, &threads, ids, naming, completeness)?
     };
     report.classes = plan.len();
     report.prep_ms = prep_ms;
@@ -299,6 +334,7 @@ fn binary_dump(
     ids: &mut DumpIds,
     naming: Naming,
     files: &FileState,
+    completeness: Completeness,
 ) -> Result<DumpReport, String> {
     let closed = || format!("the heap dump could not be written to {}", agent.output.description());
     // The field names' STRING records, before any segment.
@@ -336,8 +372,13 @@ fn binary_dump(
         || binary_walk(agent, jni, env, plan, threads, ids, naming, names, target),
         Err("the heap dump stopped on an internal error".into()),
     );
+    let discard = |report: &DumpReport| completeness == Completeness::WholeOrNothing && report.unplaced() > 0;
     let Some(lent) = lent else {
         let (spool, mut report, _) = dumped?;
+        if discard(&report) {
+            report.discarded = true;
+            return Ok(report);
+        }
         report.placed = "spooled".into();
         let mut written = false;
         agent.output.binary(|enc| {
@@ -353,6 +394,12 @@ fn binary_dump(
         false => Ok((Dumped::Spooled(spool), report, late_names)),
     });
     let (dumped, mut report, late_names) = match dumped {
+        Ok(done) if discard(&done.1) => {
+            agent.output.binary(|enc| lent.give_back(enc, Dumped::Failed).map(drop));
+            let mut report = done.1;
+            report.discarded = true;
+            return Ok(report);
+        }
         Ok(done) => done,
         Err(e) => {
             agent.output.binary(|enc| lent.give_back(enc, Dumped::Failed).map(drop));
@@ -421,7 +468,8 @@ fn binary_walk(
     let mut late_names = None;
     agent.output.binary(|enc| {
         let before = in_place::held(enc)?;
-        sink.names.add(enc, plan, (0..plan.len()).filter(|&k| k >= named || resolved.refreshed(k as u32)))?;
+        // Classes added after the walk, and those laid out again (a late class's superclass, say).
+        sink.names.add(enc, plan, (0..plan.len()).filter(|&k| k >= named || plan.relaid.contains(&(k as u32))))?;
         late_names = Some(in_place::held(enc)? - before);
         Ok(())
     });
@@ -450,6 +498,7 @@ fn spool_error(e: io::Error) -> String {
     format!("cannot write the heap dump spool file: {e}")
 }
 
+#[allow(clippy::too_many_arguments)]
 fn text_dump(
     agent: &Agent,
     jni: Jni,
@@ -458,6 +507,7 @@ fn text_dump(
     threads: &ThreadRoots,
     ids: &mut DumpIds,
     mut naming: Naming,
+    completeness: Completeness,
 ) -> Result<DumpReport, String> {
     let new_sink = |_: Option<TextSink>| Ok(TextSink::new(open_spool(agent)?));
     let WalkedInto { mut sink, mut walked, late, side_lengths } =
@@ -469,6 +519,9 @@ fn text_dump(
     let (objects, bytes) = (sink.objects, sink.bytes);
     let spool = sink.finish();
     let spooled = spool.written();
+    if completeness == Completeness::WholeOrNothing && walked.stats.mismatches + unplaced > 0 {
+        return Ok(DumpReport { stats: walked.stats, late_unplaced: unplaced, discarded: true, ..Default::default() });
+    }
     let date = hprof_format::time::ctime(hprof_format::time::now_millis());
     agent.output.text(|w| {
         hprof_format::text::heap::write_heap_dump_begin(w, objects, bytes, &date)?;

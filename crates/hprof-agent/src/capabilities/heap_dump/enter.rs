@@ -46,6 +46,7 @@ impl<'a> Walk<'a> {
             }
             OwnerKind::ClassObject(c) => {
                 self.late.begin(id, 0, true);
+                self.keep_late_size(&owner);
                 if self.addresses.is_some() {
                     if c.is_none() && owner.tag == 0 {
                         // Tagged with its address, to be found again after the walk.
@@ -75,6 +76,7 @@ impl<'a> Walk<'a> {
                     }
                     ClassKind::Instance => {
                         self.late.begin(id, dc.id(), false);
+                        self.keep_late_size(&owner);
                         self.copy_late(&owner, Some(mirror));
                         Current::Late
                     }
@@ -83,6 +85,7 @@ impl<'a> Walk<'a> {
             OwnerKind::LateObject { class_id, mirror } => {
                 self.stats.objects += 1;
                 self.late.begin(id, class_id, false);
+                self.keep_late_size(&owner);
                 self.copy_late(&owner, Some(mirror));
                 Current::Late
             }
@@ -113,7 +116,15 @@ impl<'a> Walk<'a> {
     /// The size the walk saw `owner` reported with, where the sink wants sizes and objects are named by
     /// address (with tags, sizes are learned per class).
     fn size_of(&mut self, owner: &Owner) -> Option<u64> {
-        self.pending_sizes.as_mut()?.remove(&owner.addr).map(u64::from)
+        let by_address = self.pending_sizes.as_mut().and_then(|s| s.remove(&owner.addr)).map(u64::from);
+        by_address.or_else(|| self.late.sizes.get(&owner.id).copied())
+    }
+
+    /// Keeps a late object's size (noted when it was reported) for its record after the walk.
+    fn keep_late_size(&mut self, owner: &Owner) {
+        if let Some(size) = self.size_of(owner) {
+            self.late.sizes.insert(owner.id, size);
+        }
     }
 
     /// With addresses: keeps what a late object's record will need after the walk — a copy of its bytes

@@ -8,7 +8,7 @@
 //! report — always its reference to its class — points to. Class objects are told by the class word in
 //! their headers (with compact headers, which have none, java.lang.Class keeps its tag and JVMTI's class
 //! tags tell). A class object the plan lacks (a class loaded since, or one CDS archived but not loaded) is
-//! tagged with its address if the walk visits it, so that it can be found again after the walk.
+//! tagged with its address when first reported, so that it can be found again after the walk.
 
 use super::layout::ClassKind;
 use super::named::Name;
@@ -60,16 +60,25 @@ impl Walk<'_> {
         let tag = unsafe { *tag_ptr };
         let name = self.name_of(addr);
         if let Some(name) = name {
-            return Some(Referee { id: name.id(), visit: self.first_request(name.id()), name: Some(name), addr });
+            let visit = self.first_request(name.id());
+            if visit {
+                self.note_size(name.id(), size);
+            }
+            return Some(Referee { id: name.id(), visit, name: Some(name), addr });
         }
         if tag != 0 {
-            // A class object the plan lacks, tagged when visited.
+            // A class object the plan lacks, tagged when first reported.
             return Some(Referee { id: tag as u64, visit: self.first_request(tag as u64), name: None, addr });
         }
         if self.is_class_object(addr, class_tag) {
-            // A class object the plan lacks: looked for among the loaded classes after the walk.
+            // A class object the plan lacks: looked for among the loaded classes after the walk, by the tag
+            // set here. Tagged on its first report, not when visited: a class object with no references of
+            // its own is never visited as a referrer, yet its instances name it as their class, and after the
+            // walk (a collection may have moved it) only a tag finds it again.
             let first = self.first_request(addr);
             if first {
+                unsafe { *tag_ptr = addr as i64 };
+                self.note_size(addr, size);
                 self.late.mirrors.push(addr);
                 if self.read_fields {
                     unsafe { self.late.copy(addr, addr, size as u64) };
@@ -115,6 +124,15 @@ impl Walk<'_> {
             // Objects the walk tagged have been asked for already.
             let walked = self.ids.is_reserved(id) && id >= self.walk_ids_from;
             let visit = !walked && self.first_request(id);
+            if visit {
+                // Tagged before the walk (threads, class loaders, monitors, class objects): sized here.
+                match self.class_index(class_tag).map(|c| (c, self.plan.get(c).kind)) {
+                    Some((c, ClassKind::Instance)) if Some(c) != self.plan.class_class => {
+                        self.instance_sizes[c as usize] = size as u32
+                    }
+                    _ => self.note_size(id, size),
+                }
+            }
             return Referee { id, visit, name: None, addr: 0 };
         }
         let class = self.class_index(class_tag);
@@ -135,11 +153,19 @@ impl Walk<'_> {
                 if Some(c) == self.plan.class_class {
                     // A class object the plan does not know: a primitive type's, or a class loaded since.
                     self.late.mirrors.push(id);
+                    self.note_size(id, size);
                 } else {
                     self.instance_sizes[c as usize] = size as u32;
+                    if !self.plan.get(c).fields_known {
+                        // Written after the walk, once its class is read (CDS maps in objects of classes
+                        // not linked yet).
+                        self.note_size(id, size);
+                    }
                 }
             }
             (_, Some(ClassKind::ObjectArray)) => self.array_sizes.observe(size as u64, length as u64),
+            // Of a class the plan lacks: written after the walk, with this size.
+            (None, _) => self.note_size(id, size),
             _ => {}
         }
         Referee { id, visit: true, name: None, addr: 0 }
@@ -234,6 +260,15 @@ impl Walk<'_> {
                 let class_id = if class_tag == 0 { 0 } else { self.ids.id_of(class_tag) };
                 OwnerKind::LateObject { class_id, mirror: 0 }
             }
+        }
+    }
+
+    /// Notes the size of an object that the per-class and per-address sizes miss, for a sink that prints
+    /// sizes (text).
+    #[inline]
+    fn note_size(&mut self, id: u64, size: i64) {
+        if self.wants_sizes {
+            self.late.sizes.insert(id, size.max(0) as u64);
         }
     }
 

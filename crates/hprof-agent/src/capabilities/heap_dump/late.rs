@@ -51,6 +51,10 @@ pub struct LateObjects {
     open: Option<usize>,
     /// Copies of objects' bytes, by identifier, for the primitive values their classes locate.
     raw: FxHashMap<u64, Box<[u8]>>,
+    /// Sizes in the VM, by identifier, of the objects whose records a sink that prints sizes gets from
+    /// here or that the fast lanes of the walk do not size: late objects, class objects of no loaded
+    /// class, objects named before the walk.
+    pub sizes: FxHashMap<u64, u64>,
 }
 
 /// Objects larger than this are not copied (a late object's primitive values then stay zero).
@@ -64,13 +68,6 @@ pub struct Resolved {
     /// Class objects written as instances of java.lang.Class: those of no loaded class, and the walk's
     /// identifiers of classes loaded while it ran.
     plain_mirrors: Vec<u64>,
-}
-
-impl Resolved {
-    /// Whether class `index` was (re)laid out after the walk.
-    pub fn refreshed(&self, index: u32) -> bool {
-        self.classes.values().any(|&k| k == index)
-    }
 }
 
 impl LateObjects {
@@ -98,6 +95,11 @@ impl LateObjects {
 
     pub fn end(&mut self) {
         self.open = None;
+    }
+
+    /// The size in the VM of object `id`, where the walk noted it (0: not noted).
+    pub fn size(&self, id: u64) -> u64 {
+        self.sizes.get(&id).copied().unwrap_or(0)
     }
 
     /// Keeps a copy of the `size` bytes of the object `id` at `addr`, once.
@@ -154,6 +156,14 @@ impl LateObjects {
             jni.delete_local_ref(class);
         }
         resolved.plain_mirrors.extend(self.mirrors.iter().copied().filter(|id| wanted.contains(id)));
+        // Class objects visited (and so kept as late objects) but of no loaded class.
+        let listed: FxHashSet<u64> = self.mirrors.iter().copied().collect();
+        resolved.plain_mirrors.extend(
+            self.objects
+                .iter()
+                .filter(|o| o.is_class && wanted.contains(&o.id) && !listed.contains(&o.id))
+                .map(|o| o.id),
+        );
         resolved
     }
 
@@ -174,7 +184,8 @@ impl LateObjects {
             let vals = &self.values[o.values.clone()];
             if o.is_class {
                 let Some(k) = class_of(o.id) else {
-                    unplaced += 1;
+                    // No loaded class (CDS maps in class objects of classes not loaded yet): an instance of
+                    // java.lang.Class, written with the plain mirrors below.
                     continue;
                 };
                 let dc = plan.get(k);
@@ -219,13 +230,13 @@ impl LateObjects {
                     if let Some(raw) = self.raw.get(&o.id) {
                         copy_values(raw, &dc.prims, &mut values);
                     }
-                    sink.instance(o.id, dc, 0, &values)?;
+                    sink.instance(o.id, dc, self.size(o.id), &values)?;
                 }
                 ClassKind::ObjectArray => {
                     let elements = vals.iter().filter(|v| v.kind == LateValueKind::Element);
                     let longest = elements.clone().map(|v| v.index as u32 + 1).max().unwrap_or(0);
                     let length = side_lengths.get(&o.id).copied().unwrap_or(longest);
-                    sink.object_array_begin(o.id, dc, 0, length)?;
+                    sink.object_array_begin(o.id, dc, self.size(o.id), length)?;
                     for v in elements {
                         sink.object_array_element(v.index as u32, v.bits)?;
                     }
@@ -240,7 +251,7 @@ impl LateObjects {
             let zeros = vec![0u8; dc.instance_size as usize];
             for &id in &resolved.plain_mirrors {
                 // As HotSpot dumps the class objects of the primitive types.
-                sink.instance(id, dc, 0, &zeros)?;
+                sink.instance(id, dc, self.size(id), &zeros)?;
             }
         }
         Ok((written_classes, unplaced))

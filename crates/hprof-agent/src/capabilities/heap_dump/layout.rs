@@ -204,6 +204,9 @@ pub struct ClassPlan {
     pub class_class: Option<u32>,
     /// Set once [`ClassPlan::locate`] has found every primitive field (late classes are located too).
     located: Option<FieldOffsets>,
+    /// Classes of the plan laid out again after the walk (not prepared when the plan was made): their
+    /// field names are written again with the late classes'.
+    pub relaid: Vec<u32>,
 }
 
 const ACC_STATIC: i32 = 0x0008;
@@ -263,8 +266,10 @@ impl ClassPlan {
         }
         missing.extend(agent.jvmti.implemented_interfaces(class).unwrap_or_default());
         for c in missing {
+            // Absent, or present but not prepared when the plan was made (javac loads a superclass long
+            // before it links it): its fields, which number the late class's, are read now.
             if let Some(r) = agent.classes.register(agent, c)
-                && !self.raw.contains_key(&r.object_id)
+                && self.raw.get(&r.object_id).is_none_or(|raw| raw.fields.is_none())
             {
                 self.add_late(agent, jni, dump_env, ids, c);
             }
@@ -275,6 +280,7 @@ impl ClassPlan {
             // Known, but not prepared when the plan was made: its fields can be read now.
             Some(i) => {
                 self.classes[i as usize] = self.layout_located(id);
+                self.relaid.push(i);
                 Some(i)
             }
             None => Some(self.add_layout(id)),

@@ -42,7 +42,7 @@ mod walk;
 use crate::agent::Agent;
 use crate::hub::{Capability, ControlCommand, DumpReason};
 use crate::log;
-use dump::{FileState, Release};
+use dump::{Completeness, DumpReport, FileState, Release};
 use jvmti::{Event, Jni, sys};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -72,17 +72,18 @@ impl HeapDump {
         }
         // At exit the process is about to give all its memory back.
         let release = if reason == DumpReason::Exit { Release::Never } else { Release::Background };
-        with_jni(agent, jni, |jni| match dump::write(agent, jni, &self.files, release) {
+        with_jni(agent, jni, |jni| match write_whole(agent, jni, &self.files, release) {
             Ok(report) => {
-                if report.stats.mismatches > 0 || report.late_unplaced > 0 {
-                    log::warning(&format!(
-                        "heap dump: {} field values could not be placed in their objects' layouts",
-                        report.stats.mismatches + report.late_unplaced
+                if report.unplaced() > 0 {
+                    log::error(&format!(
+                        "heap dump is not whole: {} field values could not be placed in their objects' layouts \
+                         (in each of {ATTEMPTS} attempts); the last attempt was written",
+                        report.unplaced()
                     ));
                 }
                 if std::env::var_os("HPROF_HEAP_DUMP_STATS").is_some() {
                     log::warning(&format!(
-                        "heap dump: {} objects, {} roots, {} classes, {} bytes in {} ms ({} ms before the walk, {} ms walking); ids: {}; {}",
+                        "heap dump: {} objects, {} roots, {} classes, {} bytes in {} ms ({} ms before the walk, {} ms walking); ids: {}; {}; {}",
                         report.stats.objects,
                         report.stats.roots,
                         report.classes,
@@ -91,13 +92,39 @@ impl HeapDump {
                         report.prep_ms,
                         report.walk_ms,
                         report.naming,
-                        if report.placed.is_empty() { "spooled" } else { &report.placed }
+                        if report.placed.is_empty() { "spooled" } else { &report.placed },
+                        match report.attempt {
+                            1 => "first attempt".to_string(),
+                            n => format!("attempt {n}"),
+                        },
                     ));
                 }
             }
             Err(msg) => log::error(&format!("heap dump failed: {msg}")),
         });
     }
+}
+
+/// Dumps made before one is written whole. Classes load and objects are allocated between a dump's plan
+/// and its walk; what the plan could not foresee is resolved after the walk, and should that still leave a
+/// value without its place, the dump is not written and made again (its plan then knows those classes).
+const ATTEMPTS: u32 = 3;
+
+/// One dump, whole, or after [`ATTEMPTS`] the last attempt however it came out (the caller says so).
+fn write_whole(agent: &Agent, jni: Jni, files: &FileState, release: Release) -> Result<DumpReport, String> {
+    for attempt in 1..=ATTEMPTS {
+        let completeness = if attempt < ATTEMPTS { Completeness::WholeOrNothing } else { Completeness::WriteAnyway };
+        let mut report = dump::write(agent, jni, files, release, completeness)?;
+        report.attempt = attempt;
+        if !report.discarded {
+            return Ok(report);
+        }
+        log::warning(&format!(
+            "heap dump: {} field values could not be placed in their objects' layouts; dumping again",
+            report.unplaced()
+        ));
+    }
+    unreachable!("the last attempt is always written")
 }
 
 /// Runs `f` with a JNI environment, attaching the calling native thread for the time of the dump if it

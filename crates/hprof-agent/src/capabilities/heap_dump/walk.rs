@@ -91,6 +91,8 @@ pub struct Walk<'a> {
     pub(super) named: Option<NamedMap>,
     /// With addresses, for a sink that prints sizes: the sizes of objects reported, until visited.
     pub(super) pending_sizes: Option<FxHashMap<u64, u32>>,
+    /// The sink prints sizes (text): objects the per-class sizes miss are sized one by one.
+    pub(super) wants_sizes: bool,
     monitors: FxHashSet<u64>,
     /// Lengths of object arrays their tags cannot carry, or (with addresses) of a class the plan lacks.
     pub(super) side_lengths: &'a mut FxHashMap<u64, u32>,
@@ -154,6 +156,7 @@ impl<'a> Walk<'a> {
             recent_requested: [0; 64],
             named: None,
             pending_sizes: (naming.addresses().is_some() && wants_sizes).then(FxHashMap::default),
+            wants_sizes,
             monitors: FxHashSet::default(),
             side_lengths,
             instance_sizes: vec![0; plan.len()],
@@ -321,12 +324,17 @@ impl<'a> Walk<'a> {
                     self.emit_root(&Root::JniLocal { id, thread, frame: local.depth });
                 }
             }
-            sys::JVMTI_HEAP_REFERENCE_THREAD => {
+            sys::JVMTI_HEAP_REFERENCE_THREAD => match self.threads.get(id) {
                 // ROOT THREAD OBJECT names the thread's trace, settled after the walk.
-                let thread = self.threads.get(id).map_or(0, |t| t.serial);
-                self.thread_objects.push((id, thread));
-                self.emit_root(&Root::ThreadBlock { id, thread });
-            }
+                Some(t) => {
+                    let thread = t.serial;
+                    self.thread_objects.push((id, thread));
+                    self.emit_root(&Root::ThreadBlock { id, thread });
+                }
+                // The agent's own threads are kept out of the profile (no START THREAD): their thread
+                // objects are still objects, held by the VM.
+                None => self.emit_root(&Root::Unknown { id }),
+            },
             _ => self.emit_root(&Root::Unknown { id }),
         }
     }
