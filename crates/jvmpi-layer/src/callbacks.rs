@@ -70,6 +70,7 @@ unsafe extern "C" fn vm_init(_env: *mut sys::jvmtiEnv, jni: *mut sys::JNIEnv, th
     on_thread(jni, |l, jni| {
         l.live.store(true, Ordering::Release);
         crate::control::apply_at_vm_init(l);
+        crate::heap_figures::init();
         crate::threads::current(l, jni, thread);
         crate::threads::ensure_started(l, jni, thread);
         crate::classes::announce_loaded(l, jni);

@@ -102,6 +102,7 @@ impl DumpEnv {
             .vm
             .jvmti(sys::JVMTI_VERSION_1_2)
             .map_err(|e| format!("cannot create a JVMTI environment for the heap dump: {e}"))?;
+        // SAFETY: a C struct of integers and nullable pointers, for which all-zero bytes are a valid value.
         let mut caps: sys::jvmtiCapabilities = unsafe { std::mem::zeroed() };
         caps.set_can_tag_objects(1);
         if let Err(e) = env.add_capabilities(&caps) {
@@ -121,6 +122,7 @@ impl DumpEnv {
             let started = Instant::now();
             let _ = env.dispose();
             // Give the freed tag map back to the system, not just to malloc.
+            // SAFETY: no pointer arguments; glibc's allocator takes its own locks.
             unsafe { libc::malloc_trim(0) };
             if std::env::var_os("HPROF_HEAP_DUMP_STATS").is_some() {
                 crate::log::warning(&format!("heap dump: tags released in {} ms", started.elapsed().as_millis()));

@@ -4,17 +4,17 @@
 //!
 //! - [`dump`]: one dump from start to end, and why in that order;
 //! - [`layout`], [`threads`]: what the walk needs to know beforehand, gathered with JVMTI and JNI;
-//! - [`naming`]: how a dump names its objects: by address ([`addresses`]; trusted after the [`probe`]
-//!   walk, in the heap [`java_heap`] finds through HotSpot's [`vm_structs`]; primitive values then read
-//!   from memory, [`field_offsets`]; the objects named beforehand found again, [`named`]; sizes of objects
-//!   of late classes, [`object_sizes`]) or by tag ([`ids`]);
+//! - [`naming`]: how a dump names its objects: by address (trusted after the [`probe`] walk; every read of
+//!   HotSpot's memory — callback wrapper words, headers, field offsets, the heap's committed pieces, sizes
+//!   of objects of late classes — goes through the `hotspot` crate's `heap` module, checked against
+//!   committed memory or made with a read that cannot fault; primitive values then read from memory,
+//!   [`field_offsets`]; the objects named beforehand found again, [`named`]) or by tag ([`ids`]);
 //! - [`walk`], [`callbacks`], [`identify`], [`enter`], [`member`], [`array_sizes`]: the JVMTI
 //!   FollowReferences pass and its callbacks;
 //! - [`sink`], [`binary`], [`text`], [`spool`], [`spool_writer`]: the records, in either format, spooled
 //!   by a thread of their own, into the profile itself where it is a file ([`in_place`]);
 //! - [`late`]: objects whose classes the walk met before the plan knew them.
 
-mod addresses;
 mod array_sizes;
 mod binary;
 mod callbacks;
@@ -24,13 +24,11 @@ mod field_offsets;
 mod identify;
 mod ids;
 mod in_place;
-mod java_heap;
 mod late;
 mod layout;
 mod member;
 mod named;
 mod naming;
-mod object_sizes;
 mod probe;
 mod sink;
 mod spool;

@@ -121,7 +121,9 @@ impl Named {
         };
         by_address.names.reserve(self.held.len());
         for &(object, id, kind) in &self.held {
-            let addr = unsafe { *((object as usize & !3) as *const u64) };
+            // SAFETY: `object` is a weak global reference this dump holds; inside the walk's safepoint the
+            // object it names cannot move.
+            let addr = unsafe { hotspot::heap::handle_target(object as *const std::ffi::c_void) };
             if addr == 0 {
                 continue;
             }

@@ -1,21 +1,21 @@
-//! How one dump names its objects: by address where that has been verified ([`super::addresses`]), else by
-//! tag ([`super::ids`]).
+//! How one dump names its objects: by address where that has been verified (read through
+//! `hotspot::heap`), else by tag ([`super::ids`]).
 //!
 //! Tags cost the JVM a tag map entry per object and several look-ups in it per reported reference; an
 //! address costs nothing. Addresses are used when the JVM is a HotSpot with a verified collector
-//! ([`JavaHeap::find`]), the identifiers the agent hands out (classes, threads) lie below the heap so that
+//! ([`java_heap`]), the identifiers the agent hands out (classes, threads) lie below the heap so that
 //! no address can equal one, and the probe walk ([`super::probe`]) has found the callback layout as
 //! expected (once per JVM: the layout cannot change while it runs).
 //! With addresses, primitive values are read from the objects' memory where every field's place could be
-//! found and the probe confirmed one of each kind ([`super::field_offsets`]), else the JVM reports them.
+//! found and the probe confirmed one of each kind ([`super::field_offsets`], decoded by `hotspot::heap::FieldOffsets`), else the JVM reports them.
 //! `HPROF_HEAP_DUMP_TAGS` in the environment forces tags (for tests and diagnosis).
 
-use super::addresses::ObjectAddresses;
-use super::field_offsets::FieldOffsets;
-use super::java_heap::JavaHeap;
 use super::layout::ClassPlan;
 use super::probe;
 use crate::agent::Agent;
+use crate::collector::{self, Collector};
+use hotspot::VmStructs;
+use hotspot::heap::{FieldOffsets, JavaHeap, ObjectAddresses};
 use jvmti::{Jni, Jvmti};
 use std::fmt;
 use std::sync::OnceLock;
@@ -23,6 +23,8 @@ use std::sync::OnceLock;
 /// Identifiers the agent may still hand out during a dump (late classes, threads), kept below the heap.
 const ID_HEADROOM: u64 = 1 << 24;
 
+// One per dump: the committed pieces the addresses carry inline (to stay `Copy` for the walk) cost nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Naming {
     /// Addresses; field offsets, if they passed the probe; whether primitive values are read from memory
@@ -65,13 +67,13 @@ fn addresses(agent: &Agent, jni: Jni, env: Jvmti) -> Result<(ObjectAddresses, Op
     if std::env::var_os("HPROF_HEAP_DUMP_TAGS").is_some() {
         return Err("HPROF_HEAP_DUMP_TAGS is set".into());
     }
-    let heap = JavaHeap::find()?;
+    let heap = java_heap()?;
     let next_id = agent.ids.reserve(0);
     if next_id.saturating_add(ID_HEADROOM) > heap.start {
         return Err(format!("the agent's identifiers reach {next_id:#x}, the heap starts at {:#x}", heap.start));
     }
     let addresses = ObjectAddresses::new(heap);
-    let offsets = FieldOffsets::find();
+    let offsets = VmStructs::get().and_then(FieldOffsets::find);
     // The layouts cannot change while the JVM runs: one probe's verdict, pass or fail, holds for every dump
     // (a probe walk costs JDK 17 a pass over the whole heap to reset its marks).
     let verdict = match PROBED.get() {
@@ -83,6 +85,21 @@ fn addresses(agent: &Agent, jni: Jni, env: Jvmti) -> Result<(ObjectAddresses, Op
     };
     let fields_hold = verdict?;
     Ok((addresses, offsets.filter(|_| fields_hold)))
+}
+
+/// The heap of the running JVM, if its collector is one verified to hand the heap walk plain, unmoving
+/// object addresses: Serial, Parallel and G1 stop the world for the walk's VM operation and move nothing
+/// in it. ZGC and Shenandoah (coloured or forwarded pointers, concurrent relocation) and any other are
+/// refused, and the dump then names objects by tags.
+fn java_heap() -> Result<JavaHeap, String> {
+    let vm = VmStructs::get().ok_or("the JVM exports no HotSpot structure tables")?;
+    match collector::current() {
+        Some(Collector::Serial | Collector::Parallel | Collector::G1) => JavaHeap::find(vm),
+        other => {
+            let gc = other.map_or("the collector", Collector::name);
+            Err(format!("{gc} is not a collector verified with object addresses"))
+        }
+    }
 }
 
 /// The first probe walk's verdict: whether the field offsets held too, or what did not hold.

@@ -99,6 +99,7 @@ pub fn copy_range(from: &File, offset: u64, len: u64, to: &mut File) -> io::Resu
     while (at as u64) < end {
         let left = (end - at as u64).min(1 << 30) as usize;
         let n =
+            // SAFETY: two open file descriptors of ours and a local offset; the kernel checks the rest.
             unsafe { libc::copy_file_range(from.as_raw_fd(), &mut at, to.as_raw_fd(), std::ptr::null_mut(), left, 0) };
         if n <= 0 {
             // Not supported here (or failed): the rest goes the ordinary way.
