@@ -2,9 +2,10 @@
 //! (threads, classes, dumps), and the hand-over to the capabilities.
 
 use crate::capabilities;
+use crate::capabilities::Registered;
 use crate::classes::ClassTable;
-use crate::hub::{Capability, ControlCommand, DumpReason, EventHub};
-use crate::ids::{ObjectIds, main_tag};
+use crate::hub::{AgentHost, CORE_EVENTS, Capability, ClassFileChain, ControlCommand, Core, DumpReason};
+use crate::ids::ObjectIds;
 use crate::log;
 use crate::methods::MethodCache;
 use crate::options::{Options, Parsed};
@@ -12,7 +13,9 @@ use crate::output::Output;
 use crate::threads::ThreadTable;
 use crate::traces::RawFrame;
 use crate::traces::TraceTable;
-use jvmti::{Event, Jni, Jvmti, JvmtiVersion, Vm, sys};
+use jvmti::{
+    CapabilityFlag, Event, EventHub, EventHubBuilder, HubError, Jni, Jvmti, JvmtiVersion, Need, SubscriberId, Vm, sys,
+};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
@@ -36,8 +39,8 @@ pub struct Agent {
     pub methods: MethodCache,
     pub traces: TraceTable,
     pub started: Instant,
-    capabilities: Vec<Box<dyn Capability>>,
-    hub: EventHub,
+    capabilities: Vec<(SubscriberId, &'static dyn Capability)>,
+    hub: EventHub<Agent>,
     dump_lock: Mutex<()>,
     dead: AtomicBool,
     /// Set as VMDeath begins (before the exit dump), when the collector has already stopped.
@@ -45,17 +48,6 @@ pub struct Agent {
     /// depth=, changeable at run time by the front end's CONTROL command.
     depth: AtomicU32,
 }
-
-/// The events the agent itself always handles.
-const CORE_EVENTS: [Event; 7] = [
-    Event::VmInit,
-    Event::VmDeath,
-    Event::ThreadStart,
-    Event::ThreadEnd,
-    Event::ClassPrepare,
-    Event::DataDumpRequest,
-    Event::ObjectFree,
-];
 
 /// How the agent was loaded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,10 +114,9 @@ fn start_inner(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<()
         // running would keep their old code on the stack: start the program with the agent instead.
         return Err("cpu=times and cpu=old cannot be attached to a running JVM; start it with -agentlib:hprof".into());
     }
-    let capabilities = capabilities::build(&options)?;
-    add_jvmti_capabilities(jvmti, &capabilities)?;
+    let (hub, capabilities) = subscribe(capabilities::build(&options)?);
+    hub.request_capabilities(jvmti).map_err(|e| e.to_string())?;
     let output = Output::open(&options)?;
-    let hub = EventHub::new(&capabilities);
     let agent = Agent {
         vm,
         jvmti,
@@ -151,17 +142,10 @@ fn start_inner(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<()
     }
     let agent = AGENT.get().expect("just set");
 
-    jvmti.set_event_callbacks(&EventHub::callbacks()).map_err(|e| format!("SetEventCallbacks failed: {e}"))?;
-    for c in &agent.capabilities {
+    for (_, c) in &agent.capabilities {
         c.on_load(agent)?;
     }
-    for event in Event::ALL {
-        if CORE_EVENTS.contains(&event) || agent.hub.has_subscribers(event) {
-            jvmti
-                .set_event_enabled(event, true, std::ptr::null_mut())
-                .map_err(|e| format!("cannot enable JVMTI event {event:?}: {e}"))?;
-        }
-    }
+    agent.hub.install::<AgentHost>(jvmti).map_err(|e| format!("cannot set up JVMTI events: {e}"))?;
     unsafe { libc::atexit(flush_at_exit) };
 
     if kind == LoadKind::Attach {
@@ -173,54 +157,29 @@ fn start_inner(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<()
     Ok(())
 }
 
-/// Adds the JVMTI capabilities the core and the chosen capabilities need, naming any the JVM lacks.
-fn add_jvmti_capabilities(jvmti: Jvmti, capabilities: &[Box<dyn Capability>]) -> Result<(), String> {
-    let mut caps: sys::jvmtiCapabilities = unsafe { std::mem::zeroed() };
-    caps.set_can_tag_objects(1);
-    caps.set_can_generate_object_free_events(1);
+/// Subscribes the core, then each capability in the order the options chose them, to the hub.
+fn subscribe(capabilities: Vec<Registered>) -> (EventHub<Agent>, Vec<(SubscriberId, &'static dyn Capability)>) {
+    let mut hub = EventHubBuilder::new();
+    hub.subscribe(&Core, CORE_EVENTS);
+    hub.need(CapabilityFlag::CanTagObjects, Need::Required);
     // Frames print as Class.method(File.java:line): traces need both.
-    caps.set_can_get_line_numbers(1);
-    caps.set_can_get_source_file_name(1);
-    for c in capabilities {
-        for e in c.events() {
-            e.require_capability(&mut caps);
+    hub.need(CapabilityFlag::CanGetLineNumbers, Need::Required);
+    hub.need(CapabilityFlag::CanGetSourceFileName, Need::Required);
+    let mut subscribed = Vec::with_capacity(capabilities.len());
+    let mut rewriters = Vec::new();
+    for Registered { capability, handler } in capabilities {
+        for flag in capability.jvmti_capabilities() {
+            hub.need(flag, Need::Required);
         }
-        c.add_jvmti_capabilities(&mut caps);
+        subscribed.push((hub.subscribe(handler, capability.events()), capability));
+        if capability.rewrites_classes() {
+            rewriters.push(capability);
+        }
     }
-    jvmti.add_capabilities(&caps).map_err(|e| {
-        let potential = jvmti.potential_capabilities().ok();
-        let missing = potential.map(|p| describe_missing(&caps, &p)).unwrap_or_default();
-        format!("the JVM refused the JVMTI capabilities hprof needs ({e}){missing}")
-    })
-}
-
-fn describe_missing(wanted: &sys::jvmtiCapabilities, potential: &sys::jvmtiCapabilities) -> String {
-    let checks: [(&str, u32, u32); 6] = [
-        ("can_tag_objects", wanted.can_tag_objects(), potential.can_tag_objects()),
-        (
-            "can_generate_sampled_object_alloc_events",
-            wanted.can_generate_sampled_object_alloc_events(),
-            potential.can_generate_sampled_object_alloc_events(),
-        ),
-        (
-            "can_generate_vm_object_alloc_events",
-            wanted.can_generate_vm_object_alloc_events(),
-            potential.can_generate_vm_object_alloc_events(),
-        ),
-        ("can_generate_monitor_events", wanted.can_generate_monitor_events(), potential.can_generate_monitor_events()),
-        (
-            "can_generate_compiled_method_load_events",
-            wanted.can_generate_compiled_method_load_events(),
-            potential.can_generate_compiled_method_load_events(),
-        ),
-        (
-            "can_generate_garbage_collection_events",
-            wanted.can_generate_garbage_collection_events(),
-            potential.can_generate_garbage_collection_events(),
-        ),
-    ];
-    let missing: Vec<&str> = checks.iter().filter(|(_, w, p)| *w != 0 && *p == 0).map(|(n, _, _)| *n).collect();
-    if missing.is_empty() { String::new() } else { format!(": unavailable: {}", missing.join(", ")) }
+    if !rewriters.is_empty() {
+        hub.subscribe(Box::leak(Box::new(ClassFileChain { rewriters })), [Event::ClassFileLoadHook]);
+    }
+    (hub.build(), subscribed)
 }
 
 extern "C" fn flush_at_exit() {
@@ -241,12 +200,28 @@ extern "C" fn flush_at_exit() {
 const EXIT_REPORTS_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
 
 impl Agent {
-    pub fn capabilities(&self) -> &[Box<dyn Capability>] {
-        &self.capabilities
+    pub fn capabilities(&self) -> impl Iterator<Item = &'static dyn Capability> + '_ {
+        self.capabilities.iter().map(|(_, c)| *c)
     }
 
-    pub fn hub(&self) -> &EventHub {
+    pub fn hub(&self) -> &EventHub<Agent> {
         &self.hub
+    }
+
+    /// Turns a capability's events on or off at run time. The hub counts subscribers, so another
+    /// capability that wants the same event keeps receiving it.
+    pub fn switch_events(&self, capability: &str, events: &[Event], on: bool) -> Result<(), HubError> {
+        let Some(&(id, _)) = self.capabilities.iter().find(|(_, c)| c.name() == capability) else {
+            return Ok(());
+        };
+        for &event in events {
+            if on {
+                self.hub.enable(self.jvmti, id, event)?;
+            } else {
+                self.hub.disable(self.jvmti, id, event)?;
+            }
+        }
+        Ok(())
     }
 
     /// The current maximum trace depth (depth=, or what the front end set since).
@@ -280,7 +255,7 @@ impl Agent {
     /// the capabilities that own the data. Returns false if nothing acted on it.
     pub fn command(&self, jni: Option<Jni>, command: &ControlCommand) -> bool {
         let mut handled = false;
-        for c in &self.capabilities {
+        for c in self.capabilities() {
             handled |= c.handle_command(self, jni, command);
         }
         handled
@@ -318,7 +293,7 @@ impl Agent {
         if !self.is_live() {
             return;
         }
-        let reports: Vec<_> = self.capabilities.iter().filter_map(|c| c.checkpoint(self, jni)).collect();
+        let reports: Vec<_> = self.capabilities().filter_map(|c| c.checkpoint(self, jni)).collect();
         self.output.checkpoint(self, &reports);
         self.output.flush();
     }
@@ -340,7 +315,7 @@ impl Agent {
                 }
             }
         }
-        for c in self.hub.subscribers(self, Event::VmInit) {
+        for c in self.capabilities() {
             c.on_vm_init(self, jni);
         }
         if self.options.net.is_some() {
@@ -348,7 +323,7 @@ impl Agent {
         }
         crate::worker::start(self, jni);
         for (thread, record, own) in existing {
-            for c in self.hub.subscribers(self, Event::ThreadStart) {
+            for c in self.capabilities() {
                 c.on_thread_start(self, jni, thread, &record, own);
             }
             jni.delete_local_ref(thread);
@@ -357,7 +332,7 @@ impl Agent {
 
     pub(crate) fn on_vm_death(&self, jni: Jni) {
         self.exiting.store(true, Ordering::Relaxed);
-        for c in self.hub.subscribers(self, Event::VmDeath) {
+        for c in self.capabilities() {
             c.on_vm_death(self, jni);
         }
         if self.options.dump_on_exit {
@@ -404,7 +379,7 @@ impl Agent {
             record.os_tid.store(crate::threads::current_os_tid(), Ordering::Relaxed);
         }
         if known_tid != Some(true) {
-            for c in self.hub.subscribers(self, Event::ThreadStart) {
+            for c in self.capabilities() {
                 c.on_thread_start(self, jni, thread, &record, true);
             }
         }
@@ -412,27 +387,10 @@ impl Agent {
 
     pub(crate) fn on_thread_end(&self, jni: Jni, thread: sys::jthread) {
         let Some(record) = self.threads.of(self, thread) else { return };
-        for c in self.hub.subscribers(self, Event::ThreadEnd) {
+        for c in self.capabilities() {
             c.on_thread_end(self, jni, thread, &record);
         }
         self.threads.mark_ended(self, &record);
-    }
-
-    pub(crate) fn on_class_prepare(&self, jni: Jni, thread: sys::jthread, class: sys::jclass) {
-        self.classes.register(self, class);
-        for c in self.hub.subscribers(self, Event::ClassPrepare) {
-            c.on_class_prepare(self, jni, thread, class);
-        }
-    }
-
-    pub(crate) fn on_object_free(&self, tag: i64) {
-        if main_tag::is_class(tag) {
-            self.classes.on_class_freed(self, tag);
-            return;
-        }
-        for c in self.hub.subscribers(self, Event::ObjectFree) {
-            c.on_object_free(self, tag);
-        }
     }
 
     pub(crate) fn on_data_dump_request(&self) {
@@ -446,11 +404,8 @@ impl Agent {
         if !self.is_live() {
             return;
         }
-        let mut sections: Vec<(u32, &'static str, &dyn Capability)> = self
-            .capabilities
-            .iter()
-            .filter_map(|c| c.dump_section().map(|(rank, label)| (rank, label, c.as_ref())))
-            .collect();
+        let mut sections: Vec<(u32, &'static str, &dyn Capability)> =
+            self.capabilities().filter_map(|c| c.dump_section().map(|(rank, label)| (rank, label, c))).collect();
         sections.sort_by_key(|s| s.0);
         if sections.is_empty() {
             self.output.flush();

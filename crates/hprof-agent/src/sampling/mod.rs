@@ -26,7 +26,7 @@ pub use ring::MAX_FRAMES;
 use crate::agent::Agent;
 use crate::hub::Capability;
 use crate::threads::ThreadRecord;
-use jvmti::{Event, Jni, sys};
+use jvmti::{Event, EventHandler, Interest, Jni, Jvmti, sys};
 
 /// Compiled frames map a pc to its inlined methods and line only where the JIT recorded debug information,
 /// which by default is at safepoints: samples inside inlined code would land on the caller. HotSpot records
@@ -51,27 +51,26 @@ impl SamplingService {
     }
 }
 
+impl EventHandler<Agent> for SamplingService {
+    fn class_prepare(&self, agent: &Agent, _: Jvmti, _jni: Jni, _thread: sys::jthread, class: sys::jclass) {
+        self.engine.create_method_ids(agent, class);
+    }
+}
+
 impl Capability for SamplingService {
     fn name(&self) -> &'static str {
         "sampling"
     }
 
-    fn events(&self) -> Vec<Event> {
+    fn events(&self) -> Vec<Interest> {
         // AsyncGetCallTrace refuses to walk unless ClassLoad events are on, and needs jmethodIDs to exist
         // before a signal arrives.
-        let mut events = vec![
-            Event::VmInit,
-            Event::VmDeath,
-            Event::ThreadStart,
-            Event::ThreadEnd,
-            Event::ClassLoad,
-            Event::ClassPrepare,
-        ];
+        let mut events = vec![Event::ClassLoad, Event::ClassPrepare];
         // Where the flag could not be set, CompiledMethodLoad events turn DebugNonSafepoints on.
         if !self.debug_non_safepoints_set {
             events.extend([Event::CompiledMethodLoad, Event::DynamicCodeGenerated]);
         }
-        events
+        events.into_iter().map(Event::on).collect()
     }
 
     fn on_vm_init(&self, agent: &Agent, jni: Jni) {
@@ -83,10 +82,6 @@ impl Capability for SamplingService {
             }
         }
         self.engine.start(agent, jni);
-    }
-
-    fn on_class_prepare(&self, agent: &Agent, _jni: Jni, _thread: sys::jthread, class: sys::jclass) {
-        self.engine.create_method_ids(agent, class);
     }
 
     fn on_thread_start(&self, _agent: &Agent, jni: Jni, _thread: sys::jthread, record: &ThreadRecord, own: bool) {

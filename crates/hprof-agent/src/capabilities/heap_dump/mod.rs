@@ -41,7 +41,7 @@ use crate::agent::Agent;
 use crate::hub::{Capability, ControlCommand, DumpReason};
 use crate::log;
 use dump::{Completeness, DumpReport, FileState, Release};
-use jvmti::{Event, Jni, sys};
+use jvmti::{CapabilityFlag, EventHandler, Jni};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -140,13 +140,12 @@ fn with_jni(agent: &Agent, jni: Option<Jni>, f: impl FnOnce(Jni)) {
     }
 }
 
+/// Its JVMTI work happens in the dumps it is asked for, not in events.
+impl EventHandler<Agent> for HeapDump {}
+
 impl Capability for HeapDump {
     fn name(&self) -> &'static str {
         "heap=dump"
-    }
-
-    fn events(&self) -> Vec<Event> {
-        vec![Event::VmDeath]
     }
 
     /// A dump asked for by Ctrl-\ or the socket may still be writing into the profile's file, which it has
@@ -158,8 +157,8 @@ impl Capability for HeapDump {
 
     /// Held monitors are ROOT MONITOR USED: the main environment asks at load time, the only time the
     /// JVM grants this capability.
-    fn add_jvmti_capabilities(&self, caps: &mut sys::jvmtiCapabilities) {
-        caps.set_can_get_owned_monitor_info(1);
+    fn jvmti_capabilities(&self) -> Vec<CapabilityFlag> {
+        vec![CapabilityFlag::CanGetOwnedMonitorInfo]
     }
 
     fn dump_section(&self) -> Option<(u32, &'static str)> {
