@@ -4,7 +4,7 @@
 //!    never meet those of the class table or of heap=sites, and can all be dropped at once by disposing
 //!    of it; how objects are named ([`super::naming`]: by address, or by tag); the class plan and the
 //!    threads, with class objects, thread objects, class loaders and held monitors tagged (and, for a walk
-//!    by address, remembered to be untagged before it, [`super::named`]); the threads' stack traces
+//!    by address, remembered to be untagged before it, [`super::naming`]); the threads' stack traces
 //!    written.
 //! 2. The walk, streaming records into a spool file (see [`super::spool`]), holding nothing the program's
 //!    threads could wait for. If object addresses fail a check on the way, the walk stops, its records
@@ -20,7 +20,7 @@ use super::ids::{self, DumpIds};
 use super::in_place::{self, Dumped, LentProfile};
 use super::late::LateObjects;
 use super::layout::ClassPlan;
-use super::named::Named;
+use super::naming::Named;
 use super::naming::Naming;
 use super::sink::{ClassValues, HeapSink};
 use super::spool::Spool;
