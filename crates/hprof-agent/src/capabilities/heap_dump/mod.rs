@@ -63,7 +63,8 @@ impl HeapDump {
 
     fn dump(&self, agent: &Agent, jni: Option<Jni>, reason: DumpReason) {
         let _one = self.one_at_a_time.lock().unwrap_or_else(|e| e.into_inner());
-        if !agent.is_live() || (reason != DumpReason::Exit && self.exiting.load(Ordering::Relaxed)) {
+        let last = matches!(reason, DumpReason::Exit | DumpReason::SessionEnd);
+        if !agent.is_live() || (!last && self.exiting.load(Ordering::Relaxed)) {
             return;
         }
         // At exit the process is about to give all its memory back.
