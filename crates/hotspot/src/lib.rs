@@ -8,12 +8,18 @@
 //! nmethod's compile id — which is all a cache needs: equal identities mean equal JVMTI stack traces, so the
 //! agent asks JVMTI once per distinct stack and remembers the answer (see `hprof-agent`'s allocation sites).
 //!
+//! [`heap`] holds every raw read of the Java heap a heap dump makes (callback wrapper words, object headers,
+//! decoded field offsets, the heap's committed pieces), each checked against committed memory or made with
+//! a read that cannot fault.
+//!
 //! Everything here reads memory of the running JVM, so every read is bounded: stack addresses must lie in
 //! the current thread's stack, code addresses in a code heap. Anything unexpected ends the walk with a
 //! [`WalkError`] and the caller falls back to JVMTI. Only x86-64 Linux is supported; elsewhere
 //! [`Walker::new`] says so.
 
 mod code_cache;
+pub mod heap;
+pub mod java_thread;
 mod layout;
 mod per_thread;
 mod structs;

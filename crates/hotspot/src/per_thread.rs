@@ -33,6 +33,7 @@ pub struct WalkerThread {
 impl WalkerThread {
     /// The current thread's state; `None` if the C library cannot tell where its stack is.
     pub fn for_current_thread() -> Option<WalkerThread> {
+        // SAFETY: stack_bounds only asks pthread about the current thread.
         let stack = unsafe { stack_bounds() }?;
         Some(WalkerThread { stack, epoch: 0, blobs: Box::new([CachedBlob::default(); BLOB_SLOTS]) })
     }
@@ -52,13 +53,17 @@ impl WalkerThread {
 }
 
 unsafe fn stack_bounds() -> Option<(usize, usize)> {
+    // SAFETY: a C struct of integers and nullable pointers, for which all-zero bytes are a valid value.
     let mut attr: libc::pthread_attr_t = unsafe { std::mem::zeroed() };
+    // SAFETY: pthread calls on the current thread with an attribute object initialised by pthread_getattr_np.
     if unsafe { libc::pthread_getattr_np(libc::pthread_self(), &mut attr) } != 0 {
         return None;
     }
     let mut base: *mut libc::c_void = std::ptr::null_mut();
     let mut size: libc::size_t = 0;
+    // SAFETY: pthread calls on the current thread with an attribute object initialised by pthread_getattr_np.
     let got = unsafe { libc::pthread_attr_getstack(&attr, &mut base, &mut size) };
+    // SAFETY: pthread calls on the current thread with an attribute object initialised by pthread_getattr_np.
     unsafe { libc::pthread_attr_destroy(&mut attr) };
     (got == 0 && !base.is_null()).then(|| (base as usize, base as usize + size))
 }

@@ -25,6 +25,7 @@ pub struct VmStructs {
 
 /// Looks up a symbol of the already loaded libjvm, whether its symbols are global or not.
 pub fn libjvm_symbol(name: &CStr) -> Option<*const c_void> {
+    // SAFETY: dlsym with a handle libdl gave and a NUL-terminated name.
     let p = unsafe { libc::dlsym(libjvm(), name.as_ptr()) };
     (!p.is_null()).then_some(p as *const c_void)
 }
@@ -34,12 +35,15 @@ pub fn libjvm_symbol(name: &CStr) -> Option<*const c_void> {
 fn libjvm() -> *mut c_void {
     static HANDLE: OnceLock<usize> = OnceLock::new();
     *HANDLE.get_or_init(|| {
+        // SAFETY: libdl calls with NUL-terminated names; the callback gets our Option<CString> as its data.
         if !unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"gHotSpotVMStructs".as_ptr()) }.is_null() {
             return libc::RTLD_DEFAULT as usize;
         }
         let mut path: Option<std::ffi::CString> = None;
+        // SAFETY: libdl calls with NUL-terminated names; the callback gets our Option<CString> as its data.
         unsafe { libc::dl_iterate_phdr(Some(find_libjvm), &mut path as *mut _ as *mut c_void) };
         // RTLD_NOLOAD: only a library already loaded; the reference it adds is never dropped (libjvm stays).
+        // SAFETY: libdl calls with NUL-terminated names; the callback gets our Option<CString> as its data.
         path.map(|p| unsafe { libc::dlopen(p.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) } as usize)
             .filter(|h| *h != 0)
             .unwrap_or(libc::RTLD_DEFAULT as usize)
@@ -47,12 +51,16 @@ fn libjvm() -> *mut c_void {
 }
 
 unsafe extern "C" fn find_libjvm(info: *mut libc::dl_phdr_info, _: libc::size_t, data: *mut c_void) -> libc::c_int {
+    // SAFETY: dl_iterate_phdr passes a valid dl_phdr_info for the duration of the callback.
     let name = unsafe { (*info).dlpi_name };
     if name.is_null() {
         return 0;
     }
+    // SAFETY: a NUL-terminated string that lives as long as the process (a structure table's name, a code
+    // blob's name, a loaded library's path), checked non-null.
     let name = unsafe { CStr::from_ptr(name) };
     if name.to_bytes().ends_with(b"/libjvm.so") {
+        // SAFETY: data is the &mut Option<CString> find_libjvm was given by dl_iterate_phdr's caller.
         unsafe { *(data as *mut Option<std::ffi::CString>) = Some(name.to_owned()) };
         return 1;
     }
@@ -61,19 +69,27 @@ unsafe extern "C" fn find_libjvm(info: *mut libc::dl_phdr_info, _: libc::size_t,
 
 /// The value of an exported `uint64_t` such as `gHotSpotVMStructEntryArrayStride`.
 fn exported_u64(name: &CStr) -> Option<usize> {
+    // SAFETY: an address from HotSpot's exported structure tables, in libjvm's static data (alive as long
+    // as the process), at an offset the tables themselves give.
     libjvm_symbol(name).map(|p| unsafe { *(p as *const u64) } as usize)
 }
 
 /// The array an exported pointer such as `gHotSpotVMStructs` points to.
 fn exported_array(name: &CStr) -> Option<*const u8> {
     let p = libjvm_symbol(name)?;
+    // SAFETY: an address from HotSpot's exported structure tables, in libjvm's static data (alive as long
+    // as the process), at an offset the tables themselves give.
     let array = unsafe { *(p as *const *const u8) };
     (!array.is_null()).then_some(array)
 }
 
 /// A C string field of a table entry; `None` for a null pointer (which ends a table).
 unsafe fn string_at(entry: *const u8, offset: usize) -> Option<String> {
+    // SAFETY: an address from HotSpot's exported structure tables, in libjvm's static data (alive as long
+    // as the process), at an offset the tables themselves give.
     let p = unsafe { *(entry.add(offset) as *const *const c_char) };
+    // SAFETY: a NUL-terminated string that lives as long as the process (a structure table's name, a code
+    // blob's name, a loaded library's path), checked non-null.
     (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
 }
 
@@ -96,8 +112,12 @@ impl Table {
     unsafe fn each(&self, mut f: impl FnMut(*const u8, String)) -> Option<()> {
         let mut entry = self.first;
         for _ in 0..MAX_ENTRIES {
+            // SAFETY: an address from HotSpot's exported structure tables, in libjvm's static data (alive as long
+            // as the process), at an offset the tables themselves give.
             let Some(name) = (unsafe { string_at(entry, self.name_offset) }) else { return Some(()) };
             f(entry, name);
+            // SAFETY: an address from HotSpot's exported structure tables, in libjvm's static data (alive as long
+            // as the process), at an offset the tables themselves give.
             entry = unsafe { entry.add(self.stride) };
         }
         None
@@ -114,6 +134,8 @@ impl VmStructs {
 
     fn load() -> Option<VmStructs> {
         let mut vm = VmStructs::default();
+        // SAFETY: an address from HotSpot's exported structure tables, in libjvm's static data (alive as long
+        // as the process), at an offset the tables themselves give.
         unsafe {
             vm.read_fields()?;
             vm.read_types()?;
@@ -129,6 +151,8 @@ impl VmStructs {
         let offset = exported_u64(c"gHotSpotVMStructEntryOffsetOffset")?;
         let address = exported_u64(c"gHotSpotVMStructEntryAddressOffset")?;
         let table = Table::exported(c"gHotSpotVMStructs", type_name, c"gHotSpotVMStructEntryArrayStride")?;
+        // SAFETY: an address from HotSpot's exported structure tables, in libjvm's static data (alive as long
+        // as the process), at an offset the tables themselves give.
         unsafe {
             table.each(|entry, ty| {
                 if let Some(field) = string_at(entry, field_name) {
@@ -147,6 +171,8 @@ impl VmStructs {
         let type_name = exported_u64(c"gHotSpotVMTypeEntryTypeNameOffset")?;
         let size = exported_u64(c"gHotSpotVMTypeEntrySizeOffset")?;
         let table = Table::exported(c"gHotSpotVMTypes", type_name, c"gHotSpotVMTypeEntryArrayStride")?;
+        // SAFETY: an address from HotSpot's exported structure tables, in libjvm's static data (alive as long
+        // as the process), at an offset the tables themselves give.
         unsafe { table.each(|entry, ty| _ = self.types.insert(ty, *(entry.add(size) as *const u64) as usize)) }
     }
 
@@ -154,6 +180,8 @@ impl VmStructs {
         let name = exported_u64(c"gHotSpotVMIntConstantEntryNameOffset")?;
         let value = exported_u64(c"gHotSpotVMIntConstantEntryValueOffset")?;
         let table = Table::exported(c"gHotSpotVMIntConstants", name, c"gHotSpotVMIntConstantEntryArrayStride")?;
+        // SAFETY: an address from HotSpot's exported structure tables, in libjvm's static data (alive as long
+        // as the process), at an offset the tables themselves give.
         unsafe { table.each(|entry, n| _ = self.constants.insert(n, *(entry.add(value) as *const i32) as i64)) }
     }
 
@@ -186,10 +214,16 @@ impl VmStructs {
         let count = self.static_address("JVMFlag", "numFlags")?;
         let (name_at, addr_at) = (self.offset("JVMFlag", "_name")?, self.offset("JVMFlag", "_addr")?);
         let stride = self.type_size("JVMFlag")?;
+        // SAFETY: an address from HotSpot's exported structure tables, in libjvm's static data (alive as long
+        // as the process), at an offset the tables themselves give.
         let (table, count) = unsafe { (*(table as *const usize), *(count as *const usize)) };
         for i in 0..count {
             let flag = table + i * stride;
+            // SAFETY: an address from HotSpot's exported structure tables, in libjvm's static data (alive as long
+            // as the process), at an offset the tables themselves give.
             if unsafe { string_at(flag as *const u8, name_at) }.as_deref() == Some(name) {
+                // SAFETY: an address from HotSpot's exported structure tables, in libjvm's static data (alive as long
+                // as the process), at an offset the tables themselves give.
                 let value = unsafe { *((flag + addr_at) as *const usize) };
                 return if value == 0 { Err(format!("flag {name} has no value")) } else { Ok((flag, value)) };
             }
@@ -200,6 +234,8 @@ impl VmStructs {
     /// The value of a boolean `-XX` flag, e.g. `"UseZGC"`, from HotSpot's flag table.
     pub fn bool_flag(&self, name: &str) -> Result<bool, String> {
         let (_, value) = self.flag(name)?;
+        // SAFETY: an address from HotSpot's exported structure tables, in libjvm's static data (alive as long
+        // as the process), at an offset the tables themselves give.
         Ok(unsafe { *(value as *const u8) } != 0)
     }
 
@@ -210,10 +246,15 @@ impl VmStructs {
         let (flag, at) = self.flag(name)?;
         let origin_mask = self.constant("JVMFlag::VALUE_ORIGIN_MASK")? as u32;
         let default = self.constant("JVMFlagOrigin::DEFAULT")? as u32;
+        // SAFETY: an address from HotSpot's exported structure tables, in libjvm's static data (alive as long
+        // as the process), at an offset the tables themselves give.
         let flags = unsafe { *((flag + self.offset("JVMFlag", "_flags")?) as *const u32) };
         if flags & origin_mask == default {
+            // SAFETY: the address of a boolean JVM flag's value in libjvm's data, found through its JVMFlag entry.
             unsafe { std::ptr::write_volatile(at as *mut u8, value as u8) };
         }
+        // SAFETY: an address from HotSpot's exported structure tables, in libjvm's static data (alive as long
+        // as the process), at an offset the tables themselves give.
         Ok((unsafe { *(at as *const u8) } != 0) == value)
     }
 

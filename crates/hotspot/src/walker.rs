@@ -108,12 +108,20 @@ impl Walker {
         let env_offset = env_offset.ok_or("JNIEnv does not lie inside its JavaThread")?;
         let layout = Layout::resolve(vm)?;
         let code = CodeCache::new(&layout)?;
+        // SAFETY: an address from HotSpot's structure tables (stub queue, call stub return address) in libjvm's
+        // static data, or a word of the current thread's frame anchor, checked against its stack before use.
         let queue = unsafe { *(layout.interpreter_code as *const usize) };
         if queue == 0 {
             return Err("the interpreter is not generated yet".into());
         }
+        // SAFETY: an address from HotSpot's structure tables (stub queue, call stub return address) in libjvm's
+        // static data, or a word of the current thread's frame anchor, checked against its stack before use.
         let start = unsafe { *((queue + layout.stub_queue_buffer) as *const usize) };
+        // SAFETY: an address from HotSpot's structure tables (stub queue, call stub return address) in libjvm's
+        // static data, or a word of the current thread's frame anchor, checked against its stack before use.
         let len = unsafe { *((queue + layout.stub_queue_limit) as *const i32) };
+        // SAFETY: an address from HotSpot's structure tables (stub queue, call stub return address) in libjvm's
+        // static data, or a word of the current thread's frame anchor, checked against its stack before use.
         let call_stub_return = unsafe { *(layout.call_stub_return_address as *const usize) };
         if start == 0 || len <= 0 || call_stub_return == 0 {
             return Err("the interpreter or the call stub is not generated yet".into());
@@ -218,6 +226,8 @@ impl Walker {
     fn anchor_frame(&self, mem: &Stack, anchor: usize, on_stack: bool) -> Result<Option<Frame>, WalkError> {
         let l = &self.layout;
         let read = |offset: usize| {
+            // SAFETY: an address from HotSpot's structure tables (stub queue, call stub return address) in libjvm's
+            // static data, or a word of the current thread's frame anchor, checked against its stack before use.
             if on_stack { mem.word(anchor + offset, 0) } else { Ok(unsafe { *((anchor + offset) as *const usize) }) }
         };
         let sp = read(l.anchor_sp)?;
@@ -257,6 +267,8 @@ impl Stack {
     fn word(&self, base: usize, index: isize) -> Result<usize, WalkError> {
         let addr = base.checked_add_signed(index * 8).ok_or(WalkError::OffStack)?;
         self.check(addr)?;
+        // SAFETY: an address from HotSpot's structure tables (stub queue, call stub return address) in libjvm's
+        // static data, or a word of the current thread's frame anchor, checked against its stack before use.
         Ok(unsafe { *(addr as *const usize) })
     }
 }

@@ -2,26 +2,35 @@
 //! (threads, classes, dumps), and the hand-over to the capabilities.
 
 use crate::capabilities;
+use crate::capabilities::Registered;
 use crate::classes::ClassTable;
-use crate::hub::{Capability, ControlCommand, DumpReason, EventHub};
-use crate::ids::{ObjectIds, main_tag};
+use crate::hub::{AgentHost, CORE_EVENTS, Capability, ClassFileChain, ControlCommand, Core, DumpReason};
+use crate::ids::ObjectIds;
 use crate::log;
 use crate::methods::MethodCache;
-use crate::options::{Options, Parsed};
+use crate::options::{CpuMode, Options, Parsed};
 use crate::output::Output;
 use crate::threads::ThreadTable;
 use crate::traces::RawFrame;
 use crate::traces::TraceTable;
-use jvmti::{Event, Jni, Jvmti, JvmtiVersion, Vm, sys};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Mutex, OnceLock};
+use jvmti::{
+    CapabilityFlag, Event, EventHub, EventHubBuilder, HubError, Jni, Jvmti, JvmtiVersion, Need, SubscriberId, Vm, sys,
+};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
 use std::time::Instant;
 
-static AGENT: OnceLock<Agent> = OnceLock::new();
+/// The current session's agent. A session that ends (`duration=`, `hprof attach PID stop`) leaves its
+/// agent in place, stopped; a later attach starts a new one here (see `attach`). An agent is never freed:
+/// a callback still running on another thread may hold it.
+static AGENT: AtomicPtr<Agent> = AtomicPtr::new(std::ptr::null_mut());
+/// Serialises starting sessions (Agent_OnLoad/OnAttach) and ending them; counts the sessions started.
+static SESSIONS: Mutex<u32> = Mutex::new(0);
 
 /// The running agent, once Agent_OnLoad/OnAttach has succeeded.
 pub fn agent() -> Option<&'static Agent> {
-    AGENT.get()
+    // SAFETY: the pointer is null or comes from Box::leak, and agents are never freed.
+    unsafe { AGENT.load(Ordering::Acquire).as_ref() }
 }
 
 pub struct Agent {
@@ -36,8 +45,13 @@ pub struct Agent {
     pub methods: MethodCache,
     pub traces: TraceTable,
     pub started: Instant,
-    capabilities: Vec<Box<dyn Capability>>,
-    hub: EventHub,
+    pub load_kind: LoadKind,
+    /// 1 for the first session in this JVM, 2 for the next attach after it ended, …
+    pub session: u32,
+    /// The option string the session started with (for `status`).
+    pub option_string: String,
+    capabilities: Vec<(SubscriberId, &'static dyn Capability)>,
+    hub: EventHub<Agent>,
     dump_lock: Mutex<()>,
     dead: AtomicBool,
     /// Set as VMDeath begins (before the exit dump), when the collector has already stopped.
@@ -45,17 +59,6 @@ pub struct Agent {
     /// depth=, changeable at run time by the front end's CONTROL command.
     depth: AtomicU32,
 }
-
-/// The events the agent itself always handles.
-const CORE_EVENTS: [Event; 7] = [
-    Event::VmInit,
-    Event::VmDeath,
-    Event::ThreadStart,
-    Event::ThreadEnd,
-    Event::ClassPrepare,
-    Event::DataDumpRequest,
-    Event::ObjectFree,
-];
 
 /// How the agent was loaded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,8 +72,8 @@ pub enum LoadKind {
 /// Agent_OnLoad / Agent_OnAttach: returns JNI_OK or JNI_ERR (after printing why).
 pub fn start(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> sys::jint {
     crate::panic_guard::install_panic_hook();
-    match start_inner(vm, option_string, kind) {
-        Ok(()) => sys::JNI_OK as sys::jint,
+    match start_session(vm, option_string, kind) {
+        Ok(_) => sys::JNI_OK as sys::jint,
         Err(msg) => {
             log::error(&msg);
             sys::JNI_ERR
@@ -88,8 +91,14 @@ fn vm_input_arguments() -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn start_inner(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<(), String> {
+/// Starts a session: parses the options, takes a JVMTI environment of its own and switches on what the
+/// options ask for. In a running JVM (`kind` Attach) it also does what VMInit would have done.
+pub fn start_session(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<&'static Agent, String> {
     let options = match Options::parse_for_vm(option_string, &vm_input_arguments()).map_err(|e| e.0)? {
+        // Exiting after the help is HPROF's way at startup; a running JVM must go on.
+        Parsed::Help if kind == LoadKind::Attach => {
+            return Err("help lists the options only at startup: java -agentpath:/path/to/libhprof.so=help".into());
+        }
         Parsed::Help => {
             use std::io::Write;
             let _ = std::io::stdout().write_all(crate::help::HELP.as_bytes());
@@ -99,8 +108,18 @@ fn start_inner(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<()
         }
         Parsed::Run(o) => *o,
     };
-    if AGENT.get().is_some() {
-        return Err("hprof is already loaded in this JVM; load it once".into());
+    if kind == LoadKind::Attach && matches!(options.cpu, Some(CpuMode::Times | CpuMode::Old)) {
+        // Their probes go in as classes load; the classes of a running JVM are loaded already.
+        return Err("cpu=times and cpu=old need the agent from the JVM's start (-agentlib:hprof=cpu=times); an \
+                    attached agent offers cpu=samples"
+            .into());
+    }
+    let mut sessions = SESSIONS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(running) = agent().filter(|a| a.is_live()) {
+        return Err(format!(
+            "hprof already profiles this JVM (session {}: {}); end it first with `hprof attach PID stop`",
+            running.session, running.option_string
+        ));
     }
     for w in &options.warnings {
         log::warning(w);
@@ -115,10 +134,9 @@ fn start_inner(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<()
         ));
     }
 
-    let capabilities = capabilities::build(&options)?;
-    add_jvmti_capabilities(jvmti, &capabilities)?;
+    let (hub, capabilities) = subscribe(capabilities::build(&options)?, kind);
+    hub.request_capabilities(jvmti).map_err(|e| e.to_string())?;
     let output = Output::open(&options)?;
-    let hub = EventHub::new(&capabilities);
     let agent = Agent {
         vm,
         jvmti,
@@ -131,6 +149,9 @@ fn start_inner(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<()
         classes: ClassTable::default(),
         methods: MethodCache::default(),
         started: Instant::now(),
+        load_kind: kind,
+        session: *sessions + 1,
+        option_string: option_string.unwrap_or("").to_owned(),
         capabilities,
         hub,
         dump_lock: Mutex::new(()),
@@ -139,23 +160,18 @@ fn start_inner(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<()
         depth: AtomicU32::new(0),
     };
     agent.depth.store(agent.options.depth, Ordering::Relaxed);
-    if AGENT.set(agent).is_err() {
-        return Err("hprof is already loaded in this JVM; load it once".into());
-    }
-    let agent = AGENT.get().expect("just set");
+    *sessions += 1;
+    let agent: &'static Agent = Box::leak(Box::new(agent));
+    AGENT.store(agent as *const Agent as *mut Agent, Ordering::Release);
 
-    jvmti.set_event_callbacks(&EventHub::callbacks()).map_err(|e| format!("SetEventCallbacks failed: {e}"))?;
-    for c in &agent.capabilities {
+    for (_, c) in &agent.capabilities {
         c.on_load(agent)?;
     }
-    for event in Event::ALL {
-        if CORE_EVENTS.contains(&event) || agent.hub.has_subscribers(event) {
-            jvmti
-                .set_event_enabled(event, true, std::ptr::null_mut())
-                .map_err(|e| format!("cannot enable JVMTI event {event:?}: {e}"))?;
-        }
+    agent.hub.install::<AgentHost>(jvmti).map_err(|e| format!("cannot set up JVMTI events: {e}"))?;
+    if agent.session == 1 {
+        // SAFETY: flush_at_exit is an extern "C" fn that catches panics; registered once per process.
+        unsafe { libc::atexit(flush_at_exit) };
     }
-    unsafe { libc::atexit(flush_at_exit) };
 
     if kind == LoadKind::Attach {
         // The VM is already running: do now what VMInit would have done.
@@ -163,57 +179,44 @@ fn start_inner(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<()
         let current = jvmti.current_thread().map_err(|e| format!("GetCurrentThread: {e}"))?;
         agent.on_vm_init(jni, current);
     }
-    Ok(())
+    Ok(agent)
 }
 
-/// Adds the JVMTI capabilities the core and the chosen capabilities need, naming any the JVM lacks.
-fn add_jvmti_capabilities(jvmti: Jvmti, capabilities: &[Box<dyn Capability>]) -> Result<(), String> {
-    let mut caps: sys::jvmtiCapabilities = unsafe { std::mem::zeroed() };
-    caps.set_can_tag_objects(1);
-    caps.set_can_generate_object_free_events(1);
+/// Subscribes the core, then each capability in the order the options chose them, to the hub.
+fn subscribe(
+    capabilities: Vec<Registered>,
+    kind: LoadKind,
+) -> (EventHub<Agent>, Vec<(SubscriberId, &'static dyn Capability)>) {
+    let mut hub = EventHubBuilder::new();
+    hub.subscribe(&Core, CORE_EVENTS);
+    hub.need(CapabilityFlag::CanTagObjects, Need::Required);
     // Frames print as Class.method(File.java:line): traces need both.
-    caps.set_can_get_line_numbers(1);
-    caps.set_can_get_source_file_name(1);
-    for c in capabilities {
-        for e in c.events() {
-            e.require_capability(&mut caps);
+    hub.need(CapabilityFlag::CanGetLineNumbers, Need::Required);
+    hub.need(CapabilityFlag::CanGetSourceFileName, Need::Required);
+    let mut subscribed = Vec::with_capacity(capabilities.len());
+    let mut rewriters = Vec::new();
+    for Registered { capability, handler } in capabilities {
+        for flag in capability.jvmti_capabilities() {
+            hub.need(flag, need_of(flag, kind));
         }
-        c.add_jvmti_capabilities(&mut caps);
+        subscribed.push((hub.subscribe(handler, capability.events()), capability));
+        if capability.rewrites_classes() {
+            rewriters.push(capability);
+        }
     }
-    jvmti.add_capabilities(&caps).map_err(|e| {
-        let potential = jvmti.potential_capabilities().ok();
-        let missing = potential.map(|p| describe_missing(&caps, &p)).unwrap_or_default();
-        format!("the JVM refused the JVMTI capabilities hprof needs ({e}){missing}")
-    })
+    if !rewriters.is_empty() {
+        hub.subscribe(Box::leak(Box::new(ClassFileChain { rewriters })), [Event::ClassFileLoadHook]);
+    }
+    (hub.build(), subscribed)
 }
 
-fn describe_missing(wanted: &sys::jvmtiCapabilities, potential: &sys::jvmtiCapabilities) -> String {
-    let checks: [(&str, u32, u32); 6] = [
-        ("can_tag_objects", wanted.can_tag_objects(), potential.can_tag_objects()),
-        (
-            "can_generate_sampled_object_alloc_events",
-            wanted.can_generate_sampled_object_alloc_events(),
-            potential.can_generate_sampled_object_alloc_events(),
-        ),
-        (
-            "can_generate_vm_object_alloc_events",
-            wanted.can_generate_vm_object_alloc_events(),
-            potential.can_generate_vm_object_alloc_events(),
-        ),
-        ("can_generate_monitor_events", wanted.can_generate_monitor_events(), potential.can_generate_monitor_events()),
-        (
-            "can_generate_compiled_method_load_events",
-            wanted.can_generate_compiled_method_load_events(),
-            potential.can_generate_compiled_method_load_events(),
-        ),
-        (
-            "can_generate_garbage_collection_events",
-            wanted.can_generate_garbage_collection_events(),
-            potential.can_generate_garbage_collection_events(),
-        ),
-    ];
-    let missing: Vec<&str> = checks.iter().filter(|(_, w, p)| *w != 0 && *p == 0).map(|(n, _, _)| *n).collect();
-    if missing.is_empty() { String::new() } else { format!(": unavailable: {}", missing.join(", ")) }
+/// HotSpot grants the monitor-ownership queries only to agents loaded with the JVM. Their users (the
+/// monitor roots of a heap dump, the owners in MONITOR DUMP) already do without when a query fails, so an
+/// attached agent takes them only where they are offered.
+fn need_of(flag: CapabilityFlag, kind: LoadKind) -> Need {
+    let onload_only =
+        matches!(flag, CapabilityFlag::CanGetOwnedMonitorInfo | CapabilityFlag::CanGetCurrentContendedMonitor);
+    if kind == LoadKind::Attach && onload_only { Need::IfAvailable } else { Need::Required }
 }
 
 extern "C" fn flush_at_exit() {
@@ -236,12 +239,28 @@ const EXIT_REPORTS_START: std::time::Duration = std::time::Duration::from_secs(5
 const EXIT_REPORTS_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
 
 impl Agent {
-    pub fn capabilities(&self) -> &[Box<dyn Capability>] {
-        &self.capabilities
+    pub fn capabilities(&self) -> impl Iterator<Item = &'static dyn Capability> + '_ {
+        self.capabilities.iter().map(|(_, c)| *c)
     }
 
-    pub fn hub(&self) -> &EventHub {
+    pub fn hub(&self) -> &EventHub<Agent> {
         &self.hub
+    }
+
+    /// Turns a capability's events on or off at run time. The hub counts subscribers, so another
+    /// capability that wants the same event keeps receiving it.
+    pub fn switch_events(&self, capability: &str, events: &[Event], on: bool) -> Result<(), HubError> {
+        let Some(&(id, _)) = self.capabilities.iter().find(|(_, c)| c.name() == capability) else {
+            return Ok(());
+        };
+        for &event in events {
+            if on {
+                self.hub.enable(self.jvmti, id, event)?;
+            } else {
+                self.hub.disable(self.jvmti, id, event)?;
+            }
+        }
+        Ok(())
     }
 
     /// The current maximum trace depth (depth=, or what the front end set since).
@@ -275,7 +294,7 @@ impl Agent {
     /// the capabilities that own the data. Returns false if nothing acted on it.
     pub fn command(&self, jni: Option<Jni>, command: &ControlCommand) -> bool {
         let mut handled = false;
-        for c in &self.capabilities {
+        for c in self.capabilities() {
             handled |= c.handle_command(self, jni, command);
         }
         handled
@@ -313,7 +332,7 @@ impl Agent {
         if !self.is_live() {
             return;
         }
-        let reports: Vec<_> = self.capabilities.iter().filter_map(|c| c.checkpoint(self, jni)).collect();
+        let reports: Vec<_> = self.capabilities().filter_map(|c| c.checkpoint(self, jni)).collect();
         self.output.checkpoint(self, &reports);
         self.output.flush();
     }
@@ -335,24 +354,51 @@ impl Agent {
                 }
             }
         }
-        for c in self.hub.subscribers(self, Event::VmInit) {
+        for c in self.capabilities() {
             c.on_vm_init(self, jni);
         }
         if self.options.net.is_some() {
             crate::net::start(self, jni);
         }
         crate::worker::start(self, jni);
+        if let Some(seconds) = self.options.duration_s {
+            crate::attach::end_after(self, jni, seconds);
+        }
         for (thread, record, own) in existing {
-            for c in self.hub.subscribers(self, Event::ThreadStart) {
+            for c in self.capabilities() {
                 c.on_thread_start(self, jni, thread, &record, own);
             }
             jni.delete_local_ref(thread);
         }
     }
 
+    /// Ends the session before the JVM ends: what VMDeath does (samplers stop, the reports are written,
+    /// the output closed), and then every event off and every capability given back, so that the JVM runs
+    /// on as if the agent had never come, and a later attach can start a session of its own. Returns false
+    /// if the session had already ended.
+    pub fn end_session(&self, jni: Jni) -> bool {
+        let _one_at_a_time = SESSIONS.lock().unwrap_or_else(|e| e.into_inner());
+        if !self.is_live() {
+            return false;
+        }
+        for c in self.capabilities() {
+            c.on_vm_death(self, jni);
+        }
+        self.dump(Some(jni), DumpReason::SessionEnd);
+        self.dead.store(true, Ordering::Relaxed);
+        self.output.close();
+        for event in Event::ALL {
+            let _ = self.jvmti.set_event_enabled(*event, false, std::ptr::null_mut());
+        }
+        if let Ok(caps) = self.jvmti.capabilities() {
+            let _ = self.jvmti.relinquish_capabilities(&caps);
+        }
+        true
+    }
+
     pub(crate) fn on_vm_death(&self, jni: Jni) {
         self.exiting.store(true, Ordering::Relaxed);
-        for c in self.hub.subscribers(self, Event::VmDeath) {
+        for c in self.capabilities() {
             c.on_vm_death(self, jni);
         }
         if self.options.dump_on_exit {
@@ -406,7 +452,7 @@ impl Agent {
             record.os_tid.store(crate::threads::current_os_tid(), Ordering::Relaxed);
         }
         if known_tid != Some(true) {
-            for c in self.hub.subscribers(self, Event::ThreadStart) {
+            for c in self.capabilities() {
                 c.on_thread_start(self, jni, thread, &record, true);
             }
         }
@@ -414,27 +460,10 @@ impl Agent {
 
     pub(crate) fn on_thread_end(&self, jni: Jni, thread: sys::jthread) {
         let Some(record) = self.threads.of(self, thread) else { return };
-        for c in self.hub.subscribers(self, Event::ThreadEnd) {
+        for c in self.capabilities() {
             c.on_thread_end(self, jni, thread, &record);
         }
         self.threads.mark_ended(self, &record);
-    }
-
-    pub(crate) fn on_class_prepare(&self, jni: Jni, thread: sys::jthread, class: sys::jclass) {
-        self.classes.register(self, class);
-        for c in self.hub.subscribers(self, Event::ClassPrepare) {
-            c.on_class_prepare(self, jni, thread, class);
-        }
-    }
-
-    pub(crate) fn on_object_free(&self, tag: i64) {
-        if main_tag::is_class(tag) {
-            self.classes.on_class_freed(self, tag);
-            return;
-        }
-        for c in self.hub.subscribers(self, Event::ObjectFree) {
-            c.on_object_free(self, tag);
-        }
     }
 
     pub(crate) fn on_data_dump_request(&self) {
@@ -448,11 +477,8 @@ impl Agent {
         if !self.is_live() {
             return;
         }
-        let mut sections: Vec<(u32, &'static str, &dyn Capability)> = self
-            .capabilities
-            .iter()
-            .filter_map(|c| c.dump_section().map(|(rank, label)| (rank, label, c.as_ref())))
-            .collect();
+        let mut sections: Vec<(u32, &'static str, &dyn Capability)> =
+            self.capabilities().filter_map(|c| c.dump_section().map(|(rank, label)| (rank, label, c))).collect();
         sections.sort_by_key(|s| s.0);
         if sections.is_empty() {
             self.output.flush();

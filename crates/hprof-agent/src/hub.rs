@@ -1,12 +1,38 @@
-//! The event hub: one JVMTI callback table for the whole agent, fanning each event out to the
-//! capabilities that subscribed to it. A capability (CPU samples, allocation sites, heap dump, monitors…)
-//! implements [`Capability`] and lists its events; it never touches the callback table itself.
+//! The agent's use of the event hub (`jvmti::hub`): the [`Capability`] trait every profiling capability
+//! implements, the core's own subscription (threads, classes, dumps), and the host that lets the hub's
+//! trampolines find the agent.
+//!
+//! A capability receives JVMTI events by implementing [`jvmti::EventHandler<Agent>`] for them and listing
+//! them in [`Capability::events`]; it never touches the callback table itself. Adding an event to a
+//! capability is adding one method in its module:
+//!
+//! ```ignore
+//! impl EventHandler<Agent> for FlatProfile {
+//!     // Where the JIT put each method, so that a sampled pc can be named.
+//!     fn compiled_method_load(&self, agent: &Agent, _: Jvmti, method: sys::jmethodID, code_size: sys::jint,
+//!         code_addr: *const c_void, _map_length: sys::jint, _map: *const sys::jvmtiAddrLocationMap,
+//!         _compile_info: *const c_void) {
+//!         self.code.insert(code_addr as usize, code_size as usize, method);
+//!     }
+//! }
+//! // and in `Capability::events`: vec![Event::CompiledMethodLoad.on()]
+//! ```
+//!
+//! Capabilities that rewrite class files (cpu=times) say so with [`Capability::rewrites_classes`] and get
+//! the bytes in [`Capability::on_class_file_load`]: the agent chains them in one ClassFileLoadHook
+//! subscription, each rewriter seeing the bytes the one before it returned. An observer that only reads
+//! class files subscribes to ClassFileLoadHook like any event (`jvmti::class_file_bytes` gives the bytes).
+//!
+//! The core subscribes first, so that a class or thread is in the shared tables before a capability
+//! hears of it. VMInit, VMDeath, ThreadStart and ThreadEnd reach capabilities through the `on_*` hooks of
+//! [`Capability`] instead, with the thread's record and after the core's bookkeeping (VMInit also replays
+//! ThreadStart for the threads that predate it).
 
 use crate::agent::{Agent, agent};
-use crate::panic_guard::guard;
+use crate::ids::main_tag;
 use crate::threads::ThreadRecord;
-use jvmti::{Event, Jni, sys};
-use std::ffi::{CStr, c_char, c_void};
+use jvmti::{CapabilityFlag, Event, EventHandler, EventHost, EventHub, Interest, Jni, Jvmti, sys};
+use std::ffi::{CStr, c_char};
 
 /// Why a dump is being written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,6 +43,9 @@ pub enum DumpReason {
     DataDumpRequest,
     /// A command from the front end over the socket.
     Command,
+    /// The session ends before the JVM does (`duration=`, `hprof attach PID stop`): the last reports, with
+    /// the capabilities already stopped as at exit, and the JVM runs on.
+    SessionEnd,
 }
 
 /// A request from the front end (the `net=` socket commands of HPROF's protocol, decoded). The agent core
@@ -43,26 +72,35 @@ pub enum ControlCommand {
     ResetSites,
 }
 
-/// One profiling capability. Every method has an empty default; a capability overrides the events it
-/// lists in [`Capability::events`]. Callbacks run on the thread the JVM reports the event on.
+/// One profiling capability: a subscriber to the hub (its JVMTI events arrive through its
+/// [`EventHandler<Agent>`] methods) with hooks for the agent's own moments. Every method has an empty
+/// default.
 #[allow(unused_variables)]
-pub trait Capability: Send + Sync {
+pub trait Capability: EventHandler<Agent> {
     fn name(&self) -> &'static str;
 
-    /// The events this capability wants delivered.
-    fn events(&self) -> Vec<Event>;
+    /// The JVMTI events it handles through [`EventHandler`], each on from the start unless marked
+    /// `.off()` (then [`Agent::switch_events`] turns it on).
+    fn events(&self) -> Vec<Interest> {
+        Vec::new()
+    }
 
     /// JVMTI capabilities it needs beyond those its events imply.
-    fn add_jvmti_capabilities(&self, caps: &mut sys::jvmtiCapabilities) {}
+    fn jvmti_capabilities(&self) -> Vec<CapabilityFlag> {
+        Vec::new()
+    }
 
     /// After the callbacks are set, still in Agent_OnLoad: e.g. set the heap sampling interval.
     fn on_load(&self, agent: &Agent) -> Result<(), String> {
         Ok(())
     }
 
+    /// VMInit, after the core has listed the classes and threads that predate it.
     fn on_vm_init(&self, agent: &Agent, jni: Jni) {}
-    /// Before the final dump: stop sampling, drain buffers.
+    /// VMDeath, before the final dump: stop sampling, drain buffers.
     fn on_vm_death(&self, agent: &Agent, jni: Jni) {}
+    /// A thread started (or, at VMInit, was found running: then `on_own_thread` is false unless it is the
+    /// thread running VMInit).
     fn on_thread_start(
         &self,
         agent: &Agent,
@@ -73,60 +111,16 @@ pub trait Capability: Send + Sync {
     ) {
     }
     fn on_thread_end(&self, agent: &Agent, jni: Jni, thread: sys::jthread, record: &ThreadRecord) {}
-    fn on_class_load(&self, agent: &Agent, jni: Jni, thread: sys::jthread, class: sys::jclass) {}
-    fn on_class_prepare(&self, agent: &Agent, jni: Jni, thread: sys::jthread, class: sys::jclass) {}
-    fn on_method_entry(&self, agent: &Agent, jni: Jni, thread: sys::jthread, method: sys::jmethodID) {}
-    fn on_method_exit(&self, agent: &Agent, jni: Jni, thread: sys::jthread, method: sys::jmethodID) {}
-    fn on_compiled_method_load(&self, agent: &Agent, method: sys::jmethodID, code_addr: *const c_void, code_size: i32) {
-    }
-    fn on_compiled_method_unload(&self, agent: &Agent, method: sys::jmethodID, code_addr: *const c_void) {}
-    fn on_dynamic_code_generated(&self, agent: &Agent, name: &CStr, address: *const c_void, length: i32) {}
-    fn on_monitor_wait(&self, agent: &Agent, jni: Jni, thread: sys::jthread, object: sys::jobject, timeout_ms: i64) {}
-    fn on_monitor_waited(&self, agent: &Agent, jni: Jni, thread: sys::jthread, object: sys::jobject, timed_out: bool) {}
-    fn on_monitor_contended_enter(&self, agent: &Agent, jni: Jni, thread: sys::jthread, object: sys::jobject) {}
-    fn on_monitor_contended_entered(&self, agent: &Agent, jni: Jni, thread: sys::jthread, object: sys::jobject) {}
-    /// GC start/finish run with the VM stopped: only raw monitors and async-safe work are allowed.
-    fn on_gc_start(&self, agent: &Agent) {}
-    fn on_gc_finish(&self, agent: &Agent) {}
-    /// A tagged object was freed. Called for tags that are not class tags.
-    fn on_object_free(&self, agent: &Agent, tag: i64) {}
-    #[allow(clippy::too_many_arguments)]
-    fn on_vm_object_alloc(
-        &self,
-        agent: &Agent,
-        jni: Jni,
-        thread: sys::jthread,
-        object: sys::jobject,
-        class: sys::jclass,
-        size: i64,
-    ) {
-    }
-    #[allow(clippy::too_many_arguments)]
-    fn on_sampled_object_alloc(
-        &self,
-        agent: &Agent,
-        jni: Jni,
-        thread: sys::jthread,
-        object: sys::jobject,
-        class: sys::jclass,
-        size: i64,
-    ) {
-    }
 
-    /// A native method is being bound to `address`; a capability may redirect it by storing another
-    /// function in `*new_address` (with the same signature), and call `address` itself.
-    fn on_native_method_bind(
-        &self,
-        agent: &Agent,
-        method: sys::jmethodID,
-        address: *mut c_void,
-        new_address: *mut *mut c_void,
-    ) {
+    /// Whether it rewrites classes through [`Capability::on_class_file_load`]. Rewriters are chained: each
+    /// sees the bytes the one before it returned, which separate ClassFileLoadHook handlers could not.
+    fn rewrites_classes(&self) -> bool {
+        false
     }
 
     /// A class is being loaded or retransformed (ClassFileLoadHook): `data` is its class file; returning
     /// new bytes replaces it. `class_being_redefined` is null for a first load; `name` is absent for some
-    /// defined-at-run-time classes.
+    /// defined-at-run-time classes. Called only if [`Capability::rewrites_classes`].
     #[allow(clippy::too_many_arguments)]
     fn on_class_file_load(
         &self,
@@ -161,426 +155,106 @@ pub trait Capability: Send + Sync {
     }
 }
 
-/// Which capabilities get which event.
-pub struct EventHub {
-    subscribers: Vec<Vec<usize>>,
+/// The events the agent's core always handles.
+pub const CORE_EVENTS: [Event; 7] = [
+    Event::VmInit,
+    Event::VmDeath,
+    Event::ThreadStart,
+    Event::ThreadEnd,
+    Event::ClassPrepare,
+    Event::DataDumpRequest,
+    Event::ObjectFree,
+];
+
+/// The core's subscription: the shared tables and dumps.
+pub struct Core;
+
+impl EventHandler<Agent> for Core {
+    fn vm_init(&self, agent: &Agent, _: Jvmti, jni: Jni, thread: sys::jthread) {
+        agent.on_vm_init(jni, thread);
+    }
+
+    fn vm_death(&self, agent: &Agent, _: Jvmti, jni: Jni) {
+        agent.on_vm_death(jni);
+    }
+
+    fn thread_start(&self, agent: &Agent, _: Jvmti, jni: Jni, thread: sys::jthread) {
+        agent.on_thread_start(jni, thread);
+    }
+
+    fn thread_end(&self, agent: &Agent, _: Jvmti, jni: Jni, thread: sys::jthread) {
+        agent.on_thread_end(jni, thread);
+    }
+
+    fn class_prepare(&self, agent: &Agent, _: Jvmti, _jni: Jni, _thread: sys::jthread, class: sys::jclass) {
+        agent.classes.register(agent, class);
+    }
+
+    fn data_dump_request(&self, agent: &Agent, _: Jvmti) {
+        agent.on_data_dump_request();
+    }
+
+    /// Class tags are the core's; other tags belong to capabilities that subscribe to ObjectFree.
+    fn object_free(&self, agent: &Agent, _: Jvmti, tag: sys::jlong) {
+        if main_tag::is_class(tag) {
+            agent.classes.on_class_freed(agent, tag);
+        }
+    }
 }
 
-impl EventHub {
-    pub fn new(capabilities: &[Box<dyn Capability>]) -> EventHub {
-        let mut subscribers = vec![Vec::new(); Event::COUNT];
-        for (i, c) in capabilities.iter().enumerate() {
-            for e in c.events() {
-                if !subscribers[e.index()].contains(&i) {
-                    subscribers[e.index()].push(i);
-                }
+/// ClassFileLoadHook for the capabilities that rewrite classes, chained in their order.
+pub struct ClassFileChain {
+    pub rewriters: Vec<&'static dyn Capability>,
+}
+
+// The pointers are the JVM's own arguments for this event, valid during it (see EventHandler's docs).
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
+impl EventHandler<Agent> for ClassFileChain {
+    fn class_file_load_hook(
+        &self,
+        agent: &Agent,
+        jvmti: Jvmti,
+        jni: Jni,
+        class_being_redefined: sys::jclass,
+        loader: sys::jobject,
+        name: *const c_char,
+        _protection_domain: sys::jobject,
+        class_data_len: sys::jint,
+        class_data: *const u8,
+        new_class_data_len: *mut sys::jint,
+        new_class_data: *mut *mut u8,
+    ) {
+        if class_data.is_null() || class_data_len <= 0 || new_class_data.is_null() || new_class_data_len.is_null() {
+            return;
+        }
+        // Early in the start phase the JVM may pass no JNIEnv.
+        let jni = (!jni.raw().is_null()).then_some(jni);
+        // SAFETY: a non-null name is a NUL-terminated string the JVM keeps alive for the call.
+        let name = (!name.is_null()).then(|| unsafe { CStr::from_ptr(name) });
+        // SAFETY: the JVM passes `class_data_len` readable bytes for the duration of the call.
+        let original = unsafe { jvmti::class_file_bytes(class_data, class_data_len) };
+        let mut current: Option<Vec<u8>> = None;
+        for c in &self.rewriters {
+            let data = current.as_deref().unwrap_or(original);
+            if let Some(new) = c.on_class_file_load(agent, jni, class_being_redefined, loader, name, data) {
+                current = Some(new);
             }
         }
-        EventHub { subscribers }
-    }
-
-    pub fn has_subscribers(&self, event: Event) -> bool {
-        !self.subscribers[event.index()].is_empty()
-    }
-
-    /// The capabilities subscribed to `event`, in registration order.
-    pub fn subscribers<'a>(&'a self, agent: &'a Agent, event: Event) -> impl Iterator<Item = &'a dyn Capability> + 'a {
-        self.subscribers[event.index()].iter().map(move |&i| agent.capabilities()[i].as_ref())
-    }
-
-    /// The callback table: every event the agent might enable points at its trampoline.
-    pub fn callbacks() -> sys::jvmtiEventCallbacks {
-        let mut cb: sys::jvmtiEventCallbacks = unsafe { std::mem::zeroed() };
-        cb.VMInit = Some(vm_init);
-        cb.VMDeath = Some(vm_death);
-        cb.ThreadStart = Some(thread_start);
-        cb.ThreadEnd = Some(thread_end);
-        cb.ClassLoad = Some(class_load);
-        cb.ClassPrepare = Some(class_prepare);
-        cb.MethodEntry = Some(method_entry);
-        cb.MethodExit = Some(method_exit);
-        cb.CompiledMethodLoad = Some(compiled_method_load);
-        cb.CompiledMethodUnload = Some(compiled_method_unload);
-        cb.DynamicCodeGenerated = Some(dynamic_code_generated);
-        cb.DataDumpRequest = Some(data_dump_request);
-        cb.MonitorWait = Some(monitor_wait);
-        cb.MonitorWaited = Some(monitor_waited);
-        cb.MonitorContendedEnter = Some(monitor_contended_enter);
-        cb.MonitorContendedEntered = Some(monitor_contended_entered);
-        cb.GarbageCollectionStart = Some(gc_start);
-        cb.GarbageCollectionFinish = Some(gc_finish);
-        cb.ObjectFree = Some(object_free);
-        cb.VMObjectAlloc = Some(vm_object_alloc);
-        cb.SampledObjectAlloc = Some(sampled_object_alloc);
-        cb.NativeMethodBind = Some(native_method_bind);
-        cb.ClassFileLoadHook = Some(class_file_load_hook);
-        cb
+        if let Some(bytes) = current {
+            // SAFETY: both out-pointers are the event's, checked non-null above.
+            let _ = unsafe { jvmti.replace_class_file(&bytes, new_class_data_len, new_class_data) };
+        }
     }
 }
 
-// The trampolines. Each finds the agent, wraps the JNI pointer and hands over to the agent, which does the
-// core bookkeeping and then calls the subscribers. A panic stops at `guard`.
+/// Lets the trampolines find the agent.
+pub struct AgentHost;
 
-unsafe extern "C" fn vm_init(_: *mut sys::jvmtiEnv, jni: *mut sys::JNIEnv, thread: sys::jthread) {
-    guard(|| with_agent(|a| a.on_vm_init(unsafe { Jni::from_raw(jni) }, thread)), ())
-}
+impl EventHost for AgentHost {
+    type Context = Agent;
 
-unsafe extern "C" fn vm_death(_: *mut sys::jvmtiEnv, jni: *mut sys::JNIEnv) {
-    guard(|| with_agent(|a| a.on_vm_death(unsafe { Jni::from_raw(jni) })), ())
-}
-
-unsafe extern "C" fn thread_start(_: *mut sys::jvmtiEnv, jni: *mut sys::JNIEnv, thread: sys::jthread) {
-    guard(|| with_agent(|a| a.on_thread_start(unsafe { Jni::from_raw(jni) }, thread)), ())
-}
-
-unsafe extern "C" fn thread_end(_: *mut sys::jvmtiEnv, jni: *mut sys::JNIEnv, thread: sys::jthread) {
-    guard(|| with_agent(|a| a.on_thread_end(unsafe { Jni::from_raw(jni) }, thread)), ())
-}
-
-unsafe extern "C" fn class_load(
-    _: *mut sys::jvmtiEnv,
-    jni: *mut sys::JNIEnv,
-    thread: sys::jthread,
-    class: sys::jclass,
-) {
-    guard(
-        || {
-            with_agent(|a| {
-                let jni = unsafe { Jni::from_raw(jni) };
-                for c in a.hub().subscribers(a, Event::ClassLoad) {
-                    c.on_class_load(a, jni, thread, class);
-                }
-            })
-        },
-        (),
-    )
-}
-
-unsafe extern "C" fn class_prepare(
-    _: *mut sys::jvmtiEnv,
-    jni: *mut sys::JNIEnv,
-    thread: sys::jthread,
-    class: sys::jclass,
-) {
-    guard(|| with_agent(|a| a.on_class_prepare(unsafe { Jni::from_raw(jni) }, thread, class)), ())
-}
-
-unsafe extern "C" fn method_entry(
-    _: *mut sys::jvmtiEnv,
-    jni: *mut sys::JNIEnv,
-    thread: sys::jthread,
-    method: sys::jmethodID,
-) {
-    guard(
-        || {
-            with_agent(|a| {
-                let jni = unsafe { Jni::from_raw(jni) };
-                for c in a.hub().subscribers(a, Event::MethodEntry) {
-                    c.on_method_entry(a, jni, thread, method);
-                }
-            })
-        },
-        (),
-    )
-}
-
-unsafe extern "C" fn method_exit(
-    _: *mut sys::jvmtiEnv,
-    jni: *mut sys::JNIEnv,
-    thread: sys::jthread,
-    method: sys::jmethodID,
-    _popped_by_exception: sys::jboolean,
-    _value: sys::jvalue,
-) {
-    guard(
-        || {
-            with_agent(|a| {
-                let jni = unsafe { Jni::from_raw(jni) };
-                for c in a.hub().subscribers(a, Event::MethodExit) {
-                    c.on_method_exit(a, jni, thread, method);
-                }
-            })
-        },
-        (),
-    )
-}
-
-unsafe extern "C" fn compiled_method_load(
-    _: *mut sys::jvmtiEnv,
-    method: sys::jmethodID,
-    code_size: sys::jint,
-    code_addr: *const c_void,
-    _map_length: sys::jint,
-    _map: *const sys::jvmtiAddrLocationMap,
-    _compile_info: *const c_void,
-) {
-    guard(
-        || {
-            with_agent(|a| {
-                for c in a.hub().subscribers(a, Event::CompiledMethodLoad) {
-                    c.on_compiled_method_load(a, method, code_addr, code_size);
-                }
-            })
-        },
-        (),
-    )
-}
-
-unsafe extern "C" fn compiled_method_unload(_: *mut sys::jvmtiEnv, method: sys::jmethodID, code_addr: *const c_void) {
-    guard(
-        || {
-            with_agent(|a| {
-                for c in a.hub().subscribers(a, Event::CompiledMethodUnload) {
-                    c.on_compiled_method_unload(a, method, code_addr);
-                }
-            })
-        },
-        (),
-    )
-}
-
-unsafe extern "C" fn dynamic_code_generated(
-    _: *mut sys::jvmtiEnv,
-    name: *const c_char,
-    address: *const c_void,
-    length: sys::jint,
-) {
-    guard(
-        || {
-            with_agent(|a| {
-                let name = if name.is_null() { c"" } else { unsafe { CStr::from_ptr(name) } };
-                for c in a.hub().subscribers(a, Event::DynamicCodeGenerated) {
-                    c.on_dynamic_code_generated(a, name, address, length);
-                }
-            })
-        },
-        (),
-    )
-}
-
-unsafe extern "C" fn data_dump_request(_: *mut sys::jvmtiEnv) {
-    guard(|| with_agent(|a| a.on_data_dump_request()), ())
-}
-
-unsafe extern "C" fn monitor_wait(
-    _: *mut sys::jvmtiEnv,
-    jni: *mut sys::JNIEnv,
-    thread: sys::jthread,
-    object: sys::jobject,
-    timeout: sys::jlong,
-) {
-    guard(
-        || {
-            with_agent(|a| {
-                let jni = unsafe { Jni::from_raw(jni) };
-                for c in a.hub().subscribers(a, Event::MonitorWait) {
-                    c.on_monitor_wait(a, jni, thread, object, timeout);
-                }
-            })
-        },
-        (),
-    )
-}
-
-unsafe extern "C" fn monitor_waited(
-    _: *mut sys::jvmtiEnv,
-    jni: *mut sys::JNIEnv,
-    thread: sys::jthread,
-    object: sys::jobject,
-    timed_out: sys::jboolean,
-) {
-    guard(
-        || {
-            with_agent(|a| {
-                let jni = unsafe { Jni::from_raw(jni) };
-                for c in a.hub().subscribers(a, Event::MonitorWaited) {
-                    c.on_monitor_waited(a, jni, thread, object, timed_out != 0);
-                }
-            })
-        },
-        (),
-    )
-}
-
-unsafe extern "C" fn monitor_contended_enter(
-    _: *mut sys::jvmtiEnv,
-    jni: *mut sys::JNIEnv,
-    thread: sys::jthread,
-    object: sys::jobject,
-) {
-    guard(
-        || {
-            with_agent(|a| {
-                let jni = unsafe { Jni::from_raw(jni) };
-                for c in a.hub().subscribers(a, Event::MonitorContendedEnter) {
-                    c.on_monitor_contended_enter(a, jni, thread, object);
-                }
-            })
-        },
-        (),
-    )
-}
-
-unsafe extern "C" fn monitor_contended_entered(
-    _: *mut sys::jvmtiEnv,
-    jni: *mut sys::JNIEnv,
-    thread: sys::jthread,
-    object: sys::jobject,
-) {
-    guard(
-        || {
-            with_agent(|a| {
-                let jni = unsafe { Jni::from_raw(jni) };
-                for c in a.hub().subscribers(a, Event::MonitorContendedEntered) {
-                    c.on_monitor_contended_entered(a, jni, thread, object);
-                }
-            })
-        },
-        (),
-    )
-}
-
-unsafe extern "C" fn gc_start(_: *mut sys::jvmtiEnv) {
-    guard(
-        || {
-            with_agent(|a| {
-                for c in a.hub().subscribers(a, Event::GarbageCollectionStart) {
-                    c.on_gc_start(a);
-                }
-            })
-        },
-        (),
-    )
-}
-
-unsafe extern "C" fn gc_finish(_: *mut sys::jvmtiEnv) {
-    guard(
-        || {
-            with_agent(|a| {
-                for c in a.hub().subscribers(a, Event::GarbageCollectionFinish) {
-                    c.on_gc_finish(a);
-                }
-            })
-        },
-        (),
-    )
-}
-
-unsafe extern "C" fn object_free(_: *mut sys::jvmtiEnv, tag: sys::jlong) {
-    guard(|| with_agent(|a| a.on_object_free(tag)), ())
-}
-
-unsafe extern "C" fn vm_object_alloc(
-    _: *mut sys::jvmtiEnv,
-    jni: *mut sys::JNIEnv,
-    thread: sys::jthread,
-    object: sys::jobject,
-    class: sys::jclass,
-    size: sys::jlong,
-) {
-    guard(
-        || {
-            with_agent(|a| {
-                let jni = unsafe { Jni::from_raw(jni) };
-                for c in a.hub().subscribers(a, Event::VmObjectAlloc) {
-                    c.on_vm_object_alloc(a, jni, thread, object, class, size);
-                }
-            })
-        },
-        (),
-    )
-}
-
-unsafe extern "C" fn sampled_object_alloc(
-    _: *mut sys::jvmtiEnv,
-    jni: *mut sys::JNIEnv,
-    thread: sys::jthread,
-    object: sys::jobject,
-    class: sys::jclass,
-    size: sys::jlong,
-) {
-    guard(
-        || {
-            with_agent(|a| {
-                let jni = unsafe { Jni::from_raw(jni) };
-                for c in a.hub().subscribers(a, Event::SampledObjectAlloc) {
-                    c.on_sampled_object_alloc(a, jni, thread, object, class, size);
-                }
-            })
-        },
-        (),
-    )
-}
-
-unsafe extern "C" fn native_method_bind(
-    _: *mut sys::jvmtiEnv,
-    _jni: *mut sys::JNIEnv,
-    _thread: sys::jthread,
-    method: sys::jmethodID,
-    address: *mut c_void,
-    new_address: *mut *mut c_void,
-) {
-    guard(
-        || {
-            with_agent(|a| {
-                for c in a.hub().subscribers(a, Event::NativeMethodBind) {
-                    c.on_native_method_bind(a, method, address, new_address);
-                }
-            })
-        },
-        (),
-    )
-}
-
-fn with_agent(f: impl FnOnce(&'static Agent)) {
-    if let Some(a) = agent() {
-        f(a)
+    #[inline]
+    fn hub() -> Option<(&'static EventHub<Agent>, &'static Agent)> {
+        agent().map(|a| (a.hub(), a))
     }
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe extern "C" fn class_file_load_hook(
-    _: *mut sys::jvmtiEnv,
-    jni: *mut sys::JNIEnv,
-    class_being_redefined: sys::jclass,
-    loader: sys::jobject,
-    name: *const c_char,
-    _protection_domain: sys::jobject,
-    class_data_len: sys::jint,
-    class_data: *const u8,
-    new_class_data_len: *mut sys::jint,
-    new_class_data: *mut *mut u8,
-) {
-    guard(
-        || {
-            with_agent(|a| {
-                if class_data.is_null() || class_data_len <= 0 || new_class_data.is_null() {
-                    return;
-                }
-                let jni = if jni.is_null() { None } else { Some(unsafe { Jni::from_raw(jni) }) };
-                // SAFETY: a non-null name is a NUL-terminated string the JVM keeps alive for the call.
-                let name = if name.is_null() { None } else { Some(unsafe { CStr::from_ptr(name) }) };
-                // SAFETY: the JVM passes `class_data_len` readable bytes for the duration of the call.
-                let original = unsafe { std::slice::from_raw_parts(class_data, class_data_len as usize) };
-                let mut current: Option<Vec<u8>> = None;
-                for c in a.hub().subscribers(a, Event::ClassFileLoadHook) {
-                    let data = current.as_deref().unwrap_or(original);
-                    if let Some(new) = c.on_class_file_load(a, jni, class_being_redefined, loader, name, data) {
-                        current = Some(new);
-                    }
-                }
-                if let Some(bytes) = current
-                    && let Ok(mem) = a.jvmti.allocate_copy(&bytes)
-                {
-                    // SAFETY: both out-pointers are valid for this callback (checked non-null above for the
-                    // data pointer; the length pointer comes with it).
-                    unsafe {
-                        *new_class_data_len = bytes.len() as sys::jint;
-                        *new_class_data = mem;
-                    }
-                }
-            })
-        },
-        (),
-    )
 }

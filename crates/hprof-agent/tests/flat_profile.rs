@@ -181,3 +181,30 @@ fn xprof_on_the_command_line_writes_the_flat_profile() {
         assert!(!text.contains("HEAP DUMP BEGIN") && !text.contains("SITES BEGIN"), "{what}: {text}");
     }
 }
+
+#[test]
+fn sigquit_writes_the_profile_so_far_and_cutoff_elides_small_rows() {
+    let dir = scratch("flat-sigquit");
+    let jvm = Java::new(&jvm_harness::jdk17(), dir.path())
+        .agentpath("cpu=flat,cutoff=0.05")
+        .class("CpuAccuracy")
+        .arg("4")
+        .spawn();
+    std::thread::sleep(std::time::Duration::from_millis(2000));
+    jvm.signal(3);
+    let run = jvm.wait();
+    run.assert_success();
+    assert!(run.stdout.contains("own-share"), "the program must finish");
+    let text = run.read("java.hprof.txt");
+    let dumps: Vec<&str> = text.split("Global summary of ").collect();
+    assert_eq!(dumps.len(), 3, "one profile on SIGQUIT, one at exit: {text}");
+    let first = parse_flat_profile(&format!("{}Global summary of {}", dumps[0], dumps[1])).expect("SIGQUIT's profile");
+    let last = profile_of(&run, "exit");
+    assert!(last.global.received > first.global.received, "cumulative: {:?} then {:?}", first.global, last.global);
+    let main = thread(&last, "main", "exit");
+    let active = main.active() as f64;
+    for r in main.interpreted.iter().chain(&main.compiled).chain(&main.stub) {
+        assert!((r.code + r.native) as f64 >= 0.05 * active, "cutoff=0.05 leaves out {r:?} of {active}");
+    }
+    assert!(text.contains("(including elided)"), "start-up rows were left out and said so: {text}");
+}

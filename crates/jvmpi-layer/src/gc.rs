@@ -35,13 +35,13 @@ pub fn on_start() {
     }
 }
 
-/// GarbageCollectionFinish. Neither JNI nor JVMTI's heap functions may be called here, so the heap
-/// figures are not known: each is -1.
+/// GarbageCollectionFinish, with the heap figures `heap_figures` can read (-1 where unknown).
 pub fn on_finish() {
     let Some(l) = layer() else { return };
     if l.is_enabled(JVMPI_EVENT_GC_FINISH) {
         let mut ev = JVMPI_Event::new(JVMPI_EVENT_GC_FINISH, std::ptr::null_mut());
-        ev.u.gc_info = GcInfo { used_objects: -1, used_object_space: -1, total_object_space: -1 };
+        let (used_objects, used_object_space, total_object_space) = crate::heap_figures::snapshot();
+        ev.u.gc_info = GcInfo { used_objects, used_object_space, total_object_space };
         deliver(&mut ev, false);
     }
 }

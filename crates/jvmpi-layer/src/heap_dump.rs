@@ -94,13 +94,18 @@ fn all_object_tags(layer: &Layer) -> Vec<i64> {
         _length: sys::jint,
         user_data: *mut std::ffi::c_void,
     ) -> sys::jint {
-        // SAFETY: JVMTI passes the object's tag slot and our Vec as user data, on this thread.
-        unsafe {
-            if *tag_ptr == 0 {
-                *tag_ptr = crate::ids::fresh_tag();
-            }
-            (*user_data.cast::<Vec<i64>>()).push(*tag_ptr);
-        }
+        crate::guard::guard(
+            || {
+                // SAFETY: JVMTI passes the object's tag slot and our Vec as user data, on this thread.
+                unsafe {
+                    if *tag_ptr == 0 {
+                        *tag_ptr = crate::ids::fresh_tag();
+                    }
+                    (*user_data.cast::<Vec<i64>>()).push(*tag_ptr);
+                }
+            },
+            (),
+        );
         0
     }
     let mut tags: Vec<i64> = Vec::new();
@@ -137,6 +142,15 @@ fn roots(layer: &Layer) -> Vec<Root> {
         _length: sys::jint,
         user_data: *mut std::ffi::c_void,
     ) -> sys::jint {
+        crate::guard::guard(|| record_root(kind, info, tag_ptr, user_data), ());
+        0
+    }
+    fn record_root(
+        kind: sys::jvmtiHeapReferenceKind,
+        info: *const sys::jvmtiHeapReferenceInfo,
+        tag_ptr: *mut sys::jlong,
+        user_data: *mut std::ffi::c_void,
+    ) {
         let root_kind = match kind {
             sys::JVMTI_HEAP_REFERENCE_JNI_GLOBAL => JVMPI_GC_ROOT_JNI_GLOBAL,
             sys::JVMTI_HEAP_REFERENCE_SYSTEM_CLASS => JVMPI_GC_ROOT_STICKY_CLASS,
@@ -145,7 +159,7 @@ fn roots(layer: &Layer) -> Vec<Root> {
             sys::JVMTI_HEAP_REFERENCE_JNI_LOCAL => JVMPI_GC_ROOT_JNI_LOCAL,
             sys::JVMTI_HEAP_REFERENCE_THREAD => JVMPI_GC_ROOT_THREAD_BLOCK,
             sys::JVMTI_HEAP_REFERENCE_OTHER => JVMPI_GC_ROOT_UNKNOWN,
-            _ => return 0, // not a root: and we do not follow references
+            _ => return, // not a root: and we do not follow references
         };
         // SAFETY: JVMTI passes the referee's tag slot, the kind's info and our Vec, on this thread.
         unsafe {
@@ -160,7 +174,6 @@ fn roots(layer: &Layer) -> Vec<Root> {
             };
             (*user_data.cast::<Vec<Root>>()).push(Root { kind: root_kind, object: *tag_ptr, thread_tag, depth });
         }
-        0
     }
     let mut roots: Vec<Root> = Vec::new();
     // SAFETY: an all-None callback table is valid.

@@ -66,8 +66,13 @@ pub fn install(l: &Layer) -> bool {
     rc == sys::JVMTI_ERROR_NONE
 }
 
+/// The JVM's table; the wrappers are installed only after it is stored, so it is always there for them.
 fn original() -> &'static sys::JNINativeInterface_ {
-    &ORIGINAL.get().expect("wrappers run only after install").0
+    match ORIGINAL.get() {
+        Some(o) => &o.0,
+        // Unreachable (see above); aborting is the only answer that does not unwind into the JVM.
+        None => std::process::abort(),
+    }
 }
 
 fn send_alloc(env: *mut sys::JNIEnv, event_type: sys::jint, obj: sys::jobject, r: sys::jobject) {
@@ -102,7 +107,7 @@ fn send_free(env: *mut sys::JNIEnv, event_type: sys::jint, r: sys::jobject) {
 
 unsafe extern "C" fn new_global_ref(env: *mut sys::JNIEnv, obj: sys::jobject) -> sys::jobject {
     // SAFETY: the JVM's own NewGlobalRef with the caller's arguments.
-    let r = unsafe { original().NewGlobalRef.expect("NewGlobalRef")(env, obj) };
+    let r = unsafe { original().NewGlobalRef.unwrap_or_else(|| std::process::abort())(env, obj) };
     send_alloc(env, JVMPI_EVENT_JNI_GLOBALREF_ALLOC, obj, r);
     r
 }
@@ -110,12 +115,12 @@ unsafe extern "C" fn new_global_ref(env: *mut sys::JNIEnv, obj: sys::jobject) ->
 unsafe extern "C" fn delete_global_ref(env: *mut sys::JNIEnv, r: sys::jobject) {
     send_free(env, JVMPI_EVENT_JNI_GLOBALREF_FREE, r);
     // SAFETY: the JVM's own DeleteGlobalRef with the caller's arguments.
-    unsafe { original().DeleteGlobalRef.expect("DeleteGlobalRef")(env, r) }
+    unsafe { original().DeleteGlobalRef.unwrap_or_else(|| std::process::abort())(env, r) }
 }
 
 unsafe extern "C" fn new_weak_global_ref(env: *mut sys::JNIEnv, obj: sys::jobject) -> sys::jweak {
     // SAFETY: the JVM's own NewWeakGlobalRef with the caller's arguments.
-    let r = unsafe { original().NewWeakGlobalRef.expect("NewWeakGlobalRef")(env, obj) };
+    let r = unsafe { original().NewWeakGlobalRef.unwrap_or_else(|| std::process::abort())(env, obj) };
     send_alloc(env, JVMPI_EVENT_JNI_WEAK_GLOBALREF_ALLOC, obj, r);
     r
 }
@@ -123,5 +128,5 @@ unsafe extern "C" fn new_weak_global_ref(env: *mut sys::JNIEnv, obj: sys::jobjec
 unsafe extern "C" fn delete_weak_global_ref(env: *mut sys::JNIEnv, r: sys::jweak) {
     send_free(env, JVMPI_EVENT_JNI_WEAK_GLOBALREF_FREE, r);
     // SAFETY: the JVM's own DeleteWeakGlobalRef with the caller's arguments.
-    unsafe { original().DeleteWeakGlobalRef.expect("DeleteWeakGlobalRef")(env, r) }
+    unsafe { original().DeleteWeakGlobalRef.unwrap_or_else(|| std::process::abort())(env, r) }
 }

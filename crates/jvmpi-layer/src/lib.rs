@@ -22,6 +22,7 @@ mod entry;
 mod gc;
 mod guard;
 mod heap_dump;
+mod heap_figures;
 mod ids;
 mod interface;
 mod invocation;

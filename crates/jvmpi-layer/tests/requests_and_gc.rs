@@ -39,7 +39,9 @@ fn gc_events_pair_up_and_the_utility_functions_work() {
         for loading in loadings(&jdk) {
             let what = format!("JDK {} {loading:?}", jdk.version);
             let dir = scratch("jvmpi-gcstats");
-            let run = java_with_agent(&jdk, dir.path(), &lib, "", loading).class("JvmpiThreads").run();
+            // G1 explicitly: its heap figures are the ones GC_FINISH can give.
+            let run =
+                java_with_agent(&jdk, dir.path(), &lib, "", loading).vm_arg("-XX:+UseG1GC").class("JvmpiThreads").run();
             run.assert_success();
             let out = &run.stdout;
             assert!(!out.contains("ERROR"), "{what}:\n{out}");
@@ -51,6 +53,7 @@ fn gc_events_pair_up_and_the_utility_functions_work() {
             assert!(n("starts") >= 3, "{what}: three RunGC calls: {gc}");
             assert_eq!(n("starts"), n("finishes"), "{what}: {gc}");
             assert_eq!(n("unpaired"), 0, "{what}: {gc}");
+            assert!(n("used_space") > 0 && n("used_space") <= n("total_space"), "{what}: G1's figures: {gc}");
             assert!(out.contains("SYSTEM_THREAD ran=1 woke=1\n"), "{what}:\n{out}");
             assert!(out.contains("CPU main_ns>0=1\n"), "{what}:\n{out}");
             assert!(out.contains("SUSPEND suspended_bit=1 resumed_clear=1 list_ok=1 object_ok=1\n"), "{what}:\n{out}");

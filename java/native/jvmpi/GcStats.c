@@ -4,7 +4,7 @@
  * raw monitor until shutdown, suspends and resumes it (alone and as a list) checking its status, counts
  * COMPILED_METHOD_LOADs, reads its CPU time, and prints at shutdown:
  *
- *   GC starts=N finishes=N unpaired=0 used_objects=<first finish's figure>
+ *   GC starts=N finishes=N unpaired=0 used_objects=U used_space=B total_space=T   (the first finish's)
  *   SYSTEM_THREAD ran=1 woke=1
  *   SUSPEND suspended_bit=1 resumed_clear=1 list_ok=1 object_ok=1
  *   COMPILED loads=N bad=0
@@ -20,7 +20,7 @@
 static JVMPI_Interface *jvmpi;
 static volatile long starts, finishes, unpaired;
 static volatile int in_gc;
-static volatile jlong first_used_objects = -2;
+static volatile jlong first_used_objects = -2, first_used_space = -2, first_total_space = -2;
 static JVMPI_RawMonitor monitor;
 static volatile int worker_ran, worker_stop, worker_woke;
 static JNIEnv *volatile worker_env;
@@ -108,8 +108,9 @@ static void shut_down(void) {
     jvmpi->RawMonitorNotifyAll(monitor);
     while (!worker_woke) jvmpi->RawMonitorWait(monitor, 1000);
     jvmpi->RawMonitorExit(monitor);
-    printf("GC starts=%ld finishes=%ld unpaired=%ld used_objects=%lld\n", starts, finishes, unpaired,
-           (long long)first_used_objects);
+    printf("GC starts=%ld finishes=%ld unpaired=%ld used_objects=%lld used_space=%lld total_space=%lld\n", starts,
+           finishes, unpaired, (long long)first_used_objects, (long long)first_used_space,
+           (long long)first_total_space);
     printf("SYSTEM_THREAD ran=%d woke=%d\n", worker_ran, worker_woke);
     printf("COMPILED loads=%ld bad=%ld\n", compiled_loads, compiled_bad);
     printf("RAW contended_enter=%ld contended_entered=%ld contended_exit=%ld quiet=%ld\n", raw_enter, raw_entered,
@@ -128,7 +129,11 @@ static void notify(JVMPI_Event *e) {
     case JVMPI_EVENT_GC_FINISH:
         if (!in_gc) unpaired++;
         in_gc = 0;
-        if (finishes++ == 0) first_used_objects = e->u.gc_info.used_objects;
+        if (finishes++ == 0) {
+            first_used_objects = e->u.gc_info.used_objects;
+            first_used_space = e->u.gc_info.used_object_space;
+            first_total_space = e->u.gc_info.total_object_space;
+        }
         break;
     case JVMPI_EVENT_THREAD_START:
         if (strcmp(e->u.thread_start.thread_name, "gcstats-worker") == 0) worker_env = e->u.thread_start.thread_env_id;

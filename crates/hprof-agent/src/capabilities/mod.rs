@@ -8,34 +8,54 @@ pub mod flat_profile;
 pub mod heap_dump;
 pub mod monitors;
 
+use crate::agent::Agent;
 use crate::hub::Capability;
 use crate::options::{CpuMode, Options};
 use crate::sampling;
+use jvmti::EventHandler;
 
-pub fn build(options: &Options) -> Result<Vec<Box<dyn Capability>>, String> {
-    let mut capabilities: Vec<Box<dyn Capability>> = Vec::new();
+/// A capability chosen for this run, as the agent sees it and as the event hub does. Capabilities live as
+/// long as the process (the hub's dispatch reads them without a lock), so they are leaked.
+pub struct Registered {
+    pub capability: &'static dyn Capability,
+    pub handler: &'static dyn EventHandler<Agent>,
+}
+
+impl Registered {
+    fn new<T: Capability + 'static>(capability: T) -> Registered {
+        let capability: &'static T = Box::leak(Box::new(capability));
+        Registered { capability, handler: capability }
+    }
+}
+
+pub fn build(options: &Options) -> Result<Vec<Registered>, String> {
+    // A session after an earlier one (hprof attach): the engine is still installed, stopped.
+    if let Some(engine) = sampling::installed() {
+        engine.begin_session();
+    }
+    let mut capabilities = Vec::new();
     if options.monitor {
-        capabilities.push(Box::new(monitors::Monitors::new(options)));
+        capabilities.push(Registered::new(monitors::Monitors::new(options)));
     }
     if options.heap_dump {
-        capabilities.push(Box::new(heap_dump::HeapDump::new()));
+        capabilities.push(Registered::new(heap_dump::HeapDump::new()));
     }
     if options.alloc_sites {
-        capabilities.push(Box::new(alloc_sites::AllocSites::new(options)));
+        capabilities.push(Registered::new(alloc_sites::AllocSites::new(options)));
     }
     if options.cpu == Some(CpuMode::Samples) {
-        capabilities.push(Box::new(cpu_samples::CpuSamples::new(options)?));
+        capabilities.push(Registered::new(cpu_samples::CpuSamples::new(options)?));
     }
     if options.flat_profile() {
-        capabilities.push(Box::new(flat_profile::FlatProfile::new(options)?));
+        capabilities.push(Registered::new(flat_profile::FlatProfile::new(options)?));
     }
     // The consumers above installed the sampling engine if they need it; its service goes first, so that
     // clocks are armed before a consumer's own VMInit and stopped before its VMDeath.
-    if let Some(engine) = sampling::installed() {
-        capabilities.insert(0, Box::new(sampling::SamplingService::new(engine)));
+    if let Some(engine) = sampling::installed().filter(|e| e.has_consumers()) {
+        capabilities.insert(0, Registered::new(sampling::SamplingService::new(engine)));
     }
     if matches!(options.cpu, Some(CpuMode::Times | CpuMode::Old)) {
-        capabilities.push(Box::new(cpu_times::CpuTimes::new(options)));
+        capabilities.push(Registered::new(cpu_times::CpuTimes::new(options)));
     }
     Ok(capabilities)
 }

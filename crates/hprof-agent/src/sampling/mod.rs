@@ -23,10 +23,10 @@ pub use asgct::failure_label;
 pub use engine::{Engine, Frames, Tick, TickBatch, TickConsumer, installed};
 pub use ring::MAX_FRAMES;
 
-use crate::agent::Agent;
+use crate::agent::{Agent, LoadKind};
 use crate::hub::Capability;
 use crate::threads::ThreadRecord;
-use jvmti::{Event, Jni, sys};
+use jvmti::{Event, EventHandler, Interest, Jni, Jvmti, sys};
 
 /// Compiled frames map a pc to its inlined methods and line only where the JIT recorded debug information,
 /// which by default is at safepoints: samples inside inlined code would land on the caller. HotSpot records
@@ -51,27 +51,26 @@ impl SamplingService {
     }
 }
 
+impl EventHandler<Agent> for SamplingService {
+    fn class_prepare(&self, agent: &Agent, _: Jvmti, _jni: Jni, _thread: sys::jthread, class: sys::jclass) {
+        self.engine.create_method_ids(agent, class);
+    }
+}
+
 impl Capability for SamplingService {
     fn name(&self) -> &'static str {
         "sampling"
     }
 
-    fn events(&self) -> Vec<Event> {
+    fn events(&self) -> Vec<Interest> {
         // AsyncGetCallTrace refuses to walk unless ClassLoad events are on, and needs jmethodIDs to exist
         // before a signal arrives.
-        let mut events = vec![
-            Event::VmInit,
-            Event::VmDeath,
-            Event::ThreadStart,
-            Event::ThreadEnd,
-            Event::ClassLoad,
-            Event::ClassPrepare,
-        ];
+        let mut events = vec![Event::ClassLoad, Event::ClassPrepare];
         // Where the flag could not be set, CompiledMethodLoad events turn DebugNonSafepoints on.
         if !self.debug_non_safepoints_set {
             events.extend([Event::CompiledMethodLoad, Event::DynamicCodeGenerated]);
         }
-        events
+        events.into_iter().map(Event::on).collect()
     }
 
     fn on_vm_init(&self, agent: &Agent, jni: Jni) {
@@ -85,16 +84,25 @@ impl Capability for SamplingService {
         self.engine.start(agent, jni);
     }
 
-    fn on_class_prepare(&self, agent: &Agent, _jni: Jni, _thread: sys::jthread, class: sys::jclass) {
-        self.engine.create_method_ids(agent, class);
-    }
-
-    fn on_thread_start(&self, _agent: &Agent, jni: Jni, _thread: sys::jthread, record: &ThreadRecord, own: bool) {
+    fn on_thread_start(&self, agent: &Agent, jni: Jni, thread: sys::jthread, record: &ThreadRecord, own: bool) {
         // A thread's clock is armed from the thread itself where we can (its JNIEnv is then known without
         // asking the JVM in the handler). Threads that predate VMInit (Reference Handler, Signal Dispatcher,
         // …) never run an event on themselves; they are idle JVM threads and are not sampled.
         if own {
             self.engine.thread_started(jni, record.serial, &record.name);
+        } else if agent.load_kind == LoadKind::Attach {
+            // Attached to a running JVM: its threads, busy ones included, will run no event on themselves.
+            match crate::threads::os_tid_of(agent, jni, thread) {
+                Some(tid) => {
+                    record.os_tid.store(tid, std::sync::atomic::Ordering::Relaxed);
+                    self.engine.arm_thread_by_tid(tid, record.serial, &record.name);
+                }
+                None => crate::log::warning(&format!(
+                    "sampling: thread \"{}\" was running before hprof attached and cannot be found in HotSpot's \
+                     structures; it is not sampled",
+                    record.name
+                )),
+            }
         }
     }
 

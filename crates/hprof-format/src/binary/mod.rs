@@ -4,6 +4,7 @@
 mod body;
 mod cursor;
 pub mod heap;
+mod heap_writer;
 mod reader;
 mod records;
 mod writer;
@@ -11,6 +12,7 @@ mod writer;
 pub use body::Body;
 pub use cursor::{Cursor, FormatError};
 pub use heap::{ClassDump, FieldDecl, HeapRecord, HeapRecords, StaticField, Value};
+pub use heap_writer::{ClassDumpOut, HeapWriter, SubRecordOut};
 pub use reader::{Header, RawRecord, Records, parse_header};
 pub use records::{AllocSite, Record};
 pub use writer::RecordWriter;

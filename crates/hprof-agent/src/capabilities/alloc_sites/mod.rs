@@ -29,7 +29,7 @@ use crate::options::Options;
 use crate::output::Checkpoint;
 use crate::sampling::agent_work::{self, AgentWork};
 use hprof_format::model::SiteOrder;
-use jvmti::{Event, Jni, sys};
+use jvmti::{Event, EventHandler, Interest, Jni, Jvmti, sys};
 use liveness::Liveness;
 use report::ReportRequest;
 use site_finder::SiteFinder;
@@ -180,8 +180,8 @@ impl AllocSites {
 
     fn set_tracking(&self, agent: &Agent, on: bool) {
         self.tracking.store(on, Ordering::Relaxed);
-        for event in self.alloc_events() {
-            let _ = agent.jvmti.set_event_enabled(event, on, std::ptr::null_mut());
+        if let Err(e) = agent.switch_events(self.name(), &self.alloc_events(), on) {
+            log::error(&format!("heap=sites: allocation tracking {}: {e}", if on { "on" } else { "off" }));
         }
     }
 
@@ -195,15 +195,51 @@ impl AllocSites {
     }
 }
 
+impl EventHandler<Agent> for AllocSites {
+    fn garbage_collection_start(&self, _: &Agent, _: Jvmti) {
+        self.finder.on_gc_start();
+    }
+
+    fn garbage_collection_finish(&self, _: &Agent, _: Jvmti) {
+        self.liveness.on_gc_finish();
+    }
+
+    fn sampled_object_alloc(
+        &self,
+        agent: &Agent,
+        _: Jvmti,
+        jni: Jni,
+        thread: sys::jthread,
+        object: sys::jobject,
+        class: sys::jclass,
+        size: i64,
+    ) {
+        self.record(agent, jni, thread, object, class, size, true);
+    }
+
+    fn vm_object_alloc(
+        &self,
+        agent: &Agent,
+        _: Jvmti,
+        jni: Jni,
+        thread: sys::jthread,
+        object: sys::jobject,
+        class: sys::jclass,
+        size: i64,
+    ) {
+        self.record(agent, jni, thread, object, class, size, false);
+    }
+}
+
 impl Capability for AllocSites {
     fn name(&self) -> &'static str {
         "sites"
     }
 
-    fn events(&self) -> Vec<Event> {
+    fn events(&self) -> Vec<Interest> {
         let mut events = self.alloc_events();
-        events.extend([Event::GarbageCollectionStart, Event::GarbageCollectionFinish, Event::VmInit, Event::VmDeath]);
-        events
+        events.extend([Event::GarbageCollectionStart, Event::GarbageCollectionFinish]);
+        events.into_iter().map(Event::on).collect()
     }
 
     fn on_load(&self, agent: &Agent) -> Result<(), String> {
@@ -232,38 +268,6 @@ impl Capability for AllocSites {
 
     fn on_vm_death(&self, _agent: &Agent, _jni: Jni) {
         self.liveness.stop();
-    }
-
-    fn on_gc_start(&self, _agent: &Agent) {
-        self.finder.on_gc_start();
-    }
-
-    fn on_gc_finish(&self, _agent: &Agent) {
-        self.liveness.on_gc_finish();
-    }
-
-    fn on_sampled_object_alloc(
-        &self,
-        agent: &Agent,
-        jni: Jni,
-        thread: sys::jthread,
-        object: sys::jobject,
-        class: sys::jclass,
-        size: i64,
-    ) {
-        self.record(agent, jni, thread, object, class, size, true);
-    }
-
-    fn on_vm_object_alloc(
-        &self,
-        agent: &Agent,
-        jni: Jni,
-        thread: sys::jthread,
-        object: sys::jobject,
-        class: sys::jclass,
-        size: i64,
-    ) {
-        self.record(agent, jni, thread, object, class, size, false);
     }
 
     fn dump_section(&self) -> Option<(u32, &'static str)> {

@@ -15,7 +15,7 @@ use crate::options::{Options, SamplerKind};
 use crate::output::Checkpoint;
 use crate::sampling::{self, Engine, Frames, TickBatch, TickConsumer};
 use crate::traces::RawFrame;
-use jvmti::{Event, Jni, sys};
+use jvmti::{EventHandler, Jni, sys};
 use profile::Profile;
 use safepoint_sampler::SafepointSampler;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -176,14 +176,12 @@ impl TickConsumer for CpuSamples {
     }
 }
 
+/// The sampling engine's own service subscribes to the JVMTI events sampler=async needs.
+impl EventHandler<Agent> for Arc<CpuSamples> {}
+
 impl Capability for Arc<CpuSamples> {
     fn name(&self) -> &'static str {
         "cpu=samples"
-    }
-
-    fn events(&self) -> Vec<Event> {
-        // The sampling engine's own service subscribes to what sampler=async needs.
-        vec![Event::VmInit, Event::VmDeath]
     }
 
     fn on_vm_init(&self, agent: &Agent, jni: Jni) {

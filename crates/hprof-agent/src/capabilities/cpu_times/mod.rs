@@ -18,7 +18,7 @@ use crate::agent::{Agent, agent};
 use crate::hub::{Capability, ControlCommand, DumpReason};
 use crate::log;
 use crate::options::{CpuMode, Options};
-use jvmti::{Event, Jni, sys};
+use jvmti::{CapabilityFlag, EventHandler, Jni, sys};
 use method_table::{MethodEntry, MethodTable};
 use recorder::{Registry, Settings};
 use std::ffi::{CStr, CString};
@@ -164,18 +164,20 @@ fn retransform_loaded(agent: &Agent, jni: Jni, s: &Shared) {
     }
 }
 
+/// Its classes arrive through the agent's chain of class rewriters (`Capability::on_class_file_load`).
+impl EventHandler<Agent> for CpuTimes {}
+
 impl Capability for CpuTimes {
     fn name(&self) -> &'static str {
         if self.old { "cpu=old" } else { "cpu=times" }
     }
 
-    fn events(&self) -> Vec<Event> {
-        vec![Event::VmInit, Event::ClassFileLoadHook]
+    fn rewrites_classes(&self) -> bool {
+        true
     }
 
-    fn add_jvmti_capabilities(&self, caps: &mut sys::jvmtiCapabilities) {
-        caps.set_can_retransform_classes(1);
-        caps.set_can_retransform_any_class(1);
+    fn jvmti_capabilities(&self) -> Vec<CapabilityFlag> {
+        vec![CapabilityFlag::CanRetransformClasses, CapabilityFlag::CanRetransformAnyClass]
     }
 
     fn on_vm_init(&self, agent: &Agent, jni: Jni) {

@@ -27,9 +27,9 @@ use crate::threads::ThreadRecord;
 use classify::{Row, TopFrame};
 use code_map::{Code, CodeMap};
 use hprof_format::text::flat::{self as report, GlobalSummary, NamedRow, ThreadProfile};
-use jvmti::{Event, Jni, sys};
+use jvmti::{Event, EventHandler, Interest, Jni, Jvmti, sys};
 use rustc_hash::FxHashMap;
-use std::ffi::{CStr, c_void};
+use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
@@ -237,22 +237,70 @@ fn in_library(pc: usize) -> bool {
     unsafe { libc::dladdr(pc as *const c_void, &mut info) != 0 && !info.dli_fname.is_null() }
 }
 
+/// Where code lives (compiled methods, the interpreter, stubs), so that a tick's pc can be named; and
+/// whether a collection is running.
+impl EventHandler<Agent> for Arc<FlatProfile> {
+    #[allow(clippy::too_many_arguments)]
+    fn compiled_method_load(
+        &self,
+        agent: &Agent,
+        _: Jvmti,
+        method: sys::jmethodID,
+        code_size: sys::jint,
+        code_addr: *const c_void,
+        _map_length: sys::jint,
+        _map: *const sys::jvmtiAddrLocationMap,
+        _compile_info: *const c_void,
+    ) {
+        let native = agent.jvmti.is_method_native(method).unwrap_or(false);
+        lock(&self.code).add(
+            code_addr as usize,
+            code_size.max(0) as usize,
+            Code::Compiled { method: method as usize, native },
+        );
+    }
+
+    fn compiled_method_unload(&self, _: &Agent, _: Jvmti, _method: sys::jmethodID, code_addr: *const c_void) {
+        lock(&self.code).remove(code_addr as usize);
+    }
+
+    // `name` is the JVM's argument for this event, valid during it.
+    #[allow(clippy::not_unsafe_ptr_arg_deref)]
+    fn dynamic_code_generated(
+        &self,
+        _: &Agent,
+        _: Jvmti,
+        name: *const c_char,
+        address: *const c_void,
+        length: sys::jint,
+    ) {
+        // SAFETY: the event's own name argument, during the event.
+        let name = unsafe { jvmti::event_str(name) }.to_string_lossy();
+        let code = if name == "Interpreter" { Code::Interpreter } else { Code::Stub(name.into()) };
+        lock(&self.code).add(address as usize, length.max(0) as usize, code);
+    }
+
+    fn garbage_collection_start(&self, _: &Agent, _: Jvmti) {
+        self.gc_active.store(true, Ordering::Relaxed);
+    }
+
+    fn garbage_collection_finish(&self, _: &Agent, _: Jvmti) {
+        self.gc_active.store(false, Ordering::Relaxed);
+    }
+}
+
 impl Capability for Arc<FlatProfile> {
     fn name(&self) -> &'static str {
         "cpu=flat"
     }
 
-    fn events(&self) -> Vec<Event> {
+    fn events(&self) -> Vec<Interest> {
         vec![
-            Event::VmInit,
-            Event::VmDeath,
-            Event::ThreadStart,
-            Event::ThreadEnd,
-            Event::CompiledMethodLoad,
-            Event::CompiledMethodUnload,
-            Event::DynamicCodeGenerated,
-            Event::GarbageCollectionStart,
-            Event::GarbageCollectionFinish,
+            Event::CompiledMethodLoad.on(),
+            Event::CompiledMethodUnload.on(),
+            Event::DynamicCodeGenerated.on(),
+            Event::GarbageCollectionStart.on(),
+            Event::GarbageCollectionFinish.on(),
         ]
     }
 
@@ -301,33 +349,6 @@ impl Capability for Arc<FlatProfile> {
                 entry.thread = 0;
             }
         }
-    }
-
-    fn on_compiled_method_load(&self, agent: &Agent, method: sys::jmethodID, code_addr: *const c_void, code_size: i32) {
-        let native = agent.jvmti.is_method_native(method).unwrap_or(false);
-        lock(&self.code).add(
-            code_addr as usize,
-            code_size.max(0) as usize,
-            Code::Compiled { method: method as usize, native },
-        );
-    }
-
-    fn on_compiled_method_unload(&self, _agent: &Agent, _method: sys::jmethodID, code_addr: *const c_void) {
-        lock(&self.code).remove(code_addr as usize);
-    }
-
-    fn on_dynamic_code_generated(&self, _agent: &Agent, name: &CStr, address: *const c_void, length: i32) {
-        let name = name.to_string_lossy();
-        let code = if name == "Interpreter" { Code::Interpreter } else { Code::Stub(name.into()) };
-        lock(&self.code).add(address as usize, length.max(0) as usize, code);
-    }
-
-    fn on_gc_start(&self, _agent: &Agent) {
-        self.gc_active.store(true, Ordering::Relaxed);
-    }
-
-    fn on_gc_finish(&self, _agent: &Agent) {
-        self.gc_active.store(false, Ordering::Relaxed);
     }
 
     fn dump_section(&self) -> Option<(u32, &'static str)> {

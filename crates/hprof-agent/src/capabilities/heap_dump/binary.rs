@@ -1,6 +1,7 @@
 //! Binary heap dump: sub-records packed into HEAP DUMP SEGMENT records of at most 1 MiB (as HotSpot
 //! writes them), never straddling two segments; a sub-record larger than that gets a segment of its own,
-//! streamed without being assembled in memory. Segments go to a [`Spool`]; the field names they refer to
+//! streamed without being assembled in memory; hprof-format's `HeapWriter` encodes each sub-record, this sink
+//! decides where segments end. Segments go to a [`Spool`]; the field names they refer to
 //! are STRING records written to the profile beforehand ([`FieldNames`]).
 
 use super::ID_SIZE;
@@ -8,8 +9,9 @@ use super::layout::{ClassPlan, DumpClass, FieldDecl, ValueSlot};
 use super::sink::{ClassValues, HeapSink, Root};
 use super::spool::Spool;
 use crate::output::BinaryEncoder;
+use hprof_format::binary::{ClassDumpOut, HeapWriter, SubRecordOut};
 use hprof_format::serial_base;
-use hprof_format::tags::{BasicType, heap as sub, record};
+use hprof_format::tags::{BasicType, record};
 use std::io::{self, Write};
 
 /// Largest segment body assembled in memory.
@@ -123,23 +125,8 @@ impl BinarySink {
         }
     }
 
-    fn u1(&mut self, v: u8) -> io::Result<()> {
-        self.put(&[v])
-    }
-    fn u2(&mut self, v: u16) -> io::Result<()> {
-        self.put(&v.to_be_bytes())
-    }
-    fn u4(&mut self, v: u32) -> io::Result<()> {
-        self.put(&v.to_be_bytes())
-    }
     fn id(&mut self, v: u64) -> io::Result<()> {
         self.put(&v.to_be_bytes())
-    }
-
-    /// A value of `ty` from raw bits, at its size in the file.
-    fn value(&mut self, ty: BasicType, bits: u64) -> io::Result<()> {
-        let size = ty.size(ID_SIZE) as usize;
-        self.put(&bits.to_be_bytes()[8 - size..])
     }
 
     fn zeros(&mut self, mut n: u64) -> io::Result<()> {
@@ -173,136 +160,68 @@ fn segment_start(mut buf: Vec<u8>) -> Vec<u8> {
     buf
 }
 
-/// The byte size of a CLASS DUMP.
-fn class_dump_len(class: &DumpClass, values: &ClassValues) -> u64 {
-    let id = ID_SIZE as u64;
-    let head = 1 + id + 4 + 6 * id + 4;
-    let constants = 2 + values.constants.len() as u64 * (2 + 1 + id);
-    let statics: u64 = 2 + class.statics.iter().map(|s| id + 1 + s.ty.size(ID_SIZE) as u64).sum::<u64>();
-    let fields = 2 + class.fields.len() as u64 * (id + 1);
-    head + constants + statics + fields
+/// The sink decides where segments end; hprof-format's [`HeapWriter`] encodes the sub-records.
+impl SubRecordOut for BinarySink {
+    fn begin(&mut self, len: u64) -> io::Result<()> {
+        BinarySink::begin(self, len)
+    }
+    fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
+        BinarySink::put(self, bytes)
+    }
 }
+
+const WRITER: HeapWriter = HeapWriter { id_size: ID_SIZE };
 
 impl HeapSink for BinarySink {
     fn root(&mut self, root: &Root<'_>) -> io::Result<()> {
-        let id_len = ID_SIZE as u64;
-        match *root {
-            Root::Unknown { id } => {
-                self.begin(1 + id_len)?;
-                self.u1(sub::ROOT_UNKNOWN)?;
-                self.id(id)
-            }
-            Root::JniGlobal { id, ref_serial, .. } => {
-                self.begin(1 + 2 * id_len)?;
-                self.u1(sub::ROOT_JNI_GLOBAL)?;
-                self.id(id)?;
-                self.id(ref_serial)
-            }
-            Root::JniLocal { id, thread, frame } | Root::JavaFrame { id, thread, frame } => {
-                let tag =
-                    if matches!(root, Root::JniLocal { .. }) { sub::ROOT_JNI_LOCAL } else { sub::ROOT_JAVA_FRAME };
-                self.begin(1 + id_len + 8)?;
-                self.u1(tag)?;
-                self.id(id)?;
-                self.u4(thread)?;
-                self.u4(frame as u32)
-            }
-            Root::NativeStack { id, thread } | Root::ThreadBlock { id, thread } => {
-                let tag = if matches!(root, Root::NativeStack { .. }) {
-                    sub::ROOT_NATIVE_STACK
-                } else {
-                    sub::ROOT_THREAD_BLOCK
-                };
-                self.begin(1 + id_len + 4)?;
-                self.u1(tag)?;
-                self.id(id)?;
-                self.u4(thread)
-            }
-            Root::StickyClass { id, .. } | Root::MonitorUsed { id } => {
-                let tag = if matches!(root, Root::StickyClass { .. }) {
-                    sub::ROOT_STICKY_CLASS
-                } else {
-                    sub::ROOT_MONITOR_USED
-                };
-                self.begin(1 + id_len)?;
-                self.u1(tag)?;
-                self.id(id)
-            }
-            Root::ThreadObject { id, thread, trace } => {
-                self.begin(1 + id_len + 8)?;
-                self.u1(sub::ROOT_THREAD_OBJECT)?;
-                self.id(id)?;
-                self.u4(thread)?;
-                self.u4(trace)
-            }
-        }
+        WRITER.root(self, root)
     }
 
     fn class_dump(&mut self, index: u32, class: &DumpClass, values: &ClassValues) -> io::Result<()> {
         let (static_names, field_names) = self.names.0.get(index as usize).cloned().unwrap_or_default();
-        self.begin(class_dump_len(class, values))?;
-        self.u1(sub::CLASS_DUMP)?;
-        self.id(class.id())?;
-        self.u4(NO_TRACE)?;
-        self.id(class.super_id)?;
-        self.id(values.loader)?;
-        self.id(values.signers)?;
-        self.id(values.domain)?;
-        self.id(0)?;
-        self.id(0)?;
-        self.u4(class.instance_size)?;
-        self.u2(values.constants.len() as u16)?;
-        for &(index, id) in &values.constants {
-            self.u2(index)?;
-            self.u1(BasicType::Object as u8)?;
-            self.id(id)?;
-        }
-        self.u2(class.statics.len() as u16)?;
-        for (i, s) in class.statics.iter().enumerate() {
-            self.id(static_names.get(i).copied().unwrap_or(0))?;
-            self.u1(s.ty as u8)?;
-            self.value(s.ty, values.statics.get(i).copied().unwrap_or(0))?;
-        }
-        self.u2(class.fields.len() as u16)?;
-        for (i, f) in class.fields.iter().enumerate() {
-            self.id(field_names.get(i).copied().unwrap_or(0))?;
-            self.u1(f.ty as u8)?;
-        }
-        Ok(())
+        let statics: Vec<(u64, BasicType, u64)> = class
+            .statics
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                (static_names.get(i).copied().unwrap_or(0), s.ty, values.statics.get(i).copied().unwrap_or(0))
+            })
+            .collect();
+        let fields: Vec<(u64, BasicType)> =
+            class.fields.iter().enumerate().map(|(i, f)| (field_names.get(i).copied().unwrap_or(0), f.ty)).collect();
+        let c = ClassDumpOut {
+            class_id: class.id(),
+            trace: NO_TRACE,
+            super_id: class.super_id,
+            loader_id: values.loader,
+            signers_id: values.signers,
+            domain_id: values.domain,
+            instance_size: class.instance_size,
+            constants: &values.constants,
+            statics: &statics,
+            fields: &fields,
+        };
+        WRITER.class_dump(self, &c)
     }
 
     fn instance(&mut self, id: u64, class: &DumpClass, _size: u64, values: &[u8]) -> io::Result<()> {
-        let len = 1 + ID_SIZE as u64 + 4 + ID_SIZE as u64 + 4 + values.len() as u64;
-        self.begin(len)?;
+        self.begin(WRITER.instance_len(values.len()))?;
         if self.direct_left == 0 {
             // The common case, millions of times: one header, one copy into the segment.
             const _: () = assert!(ID_SIZE == 8);
-            let mut head = [0u8; 25];
-            head[0] = sub::INSTANCE_DUMP;
-            head[1..9].copy_from_slice(&id.to_be_bytes());
-            head[9..13].copy_from_slice(&NO_TRACE.to_be_bytes());
-            head[13..21].copy_from_slice(&class.id().to_be_bytes());
-            head[21..25].copy_from_slice(&(values.len() as u32).to_be_bytes());
+            let head = HeapWriter::instance_head8(id, NO_TRACE, class.id(), values.len() as u32);
             self.pending.extend_from_slice(&head);
             self.pending.extend_from_slice(values);
             return Ok(());
         }
-        self.u1(sub::INSTANCE_DUMP)?;
-        self.id(id)?;
-        self.u4(NO_TRACE)?;
-        self.id(class.id())?;
-        self.u4(values.len() as u32)?;
+        // Too large for a segment (its begin is done): the same bytes, streamed.
+        self.put(&HeapWriter::instance_head8(id, NO_TRACE, class.id(), values.len() as u32))?;
         self.put(values)
     }
 
     fn object_array_begin(&mut self, id: u64, class: &DumpClass, _size: u64, length: u32) -> io::Result<()> {
-        let length = length.min(max_elements(ID_SIZE));
-        self.begin(1 + ID_SIZE as u64 + 4 + 4 + ID_SIZE as u64 + length as u64 * ID_SIZE as u64)?;
-        self.u1(sub::OBJECT_ARRAY_DUMP)?;
-        self.id(id)?;
-        self.u4(NO_TRACE)?;
-        self.u4(length)?;
-        self.id(class.id())?;
+        let length = length.min(HeapWriter::max_elements(ID_SIZE));
+        WRITER.object_array_head(self, id, NO_TRACE, length, class.id())?;
         self.array = Some((0, length));
         Ok(())
     }
@@ -334,41 +253,8 @@ impl HeapSink for BinarySink {
         length: u32,
         elements: &[u8],
     ) -> io::Result<()> {
-        let size = ty.size(ID_SIZE);
-        let length = length.min(max_elements(size));
-        let data = &elements[..(length as usize * size as usize).min(elements.len())];
-        self.begin(1 + ID_SIZE as u64 + 4 + 4 + 1 + data.len() as u64)?;
-        self.u1(sub::PRIMITIVE_ARRAY_DUMP)?;
-        self.id(id)?;
-        self.u4(NO_TRACE)?;
-        self.u4(length)?;
-        self.u1(ty as u8)?;
-        put_big_endian(self, data, size as usize)
+        WRITER.primitive_array(self, id, NO_TRACE, ty, length, elements)
     }
-}
-
-/// Elements of `elem_size` bytes that fit in one sub-record (whose length is a u4); HotSpot truncates
-/// larger arrays the same way.
-fn max_elements(elem_size: u32) -> u32 {
-    ((u32::MAX as u64 - 64) / elem_size as u64).min(u32::MAX as u64) as u32
-}
-
-/// Writes machine-order elements of `size` bytes big-endian, a chunk at a time.
-fn put_big_endian(sink: &mut BinarySink, data: &[u8], size: usize) -> io::Result<()> {
-    if size == 1 || cfg!(target_endian = "big") {
-        return sink.put(data);
-    }
-    let mut chunk = [0u8; 8192];
-    for part in data.chunks(chunk.len()) {
-        let out = &mut chunk[..part.len()];
-        for (src, dst) in part.chunks_exact(size).zip(out.chunks_exact_mut(size)) {
-            for k in 0..size {
-                dst[k] = src[size - 1 - k];
-            }
-        }
-        sink.put(out)?;
-    }
-    Ok(())
 }
 
 /// Writes a value of `slot`'s type into an instance's values, big-endian.

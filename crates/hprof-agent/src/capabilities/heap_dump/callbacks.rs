@@ -42,6 +42,7 @@ pub fn primitive_array_name(ty: BasicType) -> &'static str {
 /// A primitive value's type and raw bits, zero-extended.
 pub fn primitive_bits(value: sys::jvalue, value_type: u32) -> Option<(BasicType, u64)> {
     let ty = basic_type(value_type)?;
+    // SAFETY: the jvalue union is read as the member `value_type` names, as JVMTI filled it.
     let bits = unsafe {
         match ty {
             BasicType::Boolean => value.z as u64,
@@ -70,6 +71,8 @@ pub unsafe extern "C" fn on_reference(
     length: sys::jint,
     user_data: *mut c_void,
 ) -> sys::jint {
+    // SAFETY: user_data is the Walk that Walk::run handed to FollowReferences: it outlives the call, and
+    // nothing else borrows it meanwhile (callbacks come on the VM thread, one at a time).
     let walk = unsafe { &mut *(user_data as *mut Walk<'_>) };
     let r = guard(
         || Some(walk.reference(kind, info, class_tag, referrer_class_tag, size, tag_ptr, referrer_tag_ptr, length)),
@@ -90,6 +93,8 @@ pub unsafe extern "C" fn on_primitive_field(
     value_type: sys::jvmtiPrimitiveType,
     user_data: *mut c_void,
 ) -> sys::jint {
+    // SAFETY: user_data is the Walk that Walk::run handed to FollowReferences: it outlives the call, and
+    // nothing else borrows it meanwhile (callbacks come on the VM thread, one at a time).
     let walk = unsafe { &mut *(user_data as *mut Walk<'_>) };
     let r = guard(|| Some(walk.primitive_field(kind, info, object_class_tag, object_tag_ptr, value, value_type)), None);
     r.unwrap_or_else(|| {
@@ -107,6 +112,8 @@ pub unsafe extern "C" fn on_array_values(
     elements: *const c_void,
     user_data: *mut c_void,
 ) -> sys::jint {
+    // SAFETY: user_data is the Walk that Walk::run handed to FollowReferences: it outlives the call, and
+    // nothing else borrows it meanwhile (callbacks come on the VM thread, one at a time).
     let walk = unsafe { &mut *(user_data as *mut Walk<'_>) };
     let r = guard(|| Some(walk.array_values(class_tag, size, tag_ptr, element_count, element_type, elements)), None);
     r.unwrap_or_else(|| {

@@ -8,8 +8,8 @@ use super::field_offsets;
 use super::identify::{Owner, OwnerKind};
 use super::ids::array_length;
 use super::layout::ClassKind;
-use super::object_sizes::Shape;
 use super::walk::{Current, Walk};
+use hotspot::heap::Shape;
 
 impl<'a> Walk<'a> {
     /// Whether `owner` is the object being visited already.
@@ -36,10 +36,15 @@ impl<'a> Walk<'a> {
             OwnerKind::ClassObject(Some(c)) if plan.get(c).fields_known => {
                 let dc = plan.get(c);
                 self.class_values.reset(dc);
-                if self.read_fields {
+                if let (true, Some(a)) = (self.read_fields, self.addresses.as_ref()) {
                     for p in &dc.static_prims {
-                        let bits = unsafe { field_offsets::bits_at(owner.addr + p.vm as u64, p.ty) };
-                        self.class_values.statics[p.at as usize] = bits;
+                        let (at, size) = (owner.addr + p.vm as u64, p.ty.size(super::ID_SIZE));
+                        if !a.heap.holds_span(at, size as u64) {
+                            self.failed.get_or_insert(format!("a static field at {at:#x} is not in the heap"));
+                            break;
+                        }
+                        // SAFETY: in committed heap memory (checked above), inside the walk's safepoint.
+                        self.class_values.statics[p.at as usize] = unsafe { hotspot::heap::bits_at(at, size) };
                     }
                 }
                 Current::Class { class: c }
@@ -50,6 +55,7 @@ impl<'a> Walk<'a> {
                 if self.addresses.is_some() {
                     if c.is_none() && owner.tag == 0 {
                         // Tagged with its address, to be found again after the walk.
+                        // SAFETY: a tag pointer JVMTI passed to this callback: valid, ours to read and write, while it runs.
                         unsafe { *tag_slot = owner.addr as i64 };
                     }
                     self.copy_late(&owner, None);
@@ -63,8 +69,12 @@ impl<'a> Walk<'a> {
                     ClassKind::Instance if dc.fields_known => {
                         self.values.clear();
                         self.values.resize(dc.instance_size as usize, 0);
-                        if self.read_fields {
-                            unsafe { field_offsets::read_values(owner.addr, &dc.prims, &mut self.values) };
+                        if let (true, Some(a)) = (self.read_fields, self.addresses.as_ref())
+                            // SAFETY: an object of this class met in the walk; read_values checks its fields
+                            // against the committed heap read in this safepoint.
+                            && !unsafe { field_offsets::read_values(&a.heap, owner.addr, &dc.prims, &mut self.values) }
+                        {
+                            self.failed.get_or_insert(format!("the object at {:#x} is not in the heap", owner.addr));
                         }
                         let size = self.size_of(&owner).unwrap_or(self.instance_sizes[c as usize] as u64);
                         Current::Instance { id, class: c, size, refs: dc.reference_offsets() }
@@ -98,8 +108,9 @@ impl<'a> Walk<'a> {
 
     fn begin_array(&mut self, owner: &Owner, class: u32) -> Current<'a> {
         let id = owner.id;
-        let length = match self.addresses {
+        let length = match self.addresses.as_ref() {
             // Its length in the header was checked when it was reported as a referee.
+            // SAFETY: the address passed JavaHeap::holds (header in committed heap) in this walk's safepoint.
             Some(a) => Some(unsafe { a.array_length(owner.addr) }.max(0) as u32),
             None => array_length(owner.tag).or_else(|| self.side_lengths.get(&id).copied()),
         };
@@ -134,16 +145,15 @@ impl<'a> Walk<'a> {
         let (Some(a), true) = (self.addresses, owner.addr != 0) else { return };
         let Some(sizes) = a.heap.sizes else { return };
         match mirror {
-            None if self.read_fields => unsafe {
-                let size = sizes.class_object_size(owner.addr);
-                self.late.copy(owner.id, owner.addr, size);
-            },
+            None if self.read_fields => {
+                let size = sizes.class_object_size(&a.heap, owner.addr);
+                self.late.copy(&a, owner.id, owner.addr, size);
+            }
             None => {}
-            Some(mirror) => match unsafe { sizes.shape(mirror) } {
-                Some(Shape::Instance(size)) if self.read_fields => unsafe {
-                    self.late.copy(owner.id, owner.addr, size)
-                },
+            Some(mirror) => match sizes.shape(&a.heap, mirror) {
+                Some(Shape::Instance(size)) if self.read_fields => self.late.copy(&a, owner.id, owner.addr, size),
                 Some(Shape::Array) => {
+                    // SAFETY: `owner.addr` passed `holds` when it was reported, in this safepoint.
                     let length = unsafe { a.array_length(owner.addr) }.max(0) as u32;
                     self.side_lengths.insert(owner.id, length);
                 }

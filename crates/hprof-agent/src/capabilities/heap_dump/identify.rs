@@ -1,9 +1,9 @@
 //! Who the objects of a heap callback are: the referee of a reference, the referrer, the object of a
 //! field or array report, and of which class — by tag ([`super::ids`]) or by address
-//! ([`super::addresses`]).
+//! (`hotspot::heap::ObjectAddresses`).
 //!
 //! By tag, every object is tagged on its first report, and JVMTI hands the classes' tags along. By address
-//! nothing is tagged (an empty tag map is what makes the walk fast, see [`super::named`]): an address is
+//! nothing is tagged (an empty tag map is what makes the walk fast, see [`super::naming`]): an address is
 //! looked up among the objects named before the walk, and an object's class is the class object its first
 //! report — always its reference to its class — points to. Class objects are told by the class word in
 //! their headers (with compact headers, which have none, java.lang.Class keeps its tag and JVMTI's class
@@ -11,7 +11,7 @@
 //! tagged with its address when first reported, so that it can be found again after the walk.
 
 use super::layout::ClassKind;
-use super::named::Name;
+use super::naming::Name;
 use super::walk::Walk;
 use jvmti::sys;
 
@@ -57,6 +57,7 @@ impl Walk<'_> {
             return Some(self.referee_by_tag(class_tag, size, tag_ptr, length));
         }
         let addr = self.checked_object(tag_ptr, length)?;
+        // SAFETY: a tag pointer JVMTI passed to this callback: valid, ours to read and write, while it runs.
         let tag = unsafe { *tag_ptr };
         let name = self.name_of(addr);
         if let Some(name) = name {
@@ -77,11 +78,14 @@ impl Walk<'_> {
             // walk (a collection may have moved it) only a tag finds it again.
             let first = self.first_request(addr);
             if first {
+                // SAFETY: a tag pointer JVMTI passed to this callback: valid, ours to read and write, while it runs.
                 unsafe { *tag_ptr = addr as i64 };
                 self.note_size(addr, size);
                 self.late.mirrors.push(addr);
-                if self.read_fields {
-                    unsafe { self.late.copy(addr, addr, size as u64) };
+                if self.read_fields
+                    && let Some(a) = self.addresses
+                {
+                    self.late.copy(&a, addr, addr, size as u64);
                 }
             }
             return Some(Referee { id: addr, visit: first, name: None, addr });
@@ -94,11 +98,14 @@ impl Walk<'_> {
 
     /// The referee's address, checked: inside the heap, an array's length as JVMTI reports it.
     fn checked_object(&mut self, tag_ptr: *mut i64, length: i32) -> Option<u64> {
-        let a = self.addresses?;
+        let a = self.addresses.as_ref()?;
+        // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
         let Some(addr) = (unsafe { a.object(tag_ptr) }) else {
-            self.fail(format!("a referee at {:#x} is no object", unsafe { super::addresses::raw_object(tag_ptr) }));
+            // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
+            self.fail(format!("a referee at {:#x} is no object", unsafe { hotspot::heap::raw_object(tag_ptr) }));
             return None;
         };
+        // SAFETY: the address passed JavaHeap::holds (header in committed heap) in this walk's safepoint.
         if length >= 0 && unsafe { a.array_length(addr) } != length {
             self.fail(format!("the array at {addr:#x} does not hold its length {length} in its header"));
             return None;
@@ -118,6 +125,7 @@ impl Walk<'_> {
     }
 
     fn referee_by_tag(&mut self, class_tag: i64, size: i64, tag_ptr: *mut i64, length: i32) -> Referee {
+        // SAFETY: a tag pointer JVMTI passed to this callback: valid, ours to read and write, while it runs.
         let tag = unsafe { *tag_ptr };
         if tag != 0 {
             let id = self.ids.id_of(tag);
@@ -129,6 +137,12 @@ impl Walk<'_> {
                 match self.class_index(class_tag).map(|c| (c, self.plan.get(c).kind)) {
                     Some((c, ClassKind::Instance)) if Some(c) != self.plan.class_class => {
                         self.instance_sizes[c as usize] = size as u32
+                    }
+                    Some((c, _)) if Some(c) == self.plan.class_class && self.plan.index_of(id).is_none() => {
+                        // A class object the plan lacks, tagged by an abandoned walk by address: looked for
+                        // after the walk like one met untagged (it may never be visited as a referrer).
+                        self.late.mirrors.push(id);
+                        self.note_size(id, size);
                     }
                     _ => self.note_size(id, size),
                 }
@@ -147,6 +161,7 @@ impl Walk<'_> {
             }
             None => self.ids.plain(),
         };
+        // SAFETY: a tag pointer JVMTI passed to this callback: valid, ours to read and write, while it runs.
         unsafe { *tag_ptr = new_tag };
         match (class, kind) {
             (Some(c), Some(ClassKind::Instance)) => {
@@ -173,13 +188,15 @@ impl Walk<'_> {
 
     /// The referrer of a reference (`None`: an address failed its check; a root has id 0).
     pub(super) fn referrer(&mut self, referrer_tag_ptr: *mut i64, tag_ptr: *mut i64) -> Option<Owner> {
+        // SAFETY: a tag pointer JVMTI passed to this callback: valid, ours to read and write, while it runs.
         let tag = if referrer_tag_ptr.is_null() { 0 } else { unsafe { *referrer_tag_ptr } };
-        let Some(a) = self.addresses else {
+        let Some(a) = self.addresses.as_ref() else {
             return Some(self.tagged(tag));
         };
         if referrer_tag_ptr.is_null() {
             return Some(Owner { id: 0, tag: 0, addr: 0, name: None });
         }
+        // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
         let Some(addr) = (unsafe { a.referrer(referrer_tag_ptr, tag_ptr) }) else {
             self.fail("a referrer is no object".into());
             return None;
@@ -189,10 +206,12 @@ impl Walk<'_> {
 
     /// The object of a primitive field or array report (`None`: its address failed its check).
     pub(super) fn owner(&mut self, tag_ptr: *mut i64) -> Option<Owner> {
+        // SAFETY: a tag pointer JVMTI passed to this callback: valid, ours to read and write, while it runs.
         let tag = unsafe { *tag_ptr };
-        let Some(a) = self.addresses else {
+        let Some(a) = self.addresses.as_ref() else {
             return Some(self.tagged(tag));
         };
+        // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
         let Some(addr) = (unsafe { a.object(tag_ptr) }) else {
             self.fail("an object with values is no object".into());
             return None;
@@ -282,8 +301,9 @@ impl Walk<'_> {
     /// in its header, or else by java.lang.Class's tag.
     #[inline]
     fn is_class_object(&self, addr: u64, class_tag: i64) -> bool {
-        match (self.class_class_word, self.addresses) {
+        match (self.class_class_word, self.addresses.as_ref()) {
             (0, _) | (_, None) => class_tag != 0 && class_tag == self.class_class_tag,
+            // SAFETY: the address passed JavaHeap::holds (header in committed heap) in this walk's safepoint.
             (word, Some(a)) => (unsafe { a.class_word(addr) }) == word,
         }
     }

@@ -9,6 +9,7 @@ use super::ids::DumpIds;
 use super::layout::{ClassKind, ClassPlan};
 use super::sink::{ClassValues, HeapSink};
 use crate::agent::Agent;
+use hotspot::heap::ObjectAddresses;
 use hprof_format::tags::BasicType;
 use jvmti::{Jni, Jvmti};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -102,14 +103,14 @@ impl LateObjects {
         self.sizes.get(&id).copied().unwrap_or(0)
     }
 
-    /// Keeps a copy of the `size` bytes of the object `id` at `addr`, once.
-    ///
-    /// # Safety
-    /// `addr` must be a live object of `size` bytes, read inside the heap walk.
-    pub unsafe fn copy(&mut self, id: u64, addr: u64, size: u64) {
-        if size <= MAX_COPY && !self.raw.contains_key(&id) {
-            let bytes = unsafe { std::slice::from_raw_parts(addr as *const u8, size as usize) };
-            self.raw.insert(id, bytes.into());
+    /// Keeps a copy of the `size` bytes of the object `id` at `addr`, once (read without faulting; not
+    /// kept if not readable, the object's primitive values then stay zero).
+    pub fn copy(&mut self, addresses: &ObjectAddresses, id: u64, addr: u64, size: u64) {
+        if size <= MAX_COPY
+            && !self.raw.contains_key(&id)
+            && let Some(bytes) = addresses.copy(addr, size)
+        {
+            self.raw.insert(id, bytes);
         }
     }
 

@@ -8,10 +8,10 @@
 //! values in another order: the class's own fields, then its superclass's, up to Object. A layout maps the
 //! one to the other.
 
-use super::field_offsets::FieldOffsets;
 use super::ids::DumpIds;
 use crate::agent::Agent;
 use crate::classes::ClassRecord;
+use hotspot::heap::FieldOffsets;
 use hprof_format::tags::BasicType;
 use jvmti::{FieldInfo, Jni, Jvmti, JvmtiError, sys};
 use rustc_hash::{FxHashMap, FxHashSet};

@@ -19,7 +19,7 @@ impl Walk<'_> {
         referrer_tag_ptr: *mut i64,
         length: i32,
     ) -> Option<i32> {
-        let a = self.members_by_address?;
+        let a = self.members_by_address.as_ref()?;
         let is_field = kind == sys::JVMTI_HEAP_REFERENCE_FIELD;
         // A field of an instance or an element of an object array, before any memory is read.
         let member = match &self.current {
@@ -38,18 +38,23 @@ impl Walk<'_> {
             return None;
         }
         let current = self.current_owner;
-        let referrer = unsafe { super::addresses::raw_referrer(referrer_tag_ptr) };
+        // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
+        let referrer = unsafe { hotspot::heap::raw_referrer(referrer_tag_ptr) };
+        // SAFETY: a tag pointer JVMTI passed to this callback: valid, ours to read and write, while it runs.
         if current.addr == 0 || referrer != current.addr || unsafe { *referrer_tag_ptr } != current.tag {
             return None;
         }
         // The referee: untagged, checked as `Walk::referee` checks it, neither named nor a class object.
+        // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
         let addr = unsafe { a.object(tag_ptr) }?;
+        // SAFETY: this callback's tag pointer; `addr` passed JavaHeap::holds (header in committed heap) just now.
         if unsafe { *tag_ptr } != 0 || (length >= 0 && unsafe { a.array_length(addr) } != length) {
             return None;
         }
         if self.named.as_ref().is_none_or(|n| n.may_hold(addr)) {
             return None;
         }
+        // SAFETY: the address passed JavaHeap::holds (header in committed heap) in this walk's safepoint.
         if unsafe { a.class_word(addr) } == self.class_class_word {
             return None;
         }

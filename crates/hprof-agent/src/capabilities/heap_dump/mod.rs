@@ -4,17 +4,17 @@
 //!
 //! - [`dump`]: one dump from start to end, and why in that order;
 //! - [`layout`], [`threads`]: what the walk needs to know beforehand, gathered with JVMTI and JNI;
-//! - [`naming`]: how a dump names its objects: by address ([`addresses`]; trusted after the [`probe`]
-//!   walk, in the heap [`java_heap`] finds through HotSpot's [`vm_structs`]; primitive values then read
-//!   from memory, [`field_offsets`]; the objects named beforehand found again, [`named`]; sizes of objects
-//!   of late classes, [`object_sizes`]) or by tag ([`ids`]);
+//! - [`naming`]: how a dump names its objects: by address (trusted after the [`probe`] walk; every read of
+//!   HotSpot's memory — callback wrapper words, headers, field offsets, the heap's committed pieces, sizes
+//!   of objects of late classes — goes through the `hotspot` crate's `heap` module, checked against
+//!   committed memory or made with a read that cannot fault; primitive values then read from memory,
+//!   [`field_offsets`]; the objects named beforehand found again, in [`naming`] too) or by tag ([`ids`]);
 //! - [`walk`], [`callbacks`], [`identify`], [`enter`], [`member`], [`array_sizes`]: the JVMTI
 //!   FollowReferences pass and its callbacks;
-//! - [`sink`], [`binary`], [`text`], [`spool`], [`spool_writer`]: the records, in either format, spooled
+//! - [`sink`], [`binary`], [`text`], [`spool`] (and its writer thread): the records, in either format, spooled
 //!   by a thread of their own, into the profile itself where it is a file ([`in_place`]);
 //! - [`late`]: objects whose classes the walk met before the plan knew them.
 
-mod addresses;
 mod array_sizes;
 mod binary;
 mod callbacks;
@@ -24,17 +24,13 @@ mod field_offsets;
 mod identify;
 mod ids;
 mod in_place;
-mod java_heap;
 mod late;
 mod layout;
 mod member;
-mod named;
 mod naming;
-mod object_sizes;
 mod probe;
 mod sink;
 mod spool;
-mod spool_writer;
 mod text;
 mod threads;
 mod walk;
@@ -43,7 +39,7 @@ use crate::agent::Agent;
 use crate::hub::{Capability, ControlCommand, DumpReason};
 use crate::log;
 use dump::{Completeness, DumpReport, FileState, Release};
-use jvmti::{Event, Jni, sys};
+use jvmti::{CapabilityFlag, EventHandler, Jni};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -67,7 +63,8 @@ impl HeapDump {
 
     fn dump(&self, agent: &Agent, jni: Option<Jni>, reason: DumpReason) {
         let _one = self.one_at_a_time.lock().unwrap_or_else(|e| e.into_inner());
-        if !agent.is_live() || (reason != DumpReason::Exit && self.exiting.load(Ordering::Relaxed)) {
+        let last = matches!(reason, DumpReason::Exit | DumpReason::SessionEnd);
+        if !agent.is_live() || (!last && self.exiting.load(Ordering::Relaxed)) {
             return;
         }
         // At exit the process is about to give all its memory back.
@@ -142,13 +139,12 @@ fn with_jni(agent: &Agent, jni: Option<Jni>, f: impl FnOnce(Jni)) {
     }
 }
 
+/// Its JVMTI work happens in the dumps it is asked for, not in events.
+impl EventHandler<Agent> for HeapDump {}
+
 impl Capability for HeapDump {
     fn name(&self) -> &'static str {
         "heap=dump"
-    }
-
-    fn events(&self) -> Vec<Event> {
-        vec![Event::VmDeath]
     }
 
     /// A dump asked for by Ctrl-\ or the socket may still be writing into the profile's file, which it has
@@ -160,8 +156,8 @@ impl Capability for HeapDump {
 
     /// Held monitors are ROOT MONITOR USED: the main environment asks at load time, the only time the
     /// JVM grants this capability.
-    fn add_jvmti_capabilities(&self, caps: &mut sys::jvmtiCapabilities) {
-        caps.set_can_get_owned_monitor_info(1);
+    fn jvmti_capabilities(&self) -> Vec<CapabilityFlag> {
+        vec![CapabilityFlag::CanGetOwnedMonitorInfo]
     }
 
     fn dump_section(&self) -> Option<(u32, &'static str)> {

@@ -1,4 +1,4 @@
-//! The check that object addresses can be trusted ([`super::addresses`]), made before each dump: a heap
+//! The check that object addresses can be trusted (`hotspot::heap::ObjectAddresses`), made before each dump: a heap
 //! walk over a few objects of known shape, made for the purpose, must show every address the callbacks
 //! yield where it has to be.
 //!
@@ -10,22 +10,20 @@
 //! ```
 //!
 //! The walk starts at `outer` and follows array elements only. It must see `outer` at the address its
-//! JNI local and weak global references hold ([`super::named`] reads weak global references), each object at one address as referee, as referrer (inner's reference to itself
+//! JNI local and weak global references hold ([`super::naming`] reads weak global references), each object at one address as referee, as referrer (inner's reference to itself
 //! included) and in its field and array value reports, all of them aligned inside the heap, and the
 //! array lengths JVMTI reports in the arrays' headers. Reads of the objects themselves are made with
 //! [`peek`], which fails instead of faulting, since nothing is trusted yet.
 //!
 //! Field offsets ([`super::field_offsets`]) are checked on the same walk: `Integer.value` must hold
 //! 0x5EED1234 in `boxed`, and the static `Integer.MAX_VALUE` its value in Integer's class object; and
-//! the class metadata [`super::object_sizes`] reads: Integer's instances are as large as JVMTI says
+//! the class metadata `hotspot::heap::ObjectSizes` reads: Integer's instances are as large as JVMTI says
 //! `boxed` is, int[]'s are arrays, and both class objects are as large as JVMTI says; and the class words
 //! in the headers: the two class objects' alike, the other objects' different from theirs.
 
-use super::addresses::{ObjectAddresses, peek};
 use super::callbacks::VISIT;
-use super::field_offsets::FieldOffsets;
-use super::object_sizes::{Shape, shape};
 use crate::panic_guard::guard;
+use hotspot::heap::{FieldOffsets, ObjectAddresses, Shape, peek, shape};
 use jvmti::{HeapCallbacks, Jni, Jvmti, sys};
 use std::ffi::c_void;
 
@@ -100,11 +98,13 @@ pub fn check(
             max_offset,
             ..Default::default()
         };
+        // SAFETY: a C struct of integers and nullable pointers, for which all-zero bytes are a valid value.
         let mut callbacks: HeapCallbacks = unsafe { std::mem::zeroed() };
         callbacks.heap_reference_callback = Some(on_reference);
         callbacks.primitive_field_callback = Some(on_field);
         callbacks.array_primitive_value_callback = Some(on_values);
         let user_data = &mut seen as *mut Seen as *const c_void;
+        // SAFETY: the callbacks read user_data as the type passed here, alive until FollowReferences returns.
         let walked = unsafe { env.follow_references(0, std::ptr::null_mut(), outer, &callbacks, user_data) };
         jni.delete_weak_global_ref(global);
         walked.map_err(|e| format!("the probe walk failed: {e}"))?;
@@ -254,6 +254,8 @@ unsafe extern "C" fn on_reference(
     length: sys::jint,
     user_data: *mut c_void,
 ) -> sys::jint {
+    // SAFETY: user_data is the probe's Seen handed to FollowReferences: it outlives the call, and callbacks
+    // come one at a time.
     let seen = unsafe { &mut *(user_data as *mut Seen) };
     guard(
         || {
@@ -261,9 +263,11 @@ unsafe extern "C" fn on_reference(
                 return 0;
             }
             // Words of the callback wrappers on the VM thread's stack: readable whatever their layout.
-            let referee = unsafe { super::addresses::raw_object(tag_ptr) };
+            // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
+            let referee = unsafe { hotspot::heap::raw_object(tag_ptr) };
             let to_self = referrer_tag_ptr == tag_ptr;
-            let referrer = if to_self { referee } else { unsafe { super::addresses::raw_referrer(referrer_tag_ptr) } };
+            // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
+            let referrer = if to_self { referee } else { unsafe { hotspot::heap::raw_referrer(referrer_tag_ptr) } };
             if kind == sys::JVMTI_HEAP_REFERENCE_CLASS {
                 let class_ref = class_ref(seen, referrer, referee, size);
                 seen.class_refs.push(class_ref);
@@ -272,6 +276,7 @@ unsafe extern "C" fn on_reference(
                 return 0;
             }
             let element = Element {
+                // SAFETY: JVMTI passes reference info for this reference kind, checked non-null above.
                 index: unsafe { (*info).array.index },
                 referrer,
                 referee,
@@ -301,11 +306,15 @@ unsafe extern "C" fn on_field(
     value_type: sys::jvmtiPrimitiveType,
     user_data: *mut c_void,
 ) -> sys::jint {
+    // SAFETY: user_data is the probe's Seen handed to FollowReferences: it outlives the call, and callbacks
+    // come one at a time.
     let seen = unsafe { &mut *(user_data as *mut Seen) };
     guard(
         || {
             if kind == sys::JVMTI_HEAP_REFERENCE_FIELD && value_type == sys::JVMTI_PRIMITIVE_TYPE_INT {
-                let object = unsafe { super::addresses::raw_object(tag_ptr) };
+                // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
+                let object = unsafe { hotspot::heap::raw_object(tag_ptr) };
+                // SAFETY: the callback reported an int field, so the jvalue union holds an int.
                 seen.int_fields.push((object, unsafe { value.i }, int_in(seen, object, seen.value_offset)));
             }
             0
@@ -323,13 +332,18 @@ unsafe extern "C" fn on_values(
     elements: *const c_void,
     user_data: *mut c_void,
 ) -> sys::jint {
+    // SAFETY: user_data is the probe's Seen handed to FollowReferences: it outlives the call, and callbacks
+    // come one at a time.
     let seen = unsafe { &mut *(user_data as *mut Seen) };
     guard(
         || {
             if element_type == sys::JVMTI_PRIMITIVE_TYPE_INT && !elements.is_null() && count >= 0 {
                 let n = (count as usize).min(INTS.len());
+                // SAFETY: JVMTI's array callback hands `count` elements of the reported type at `elements`, valid
+                // while it runs.
                 let values = unsafe { std::slice::from_raw_parts(elements as *const i32, n) }.to_vec();
-                seen.int_arrays.push((unsafe { super::addresses::raw_object(tag_ptr) }, count, values));
+                // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
+                seen.int_arrays.push((unsafe { hotspot::heap::raw_object(tag_ptr) }, count, values));
             }
             0
         },

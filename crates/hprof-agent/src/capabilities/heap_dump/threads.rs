@@ -145,6 +145,7 @@ fn trace_from_walk(agent: &Agent, jni: Jni, thread_serial: u32, seen: &[&SeenFra
 /// The thread's whole stack, top first.
 fn stack(agent: &Agent, thread: sys::jthread) -> Vec<RawFrame> {
     let depth = agent.jvmti.frame_count(thread).map_or(0, |n| (n.max(0) as usize).min(MAX_FRAMES));
+    // SAFETY: a C struct of integers and nullable pointers, for which all-zero bytes are a valid value.
     let mut buf = vec![unsafe { std::mem::zeroed::<sys::jvmtiFrameInfo>() }; depth];
     let n = if depth == 0 { 0 } else { agent.jvmti.stack_trace(thread, 0, &mut buf).unwrap_or(0) };
     buf[..n].iter().map(RawFrame::from_jvmti).collect()

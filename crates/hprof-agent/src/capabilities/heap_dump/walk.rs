@@ -5,13 +5,12 @@
 //! that object's references (with field or array indexes), primitive field values and array contents one
 //! after the other before moving to the next object. So the walk keeps only the object being visited:
 //! when a callback names another referrer, the previous object is complete and its record is written.
-//! Objects are named by their addresses ([`super::addresses`]) or, where those cannot be trusted, by tags
+//! Objects are named by their addresses (`hotspot::heap::ObjectAddresses`) or, where those cannot be trusted, by tags
 //! ([`super::ids`]); [`super::identify`] reads a callback's objects either way.
 //!
 //! Heap callbacks ([`super::callbacks`]) run inside a VM operation on the VM thread: no JNI, no JVMTI, no
 //! lock a Java thread could hold. Everything they need was gathered before ([`ClassPlan`], [`ThreadRoots`]).
 
-use super::addresses::ObjectAddresses;
 use super::array_sizes::ArraySizes;
 use super::callbacks::{
     ABORT, VISIT, basic_type, on_array_values, on_primitive_field, on_reference, primitive_array_name, primitive_bits,
@@ -20,10 +19,11 @@ use super::identify::Owner;
 use super::ids::DumpIds;
 use super::late::{LateObjects, LateValueKind};
 use super::layout::{ClassPlan, IndexTable, ReferenceOffsets};
-use super::named::NamedMap;
+use super::naming::NamedMap;
 use super::naming::Naming;
 use super::sink::{ClassValues, HeapSink, Root};
 use super::threads::{SeenFrame, ThreadRoots};
+use hotspot::heap::ObjectAddresses;
 use hprof_format::tags::BasicType;
 use jvmti::{HeapCallbacks, Jvmti, sys};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -120,6 +120,8 @@ pub struct Walk<'a> {
     fail_countdown: u64,
     /// [`Walk::start`] is still to run.
     pub(super) starting: bool,
+    /// The heap's committed pieces were read in this walk's safepoint.
+    committed_read: bool,
     /// With addresses, where no sizes are wanted: the short path for members ([`super::member`]).
     pub(super) members_by_address: Option<ObjectAddresses>,
     pub panicked: bool,
@@ -174,6 +176,7 @@ impl<'a> Walk<'a> {
             failed: None,
             fail_countdown: naming.addresses().map_or(0, |_| test_failure()),
             starting: true,
+            committed_read: false,
             members_by_address: naming.addresses().filter(|_| !wants_sizes),
             panicked: false,
             stats: WalkStats::default(),
@@ -186,6 +189,7 @@ impl<'a> Walk<'a> {
             self.monitors.insert(id);
             self.emit_root(&Root::MonitorUsed { id });
         }
+        // SAFETY: a C struct of integers and nullable pointers, for which all-zero bytes are a valid value.
         let mut callbacks: HeapCallbacks = unsafe { std::mem::zeroed() };
         callbacks.heap_reference_callback = Some(on_reference);
         // Each primitive field reported costs the JVM two tag look-ups: read from memory where possible.
@@ -195,6 +199,7 @@ impl<'a> Walk<'a> {
         callbacks.array_primitive_value_callback = Some(on_array_values);
         let user_data = self as *mut Walk as *const c_void;
         let result =
+            // SAFETY: the callbacks read user_data as the type passed here, alive until FollowReferences returns.
             unsafe { dump_env.follow_references(0, std::ptr::null_mut(), std::ptr::null_mut(), &callbacks, user_data) };
         self.finish_current();
         if self.error.is_some() {
@@ -260,12 +265,28 @@ impl<'a> Walk<'a> {
     /// address. (Runs again on every callback while a test failure counts down.)
     #[cold]
     fn start(&mut self) {
+        if !self.committed_read
+            && let Some(a) = &mut self.addresses
+        {
+            // Where the heap is committed, read where it cannot change: every address is checked against it.
+            self.committed_read = true;
+            if let Err(why) = a.heap.refresh_committed() {
+                self.fail(why);
+                return;
+            }
+            if self.members_by_address.is_some() {
+                self.members_by_address = self.addresses;
+            }
+        }
         if self.named.is_none()
             && self.addresses.is_some()
             && let Some(named) = &self.ids.named
         {
             let map = named.resolve(self.plan);
-            if let (Some(a), Some(mirror)) = (self.addresses, map.some_class_object()) {
+            if let (Some(a), Some(mirror)) = (self.addresses, map.some_class_object())
+                && a.heap.holds(mirror)
+            {
+                // SAFETY: `holds` placed its header in committed memory, in this safepoint.
                 self.class_class_word = unsafe { a.class_word(mirror) };
             }
             self.named = Some(map);
@@ -302,6 +323,7 @@ impl<'a> Walk<'a> {
                 }
             }
             sys::JVMTI_HEAP_REFERENCE_STACK_LOCAL if !info.is_null() => {
+                // SAFETY: JVMTI passes reference info for this reference kind, checked non-null above.
                 let local = unsafe { (*info).stack_local };
                 let thread = self.thread_of(local.thread_tag, local.thread_id);
                 self.seen_frames.push(SeenFrame {
@@ -313,6 +335,7 @@ impl<'a> Walk<'a> {
                 self.emit_root(&Root::JavaFrame { id, thread, frame: local.depth });
             }
             sys::JVMTI_HEAP_REFERENCE_JNI_LOCAL if !info.is_null() => {
+                // SAFETY: JVMTI passes reference info for this reference kind, checked non-null above.
                 let local = unsafe { (*info).jni_local };
                 let thread = self.thread_of(local.thread_tag, local.thread_id);
                 // A JNI local of a thread with no Java frame lives on its native stack.
@@ -531,7 +554,8 @@ impl<'a> Walk<'a> {
             return ABORT;
         }
         let Some(owner) = self.owner(tag_ptr) else { return ABORT };
-        if let Some(a) = self.addresses
+        if let Some(a) = self.addresses.as_ref()
+            // SAFETY: the address passed JavaHeap::holds (header in committed heap) in this walk's safepoint.
             && unsafe { a.array_length(owner.addr) } != count
         {
             self.fail(format!("primitive array at {:#x} has {count} elements, its header says otherwise", owner.addr));
@@ -548,6 +572,8 @@ impl<'a> Walk<'a> {
         let data: &[u8] = if elements.is_null() || bytes == 0 {
             &[]
         } else {
+            // SAFETY: JVMTI's array callback hands `count` elements of the reported type at `elements`, valid
+            // while it runs.
             unsafe { std::slice::from_raw_parts(elements as *const u8, bytes) }
         };
         let plan = self.plan;
@@ -569,5 +595,6 @@ fn test_failure() -> u64 {
 /// The field, array or constant pool index a reference info carries (they share one place in the union);
 /// -1 for kinds that come without info (the JVM passes null).
 pub(super) fn info_index(info: *const sys::jvmtiHeapReferenceInfo) -> i32 {
+    // SAFETY: JVMTI passes reference info for this reference kind, checked non-null above.
     if info.is_null() { -1 } else { unsafe { (*info).field.index } }
 }

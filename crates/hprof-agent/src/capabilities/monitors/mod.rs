@@ -20,7 +20,7 @@ use crate::classes::ClassRecord;
 use crate::hub::{Capability, DumpReason};
 use crate::options::Options;
 use contention::Contention;
-use jvmti::{Event, Jni, sys};
+use jvmti::{CapabilityFlag, Event, EventHandler, Interest, Jni, Jvmti, sys};
 use lock_stacks::LockStacks;
 use std::sync::Arc;
 use waits::Waits;
@@ -36,57 +36,79 @@ impl Monitors {
     }
 }
 
-impl Capability for Monitors {
-    fn name(&self) -> &'static str {
-        "monitor"
-    }
-
-    fn events(&self) -> Vec<Event> {
-        vec![
-            Event::VmInit,
-            Event::MonitorWait,
-            Event::MonitorWaited,
-            Event::MonitorContendedEnter,
-            Event::MonitorContendedEntered,
-            Event::NativeMethodBind,
-        ]
-    }
-
-    fn add_jvmti_capabilities(&self, caps: &mut sys::jvmtiCapabilities) {
-        // For MONITOR DUMP: who owns what, who waits where.
-        caps.set_can_get_owned_monitor_info(1);
-        caps.set_can_get_current_contended_monitor(1);
-        caps.set_can_get_monitor_info(1);
-    }
-
-    fn on_vm_init(&self, _agent: &Agent, jni: Jni) {
-        thread_key::init(jni);
-    }
-
-    fn on_monitor_contended_enter(&self, agent: &Agent, jni: Jni, thread: sys::jthread, object: sys::jobject) {
+impl EventHandler<Agent> for Monitors {
+    fn monitor_contended_enter(&self, agent: &Agent, _: Jvmti, jni: Jni, thread: sys::jthread, object: sys::jobject) {
         self.contention.on_enter(agent, jni, thread, thread_key::of(jni, thread), object);
     }
 
-    fn on_monitor_contended_entered(&self, _agent: &Agent, jni: Jni, thread: sys::jthread, _object: sys::jobject) {
+    fn monitor_contended_entered(&self, _: &Agent, _: Jvmti, jni: Jni, thread: sys::jthread, _object: sys::jobject) {
         self.contention.on_entered(thread_key::of(jni, thread));
     }
 
-    fn on_monitor_wait(&self, agent: &Agent, jni: Jni, thread: sys::jthread, object: sys::jobject, timeout_ms: i64) {
-        self.waits.on_wait(agent, jni, thread, thread_key::of(jni, thread), object, timeout_ms);
+    fn monitor_wait(
+        &self,
+        agent: &Agent,
+        _: Jvmti,
+        jni: Jni,
+        thread: sys::jthread,
+        object: sys::jobject,
+        timeout: i64,
+    ) {
+        self.waits.on_wait(agent, jni, thread, thread_key::of(jni, thread), object, timeout);
     }
 
-    fn on_monitor_waited(&self, agent: &Agent, jni: Jni, thread: sys::jthread, object: sys::jobject, _timed_out: bool) {
+    fn monitor_waited(
+        &self,
+        agent: &Agent,
+        _: Jvmti,
+        jni: Jni,
+        thread: sys::jthread,
+        object: sys::jobject,
+        _timed_out: sys::jboolean,
+    ) {
         self.waits.on_waited(agent, jni, thread, thread_key::of(jni, thread), object);
     }
 
-    fn on_native_method_bind(
+    fn native_method_bind(
         &self,
         agent: &Agent,
+        _: Jvmti,
+        _jni: Jni,
+        _thread: sys::jthread,
         _method: sys::jmethodID,
         address: *mut std::ffi::c_void,
         new_address: *mut *mut std::ffi::c_void,
     ) {
         sleeps::on_native_method_bind(agent, address, new_address);
+    }
+}
+
+impl Capability for Monitors {
+    fn name(&self) -> &'static str {
+        "monitor"
+    }
+
+    fn events(&self) -> Vec<Interest> {
+        vec![
+            Event::MonitorWait.on(),
+            Event::MonitorWaited.on(),
+            Event::MonitorContendedEnter.on(),
+            Event::MonitorContendedEntered.on(),
+            Event::NativeMethodBind.on(),
+        ]
+    }
+
+    fn jvmti_capabilities(&self) -> Vec<CapabilityFlag> {
+        // For MONITOR DUMP: who owns what, who waits where.
+        vec![
+            CapabilityFlag::CanGetOwnedMonitorInfo,
+            CapabilityFlag::CanGetCurrentContendedMonitor,
+            CapabilityFlag::CanGetMonitorInfo,
+        ]
+    }
+
+    fn on_vm_init(&self, _agent: &Agent, jni: Jni) {
+        thread_key::init(jni);
     }
 
     fn dump_section(&self) -> Option<(u32, &'static str)> {

@@ -1,11 +1,11 @@
-//! Sizes of objects whose class the dump's plan lacks (loaded while the dump ran), so that a walk naming
-//! objects by address can copy their bytes for after the walk (see [`super::late`]), read from HotSpot's
+//! Sizes of objects whose class the dump's plan lacks (loaded while the dump ran), read from HotSpot's
 //! class metadata: a class object holds its `Klass*` (at `java_lang_Class::_klass_offset`), whose
-//! `_layout_helper` is its instances' size in bytes (positive; bit 0 a flag) or marks an array
-//! (negative); a class object's own size, in words, is at `java_lang_Class::_oop_size_offset`. The offsets
-//! come from [`super::vm_structs`]; the probe walk checks them on Integer and int[] before they are used.
+//! `_layout_helper` is its instances' size in bytes (positive; bit 0 a flag) or marks an array (negative);
+//! a class object's own size, in words, is at `java_lang_Class::_oop_size_offset`. The offsets come from
+//! HotSpot's structure tables; the agent's probe walk checks them on Integer and int[] before they are used.
 
-use hotspot::VmStructs;
+use super::{JavaHeap, peek};
+use crate::VmStructs;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ObjectSizes {
@@ -24,7 +24,7 @@ pub enum Shape {
 impl ObjectSizes {
     pub fn find(vm: &VmStructs) -> Option<ObjectSizes> {
         let static_int = |ty: &str, field: &str| -> Option<u64> {
-            let v = unsafe { *(vm.static_address(ty, field).ok()? as *const i32) };
+            let v = peek::<i32>(vm.static_address(ty, field).ok()? as u64)?;
             (v > 0).then_some(v as u64)
         };
         Some(ObjectSizes {
@@ -34,24 +34,28 @@ impl ObjectSizes {
         })
     }
 
-    /// The shape of the instances of the class whose class object is at `mirror`.
-    ///
-    /// # Safety
-    /// `mirror` must be a class object of a loaded class, read inside the heap walk.
-    pub unsafe fn shape(&self, mirror: u64) -> Option<Shape> {
-        let klass = unsafe { *((mirror + self.klass_offset) as *const u64) };
+    /// The shape of the instances of the class whose class object is at `mirror`; `None` if the class
+    /// object or its class metadata cannot be read. The metadata lies outside the heap: read without
+    /// faulting.
+    pub fn shape(&self, heap: &JavaHeap, mirror: u64) -> Option<Shape> {
+        if !heap.holds_span(mirror + self.klass_offset, 8) {
+            return None;
+        }
+        let klass = peek::<u64>(mirror + self.klass_offset)?;
         if klass == 0 || klass & 7 != 0 {
             return None;
         }
-        Some(shape(unsafe { *((klass + self.layout_helper) as *const i32) }))
+        Some(shape(peek::<i32>(klass + self.layout_helper)?))
     }
 
-    /// The size in bytes of the class object at `mirror` (statics included).
-    ///
-    /// # Safety
-    /// As for [`ObjectSizes::shape`].
-    pub unsafe fn class_object_size(&self, mirror: u64) -> u64 {
-        (unsafe { *((mirror + self.oop_size_offset) as *const i32) }).max(0) as u64 * 8
+    /// The size in bytes of the class object at `mirror` (statics included); 0 if it cannot be read.
+    pub fn class_object_size(&self, heap: &JavaHeap, mirror: u64) -> u64 {
+        let at = mirror + self.oop_size_offset;
+        if !heap.holds_span(at, 4) {
+            return 0;
+        }
+        // SAFETY: `holds_span` placed the four bytes in committed heap memory.
+        (unsafe { *(at as *const i32) }).max(0) as u64 * 8
     }
 }
 
