@@ -14,7 +14,7 @@ jars=()
 for pkg in libcommons-lang3-java libguava-java libasm-java; do
   dpkg -s "$pkg" >/dev/null 2>&1 || apt-get install -y -q "$pkg" >&2 || echo "could not install $pkg" >&2
 done
-for j in /usr/share/java/commons-lang3.jar /usr/share/java/guava.jar /usr/share/java/asm.jar; do
+for j in /usr/share/java/commons-lang3.jar /usr/share/java/guava.jar /usr/share/java/asm.jar /usr/share/java/bsh.jar /usr/share/java/antlr3-runtime.jar; do
   [ -f "$j" ] && jars+=("$j")
 done
 fail=0
