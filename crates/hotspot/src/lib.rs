@@ -19,6 +19,7 @@
 
 mod code_cache;
 pub mod heap;
+pub mod java_thread;
 mod layout;
 mod per_thread;
 mod structs;

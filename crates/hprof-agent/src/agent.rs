@@ -8,7 +8,7 @@ use crate::hub::{AgentHost, CORE_EVENTS, Capability, ClassFileChain, ControlComm
 use crate::ids::ObjectIds;
 use crate::log;
 use crate::methods::{MethodCache, MethodEnv};
-use crate::options::{Options, Parsed};
+use crate::options::{CpuMode, Options, Parsed};
 use crate::output::{Output, ReportTables};
 use crate::threads::{ThreadEnv, ThreadTable};
 use crate::traces::RawFrame;
@@ -16,15 +16,21 @@ use crate::traces::{TraceEnv, TraceTable};
 use jvmti::{
     CapabilityFlag, Event, EventHub, EventHubBuilder, HubError, Jni, Jvmti, JvmtiVersion, Need, SubscriberId, Vm, sys,
 };
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
 use std::time::Instant;
 
-static AGENT: OnceLock<Agent> = OnceLock::new();
+/// The current session's agent. A session that ends (`duration=`, `hprof attach PID stop`) leaves its
+/// agent in place, stopped; a later attach starts a new one here (see `attach`). An agent is never freed:
+/// a callback still running on another thread may hold it.
+static AGENT: AtomicPtr<Agent> = AtomicPtr::new(std::ptr::null_mut());
+/// Serialises starting sessions (Agent_OnLoad/OnAttach) and ending them; counts the sessions started.
+static SESSIONS: Mutex<u32> = Mutex::new(0);
 
 /// The running agent, once Agent_OnLoad/OnAttach has succeeded.
 pub fn agent() -> Option<&'static Agent> {
-    AGENT.get()
+    // SAFETY: the pointer is null or comes from Box::leak, and agents are never freed.
+    unsafe { AGENT.load(Ordering::Acquire).as_ref() }
 }
 
 pub struct Agent {
@@ -39,6 +45,11 @@ pub struct Agent {
     pub methods: MethodCache,
     pub traces: TraceTable,
     pub started: Instant,
+    pub load_kind: LoadKind,
+    /// 1 for the first session in this JVM, 2 for the next attach after it ended, …
+    pub session: u32,
+    /// The option string the session started with (for `status`).
+    pub option_string: String,
     capabilities: Vec<(SubscriberId, &'static dyn Capability)>,
     hub: EventHub<Agent>,
     dump_lock: Mutex<()>,
@@ -61,8 +72,8 @@ pub enum LoadKind {
 /// Agent_OnLoad / Agent_OnAttach: returns JNI_OK or JNI_ERR (after printing why).
 pub fn start(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> sys::jint {
     crate::panic_guard::install_panic_hook();
-    match start_inner(vm, option_string, kind) {
-        Ok(()) => sys::JNI_OK as sys::jint,
+    match start_session(vm, option_string, kind) {
+        Ok(_) => sys::JNI_OK as sys::jint,
         Err(msg) => {
             log::error(&msg);
             sys::JNI_ERR
@@ -80,8 +91,14 @@ fn vm_input_arguments() -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn start_inner(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<(), String> {
+/// Starts a session: parses the options, takes a JVMTI environment of its own and switches on what the
+/// options ask for. In a running JVM (`kind` Attach) it also does what VMInit would have done.
+pub fn start_session(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<&'static Agent, String> {
     let options = match Options::parse_for_vm(option_string, &vm_input_arguments()).map_err(|e| e.0)? {
+        // Exiting after the help is HPROF's way at startup; a running JVM must go on.
+        Parsed::Help if kind == LoadKind::Attach => {
+            return Err("help lists the options only at startup: java -agentpath:/path/to/libhprof.so=help".into());
+        }
         Parsed::Help => {
             use std::io::Write;
             let _ = std::io::stdout().write_all(crate::help::HELP.as_bytes());
@@ -91,8 +108,18 @@ fn start_inner(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<()
         }
         Parsed::Run(o) => *o,
     };
-    if AGENT.get().is_some() {
-        return Err("hprof is already loaded in this JVM; load it once".into());
+    if kind == LoadKind::Attach && matches!(options.cpu, Some(CpuMode::Times | CpuMode::Old)) {
+        // Their probes go in as classes load; the classes of a running JVM are loaded already.
+        return Err("cpu=times and cpu=old need the agent from the JVM's start (-agentlib:hprof=cpu=times); an \
+                    attached agent offers cpu=samples"
+            .into());
+    }
+    let mut sessions = SESSIONS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(running) = agent().filter(|a| a.is_live()) {
+        return Err(format!(
+            "hprof already profiles this JVM (session {}: {}); end it first with `hprof attach PID stop`",
+            running.session, running.option_string
+        ));
     }
     for w in &options.warnings {
         log::warning(w);
@@ -107,7 +134,7 @@ fn start_inner(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<()
         ));
     }
 
-    let (hub, capabilities) = subscribe(capabilities::build(&options)?);
+    let (hub, capabilities) = subscribe(capabilities::build(&options)?, kind);
     hub.request_capabilities(jvmti).map_err(|e| e.to_string())?;
     let output = Output::open(&options)?;
     let agent = Agent {
@@ -122,6 +149,9 @@ fn start_inner(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<()
         classes: ClassTable::default(),
         methods: MethodCache::default(),
         started: Instant::now(),
+        load_kind: kind,
+        session: *sessions + 1,
+        option_string: option_string.unwrap_or("").to_owned(),
         capabilities,
         hub,
         dump_lock: Mutex::new(()),
@@ -130,16 +160,18 @@ fn start_inner(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<()
         depth: AtomicU32::new(0),
     };
     agent.depth.store(agent.options.depth, Ordering::Relaxed);
-    if AGENT.set(agent).is_err() {
-        return Err("hprof is already loaded in this JVM; load it once".into());
-    }
-    let agent = AGENT.get().expect("just set");
+    *sessions += 1;
+    let agent: &'static Agent = Box::leak(Box::new(agent));
+    AGENT.store(agent as *const Agent as *mut Agent, Ordering::Release);
 
     for (_, c) in &agent.capabilities {
         c.on_load(agent)?;
     }
     agent.hub.install::<AgentHost>(jvmti).map_err(|e| format!("cannot set up JVMTI events: {e}"))?;
-    unsafe { libc::atexit(flush_at_exit) };
+    if agent.session == 1 {
+        // SAFETY: flush_at_exit is an extern "C" fn that catches panics; registered once per process.
+        unsafe { libc::atexit(flush_at_exit) };
+    }
 
     if kind == LoadKind::Attach {
         // The VM is already running: do now what VMInit would have done.
@@ -147,11 +179,14 @@ fn start_inner(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<()
         let current = jvmti.current_thread().map_err(|e| format!("GetCurrentThread: {e}"))?;
         agent.on_vm_init(jni, current);
     }
-    Ok(())
+    Ok(agent)
 }
 
 /// Subscribes the core, then each capability in the order the options chose them, to the hub.
-fn subscribe(capabilities: Vec<Registered>) -> (EventHub<Agent>, Vec<(SubscriberId, &'static dyn Capability)>) {
+fn subscribe(
+    capabilities: Vec<Registered>,
+    kind: LoadKind,
+) -> (EventHub<Agent>, Vec<(SubscriberId, &'static dyn Capability)>) {
     let mut hub = EventHubBuilder::new();
     hub.subscribe(&Core, CORE_EVENTS);
     hub.need(CapabilityFlag::CanTagObjects, Need::Required);
@@ -162,7 +197,7 @@ fn subscribe(capabilities: Vec<Registered>) -> (EventHub<Agent>, Vec<(Subscriber
     let mut rewriters = Vec::new();
     for Registered { capability, handler } in capabilities {
         for flag in capability.jvmti_capabilities() {
-            hub.need(flag, Need::Required);
+            hub.need(flag, need_of(flag, kind));
         }
         subscribed.push((hub.subscribe(handler, capability.events()), capability));
         if capability.rewrites_classes() {
@@ -173,6 +208,15 @@ fn subscribe(capabilities: Vec<Registered>) -> (EventHub<Agent>, Vec<(Subscriber
         hub.subscribe(Box::leak(Box::new(ClassFileChain { rewriters })), [Event::ClassFileLoadHook]);
     }
     (hub.build(), subscribed)
+}
+
+/// HotSpot grants the monitor-ownership queries only to agents loaded with the JVM. Their users (the
+/// monitor roots of a heap dump, the owners in MONITOR DUMP) already do without when a query fails, so an
+/// attached agent takes them only where they are offered.
+fn need_of(flag: CapabilityFlag, kind: LoadKind) -> Need {
+    let onload_only =
+        matches!(flag, CapabilityFlag::CanGetOwnedMonitorInfo | CapabilityFlag::CanGetCurrentContendedMonitor);
+    if kind == LoadKind::Attach && onload_only { Need::IfAvailable } else { Need::Required }
 }
 
 extern "C" fn flush_at_exit() {
@@ -189,8 +233,10 @@ extern "C" fn flush_at_exit() {
     )
 }
 
-/// How long the process's exit waits for the reports written in place of VMDeath's.
-const EXIT_REPORTS_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
+/// How long the process's exit waits for the worker to begin the reports written in place of VMDeath's,
+/// and then for them to be written.
+const EXIT_REPORTS_START: std::time::Duration = std::time::Duration::from_secs(5);
+const EXIT_REPORTS_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
 
 // The shared tables and the writer take what they need through these traits, so that none of them
 // depends on the agent.
@@ -368,12 +414,39 @@ impl Agent {
             crate::net::start(self, jni);
         }
         crate::worker::start(self, jni);
+        if let Some(seconds) = self.options.duration_s {
+            crate::attach::end_after(self, jni, seconds);
+        }
         for (thread, record, own) in existing {
             for c in self.capabilities() {
                 c.on_thread_start(self, jni, thread, &record, own);
             }
             jni.delete_local_ref(thread);
         }
+    }
+
+    /// Ends the session before the JVM ends: what VMDeath does (samplers stop, the reports are written,
+    /// the output closed), and then every event off and every capability given back, so that the JVM runs
+    /// on as if the agent had never come, and a later attach can start a session of its own. Returns false
+    /// if the session had already ended.
+    pub fn end_session(&self, jni: Jni) -> bool {
+        let _one_at_a_time = SESSIONS.lock().unwrap_or_else(|e| e.into_inner());
+        if !self.is_live() {
+            return false;
+        }
+        for c in self.capabilities() {
+            c.on_vm_death(self, jni);
+        }
+        self.dump(Some(jni), DumpReason::SessionEnd);
+        self.dead.store(true, Ordering::Relaxed);
+        self.output.close();
+        for event in Event::ALL {
+            let _ = self.jvmti.set_event_enabled(*event, false, std::ptr::null_mut());
+        }
+        if let Ok(caps) = self.jvmti.capabilities() {
+            let _ = self.jvmti.relinquish_capabilities(&caps);
+        }
+        true
     }
 
     pub(crate) fn on_vm_death(&self, jni: Jni) {
@@ -393,27 +466,34 @@ impl Agent {
     /// JVM still runs, so the exit reports are written as VMDeath would, on the worker — a Java thread since
     /// VMInit, where this thread is attached no more and could not attach without the heap either.
     fn exit_without_vm_death(&self) {
-        let done = std::sync::Arc::new((Mutex::new(false), std::sync::Condvar::new()));
-        let signal = done.clone();
+        // 0: queued, 1: the worker took it, 2: written.
+        let progress = std::sync::Arc::new((Mutex::new(0u8), std::sync::Condvar::new()));
+        let report = progress.clone();
         let submitted = crate::worker::submit(move |agent, jni| {
+            let (lock, wake) = &*report;
+            *lock.lock().unwrap_or_else(|e| e.into_inner()) = 1;
+            wake.notify_all();
             agent.on_vm_death(jni);
-            let (lock, wake) = &*signal;
-            *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
+            *lock.lock().unwrap_or_else(|e| e.into_inner()) = 2;
             wake.notify_all();
         });
         if !submitted {
             return;
         }
         log::warning("the JVM is exiting without its VM death event (its heap is full?); writing the exit reports");
-        let (lock, wake) = &*done;
-        let finished = lock.lock().unwrap_or_else(|e| e.into_inner());
-        let (finished, _) =
-            wake.wait_timeout_while(finished, EXIT_REPORTS_WAIT, |f| !*f).unwrap_or_else(|e| e.into_inner());
-        if !*finished {
-            log::error(&format!(
-                "the exit reports were not written within {} s; the profile ends with the last checkpoint",
-                EXIT_REPORTS_WAIT.as_secs()
-            ));
+        let (lock, wake) = &*progress;
+        let state = lock.lock().unwrap_or_else(|e| e.into_inner());
+        // A worker that does not even take the job (stopped at a safepoint the exit holds, or stuck) would
+        // hold the exit up for nothing: it gets a few seconds to start, then all the time a dump needs.
+        let (state, _) =
+            wake.wait_timeout_while(state, EXIT_REPORTS_START, |s| *s == 0).unwrap_or_else(|e| e.into_inner());
+        let state = if *state == 1 {
+            wake.wait_timeout_while(state, EXIT_REPORTS_WAIT, |s| *s < 2).unwrap_or_else(|e| e.into_inner()).0
+        } else {
+            state
+        };
+        if *state < 2 {
+            log::error("the exit reports could not be written; the profile ends with its last checkpoint");
         }
     }
 

@@ -24,7 +24,8 @@ pub unsafe extern "C" fn Agent_OnLoad(vm: *mut sys::JavaVM, options: *mut c_char
     )
 }
 
-/// Called when the library is loaded into a running VM (`hprof attach`, `jcmd JVMTI.agent_load`).
+/// Called when the library is loaded into a running VM (`hprof attach`, `jcmd JVMTI.agent_load`), and
+/// again at every later attach of the same library: see [`crate::attach`].
 ///
 /// # Safety
 /// As for [`Agent_OnLoad`].
@@ -37,7 +38,7 @@ pub unsafe extern "C" fn Agent_OnAttach(
     guard(
         || {
             let vm = unsafe { Vm::from_raw(vm) };
-            start(vm, option_string(options).as_deref(), LoadKind::Attach)
+            crate::attach::on_attach(vm, option_string(options).as_deref())
         },
         sys::JNI_ERR,
     )

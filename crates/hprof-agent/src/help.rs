@@ -37,6 +37,8 @@ collapsed=<file>         full-depth stacks in folded format (flamegraph.pl, spee
 flamegraph=<file>        interactive flame graph, .html or .svg                           off
 alloc_interval=<bytes>   heap=sites samples allocations every ~<bytes> (e.g. 512k)        off
                          and reports estimates; off = every allocation counted exactly
+duration=<seconds>       end the session after this long: reports written, sampling       off
+                         stopped, the program runs on (hprof attach PID …,duration=30)
 
 Obsolete Options
 ----------------

@@ -43,6 +43,9 @@ pub enum DumpReason {
     DataDumpRequest,
     /// A command from the front end over the socket.
     Command,
+    /// The session ends before the JVM does (`duration=`, `hprof attach PID stop`): the last reports, with
+    /// the capabilities already stopped as at exit, and the JVM runs on.
+    SessionEnd,
 }
 
 /// A request from the front end (the `net=` socket commands of HPROF's protocol, decoded). The agent core

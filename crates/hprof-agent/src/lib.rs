@@ -7,6 +7,7 @@
 
 pub mod agent;
 pub mod agent_thread;
+pub mod attach;
 pub mod capabilities;
 pub mod classes;
 pub mod collector;

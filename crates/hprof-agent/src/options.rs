@@ -63,6 +63,8 @@ pub struct Options {
     pub flamegraph: Option<String>,
     /// `alloc_interval=` in bytes: sample allocations instead of counting every one.
     pub alloc_interval: Option<u32>,
+    /// `duration=` in seconds: the session ends after it (reports written, sampling stopped; the JVM runs on).
+    pub duration_s: Option<u32>,
     /// Warnings to print once the options are accepted (obsolete or platform-specific options).
     pub warnings: Vec<String>,
 }
@@ -91,6 +93,7 @@ impl Default for Options {
             collapsed: None,
             flamegraph: None,
             alloc_interval: None,
+            duration_s: None,
             warnings: Vec::new(),
         }
     }
@@ -219,6 +222,7 @@ impl Options {
                     o.flamegraph = Some(f);
                 }
                 "alloc_interval" => o.alloc_interval = Some(byte_size(name, value)?),
+                "duration" => o.duration_s = Some(number(name, value, 1, 31_536_000)?),
                 _ => {
                     return Err(OptionError(format!(
                         "unknown option '{name}' (in '{item}'); run with hprof=help for the list of options"

@@ -71,6 +71,33 @@ pub fn java_thread_id(jni: Jni, thread: sys::jthread) -> Option<i64> {
     (!thread.is_null()).then(|| jni.long_field(thread, field))
 }
 
+/// `java.lang.Thread.eetop`: the thread's `JavaThread*` in HotSpot, 0 before it starts and after it ends.
+fn eetop_field(jni: Jni) -> Option<sys::jfieldID> {
+    static EETOP: OnceLock<Option<usize>> = OnceLock::new();
+    let field = *EETOP.get_or_init(|| {
+        let class = jni.find_class(c"java/lang/Thread").ok()?;
+        let field = jni.field_id(class, c"eetop", c"J").ok();
+        jni.delete_local_ref(class);
+        field.map(|f| f as usize)
+    });
+    field.map(|f| f as sys::jfieldID)
+}
+
+/// The kernel thread id of another running thread, read from HotSpot's structures (see
+/// `hotspot::java_thread`): what an agent attached late needs to aim a CPU clock at a thread that started
+/// before it. `None` if the thread has ended or this is not a HotSpot JVM whose tables say where to look.
+pub fn os_tid_of(_agent: &(impl ThreadEnv + ?Sized), jni: Jni, thread: sys::jthread) -> Option<i32> {
+    let vm = hotspot::VmStructs::get()?;
+    let eetop = eetop_field(jni)?;
+    let java_thread = jni.long_field(thread, eetop) as usize;
+    let tid = hotspot::java_thread::os_thread_id(vm, java_thread)?;
+    // HotSpot clears eetop before it frees a JavaThread: still the same value means the reads above read
+    // a live thread.
+    let still = jni.long_field(thread, eetop) as usize == java_thread;
+    let in_process = std::path::Path::new(&format!("/proc/self/task/{tid}")).exists();
+    (still && in_process).then_some(tid)
+}
+
 /// Whether a thread is one of the agent's own: their names begin with "HPROF " (see
 /// [`crate::agent_thread::spawn`], [`crate::worker`]).
 pub fn is_agent_thread(name: &str) -> bool {

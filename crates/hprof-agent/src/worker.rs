@@ -7,7 +7,7 @@ use crate::agent::Agent;
 use crate::log;
 use jvmti::Jni;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// How often the reports are checkpointed (and everything buffered written out).
@@ -15,14 +15,14 @@ pub const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
 
 type Job = Box<dyn FnOnce(&'static Agent, Jni) + Send>;
 
-static JOBS: OnceLock<Mutex<Sender<Job>>> = OnceLock::new();
+/// The current session's worker. A session started by a later attach (see `attach`) gets a worker of its
+/// own; the ended session's worker finds its sender dropped and ends.
+static JOBS: Mutex<Option<Sender<Job>>> = Mutex::new(None);
 
-/// Starts the worker (at VMInit).
+/// Starts the worker (at VMInit, or as an attached session starts).
 pub fn start(agent: &Agent, jni: Jni) {
     let (send, receive) = channel::<Job>();
-    if JOBS.set(Mutex::new(send)).is_err() {
-        return;
-    }
+    *JOBS.lock().unwrap_or_else(|e| e.into_inner()) = Some(send);
     if let Err(e) = crate::agent_thread::spawn(agent, jni, "HPROF worker", move |agent, jni| run(agent, jni, receive)) {
         log::warning(&format!("{e}; the profile is written at exit only"));
     }
@@ -45,8 +45,8 @@ fn run(agent: &'static Agent, jni: Jni, jobs: Receiver<Job>) {
 
 /// Hands `job` to the worker; false (and `job` dropped) if there is none yet, or no more.
 pub fn submit(job: impl FnOnce(&'static Agent, Jni) + Send + 'static) -> bool {
-    let Some(jobs) = JOBS.get() else { return false };
-    jobs.lock().unwrap_or_else(|e| e.into_inner()).send(Box::new(job)).is_ok()
+    let jobs = JOBS.lock().unwrap_or_else(|e| e.into_inner());
+    jobs.as_ref().is_some_and(|j| j.send(Box::new(job)).is_ok())
 }
 
 /// Forces a garbage collection and waits for it — unless the JVM begins to exit meanwhile: a collector

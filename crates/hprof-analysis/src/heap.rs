@@ -5,7 +5,9 @@
 
 use crate::class_sizes::{ClassShapes, ClassSizes};
 use crate::dump::{Dump, HeapDumpSegments};
-use crate::layout::{EvidenceCollector, Layout, LayoutChoice, LayoutEvidence, LayoutKind, Shape, choose};
+use crate::layout::{
+    ARRAY_SLOTS, ArraySizer, EvidenceCollector, Layout, LayoutChoice, LayoutEvidence, LayoutKind, Shape, choose,
+};
 use crate::{Error, Progress};
 use hprof_format::binary::heap::ids as array_ids;
 use hprof_format::binary::{ClassDump, FormatError, HeapRecord, HeapRecords, Value};
@@ -355,8 +357,8 @@ impl Histogram {
     }
 }
 
-/// Count, then bytes under each layout candidate (in [`Layout::candidates`] order).
-type ArrayTally = [u64; 10];
+/// Count, then bytes in each slot of the array's kind ([`ArraySizer`]).
+type ArrayTally = [u64; 1 + ARRAY_SLOTS];
 
 #[derive(Default)]
 struct HistoPart {
@@ -369,15 +371,16 @@ struct HistoPart {
     damage: Option<FormatError>,
 }
 
-fn tally(t: &mut ArrayTally, candidates: &[Layout], r: &HeapRecord<'_>) {
+fn tally(t: &mut ArrayTally, sizes: &[u64; ARRAY_SLOTS]) {
     t[0] += 1;
-    for (b, l) in t[1..].iter_mut().zip(candidates) {
-        *b += l.array_size(r).unwrap_or(0);
+    for (b, s) in t[1..].iter_mut().zip(sizes) {
+        *b += s;
     }
 }
 
-fn histo_chunk(dump: &Dump, c: &Chunk, candidates: &[Layout]) -> HistoPart {
-    let mut ev = EvidenceCollector::new(dump.id_size());
+fn histo_chunk(dump: &Dump, c: &Chunk) -> HistoPart {
+    let idn = dump.id_size();
+    let mut ev = EvidenceCollector::new(idn);
     let mut p = HistoPart::default();
     for r in records(dump, c) {
         let (_, r) = match r {
@@ -388,16 +391,31 @@ fn histo_chunk(dump: &Dump, c: &Chunk, candidates: &[Layout]) -> HistoPart {
             }
         };
         p.counts.add(&r);
-        ev.see(&r);
         match r {
-            HeapRecord::ClassDump(cd) => p.classes.push(*cd),
-            HeapRecord::InstanceDump { class_id, .. } => *p.instances.entry(class_id).or_default() += 1,
-            HeapRecord::ObjectArrayDump { class_id, .. } => {
-                tally(p.obj_arrays.entry(class_id).or_default(), candidates, &r)
+            HeapRecord::ClassDump(cd) => {
+                if ev.wants_more() {
+                    ev.see_shape(cd.class_id, Shape::Other);
+                }
+                p.classes.push(*cd);
             }
-            HeapRecord::PrimitiveArrayDump { element_type, .. }
-            | HeapRecord::PrimitiveArrayNoData { element_type, .. } => {
-                tally(&mut p.prim_arrays[type_slot(element_type)], candidates, &r)
+            HeapRecord::InstanceDump { id, class_id, .. } => {
+                if ev.wants_more() {
+                    ev.see_shape(id, Shape::Instance(class_id));
+                }
+                *p.instances.entry(class_id).or_default() += 1
+            }
+            HeapRecord::ObjectArrayDump { id, class_id, .. } => {
+                let shape = Shape::of(&r);
+                let sizes = ev.sizer().slot_sizes(shape, idn);
+                ev.see_array(id, shape, &sizes);
+                tally(p.obj_arrays.entry(class_id).or_default(), &sizes)
+            }
+            HeapRecord::PrimitiveArrayDump { id, element_type, .. }
+            | HeapRecord::PrimitiveArrayNoData { id, element_type, .. } => {
+                let shape = Shape::of(&r);
+                let sizes = ev.sizer().slot_sizes(shape, idn);
+                ev.see_array(id, shape, &sizes);
+                tally(&mut p.prim_arrays[type_slot(element_type)], &sizes)
             }
             _ => {}
         }
@@ -412,11 +430,12 @@ const SORTED_SAMPLE: u64 = 1 << 20;
 
 /// When the file does not list objects in address order, evidence from the objects of an address window
 /// (about a million, the lowest addresses) sorted by address: one more pass over the records.
-fn evidence_in_address_order(dump: &Dump, chunks: &[Chunk], ev: LayoutEvidence) -> LayoutEvidence {
+fn evidence_in_address_order(dump: &Dump, chunks: &[Chunk], ev: LayoutEvidence, objects: u64) -> LayoutEvidence {
     if !ev.out_of_address_order() {
         return ev;
     }
-    let (lo, hi) = ev.window(SORTED_SAMPLE);
+    // The evidence saw a sample of each chunk; the window is sized on all objects.
+    let (lo, hi) = LayoutEvidence { objects, ..ev.clone() }.window(SORTED_SAMPLE);
     let mut objects: Vec<(u64, Shape)> = chunks
         .par_iter()
         .flat_map_iter(|c| {
@@ -473,11 +492,10 @@ pub fn histogram_as(dump: &Dump, forced: Option<LayoutKind>, progress: &dyn Prog
     let hd = heap_dump_of(dump)?;
     progress.start("histogram", hd.bytes());
     let (chunks, walk_damage) = chunks(dump, hd);
-    let candidates = Layout::candidates(dump.id_size());
     let parts: Vec<HistoPart> = chunks
         .par_iter()
         .map(|c| {
-            let p = histo_chunk(dump, c, &candidates);
+            let p = histo_chunk(dump, c);
             progress.inc((c.end - c.start) as u64);
             p
         })
@@ -508,10 +526,12 @@ pub fn histogram_as(dump: &Dump, forced: Option<LayoutKind>, progress: &dyn Prog
         }
     }
     let damage = damage.or(walk_damage);
-    let evidence = evidence_in_address_order(dump, &chunks, std::mem::take(&mut total.evidence));
+    let evidence =
+        evidence_in_address_order(dump, &chunks, std::mem::take(&mut total.evidence), total.counts.objects());
     let (choice, sizes, pick) = settle_layout(dump, &total.classes, &evidence, forced);
     let layout = choice.layout;
-    let pick = pick + 1;
+    let sizer = ArraySizer::new(&Layout::candidates(dump.id_size()));
+    let slot = |ty: Option<BasicType>| 1 + sizer.slot(ty, dump.id_size(), pick);
     let table = ClassTable::build_sized(dump, std::mem::take(&mut total.classes), layout, &sizes);
     let mut rows: FxHashMap<u32, HistoRow> = FxHashMap::default();
     let mut add = |idx: u32, n: u64, bytes: u64| {
@@ -530,12 +550,12 @@ pub fn histogram_as(dump: &Dump, forced: Option<LayoutKind>, progress: &dyn Prog
         add(idx, *n, n * table.classes[idx as usize].instance_size);
     }
     for (class_id, v) in &total.obj_arrays {
-        add(table.index_of(*class_id), v[0], v[pick]);
+        add(table.index_of(*class_id), v[0], v[slot(None)]);
     }
     for t in PRIMITIVES {
         let v = total.prim_arrays[type_slot(t)];
         if v[0] > 0 {
-            add(table.primitive_array(t), v[0], v[pick]);
+            add(table.primitive_array(t), v[0], v[slot(Some(t))]);
         }
     }
     for c in &table.classes {
@@ -952,7 +972,7 @@ impl HeapGraph {
         let n = ids.len();
         let ids = ObjectIds::new(ids);
         crate::mem_trace("ids");
-        let evidence = evidence_in_address_order(dump, &chunks, evidence);
+        let evidence = evidence_in_address_order(dump, &chunks, evidence, counts.objects());
         let (layout_choice, sizes, _) = settle_layout(dump, &classes, &evidence, forced);
         let layout = layout_choice.layout;
         let table = ClassTable::build_sized(dump, classes, layout, &sizes);

@@ -140,7 +140,7 @@ impl Layout {
         }
     }
 
-    fn array_base(&self, elem: u64) -> u64 {
+    pub fn array_base(&self, elem: u64) -> u64 {
         let after_length = self.object_header() + 4;
         let packed = self.packed_arrays || self.object_header() != 16;
         if packed { after_length.next_multiple_of(elem.max(1)) } else { align8(after_length) }
@@ -176,8 +176,93 @@ impl Layout {
     }
 }
 
+/// Array sizes under every candidate at once. Candidates share array layouts (seven of eight start byte
+/// arrays at 12, 16, 20 or 24), so an array is sized once per distinct (start, element size), a *slot*,
+/// and the histogram sums slots; [`ArraySizer::slot`] maps a candidate to its slot at the end.
+#[derive(Debug, Clone)]
+pub struct ArraySizer {
+    /// Per element kind (1, 2, 4, 8 bytes, reference): the distinct (start, element size) pairs.
+    slots: [Vec<(u64, u64)>; 5],
+    /// Per element kind and candidate: the slot.
+    slot_of: [[u8; 9]; 5],
+    n: usize,
+}
+
+/// At most this many distinct array layouts per element kind.
+pub const ARRAY_SLOTS: usize = 6;
+
+impl ArraySizer {
+    pub fn new(candidates: &[Layout]) -> ArraySizer {
+        let mut s = ArraySizer { slots: Default::default(), slot_of: [[0; 9]; 5], n: candidates.len().min(9) };
+        for (i, l) in candidates.iter().take(9).enumerate() {
+            for kind in 0..5 {
+                let e = if kind == 4 { l.ref_size() } else { 1 << kind };
+                let key = (l.array_base(e), e);
+                let slot = match s.slots[kind].iter().position(|k| *k == key) {
+                    Some(p) => p,
+                    None => {
+                        s.slots[kind].push(key);
+                        s.slots[kind].len() - 1
+                    }
+                };
+                s.slot_of[kind][i] = slot.min(ARRAY_SLOTS - 1) as u8;
+            }
+        }
+        s
+    }
+
+    fn kind(shape: Shape, id_size: u32) -> Option<(usize, u64)> {
+        match shape {
+            Shape::ObjectArray(n) => Some((4, n)),
+            Shape::PrimitiveArray(t, n) => Some(((t.size(id_size) as u64).trailing_zeros().min(3) as usize, n)),
+            _ => None,
+        }
+    }
+
+    /// An array's size in each slot of its kind.
+    #[inline]
+    pub fn slot_sizes(&self, shape: Shape, id_size: u32) -> [u64; ARRAY_SLOTS] {
+        let mut out = [0u64; ARRAY_SLOTS];
+        if let Some((kind, n)) = Self::kind(shape, id_size) {
+            for (o, &(base, e)) in out.iter_mut().zip(&self.slots[kind]) {
+                *o = align8(base + n * e);
+            }
+        }
+        out
+    }
+
+    /// Sizes under each candidate, from the slot sizes.
+    #[inline]
+    pub fn expand(&self, shape: Shape, id_size: u32, slot_sizes: &[u64; ARRAY_SLOTS]) -> [u64; 9] {
+        let mut out = [0u64; 9];
+        if let Some((kind, _)) = Self::kind(shape, id_size) {
+            for (o, &slot) in out.iter_mut().zip(&self.slot_of[kind]).take(self.n) {
+                *o = slot_sizes[slot as usize];
+            }
+        }
+        out
+    }
+
+    /// Sizes under each candidate.
+    pub fn sizes(&self, shape: Shape, id_size: u32) -> [u64; 9] {
+        self.expand(shape, id_size, &self.slot_sizes(shape, id_size))
+    }
+
+    /// The slot of `candidate` for arrays of primitive `ty` (`None`: object arrays).
+    pub fn slot(&self, ty: Option<BasicType>, id_size: u32, candidate: usize) -> usize {
+        let kind = match ty {
+            None => 4,
+            Some(t) => (t.size(id_size) as u64).trailing_zeros().min(3) as usize,
+        };
+        self.slot_of[kind][candidate] as usize
+    }
+}
+
+/// How many objects of a chunk vote (enough for a verdict, bounded work on big dumps).
+const VOTING_OBJECTS_PER_CHUNK: u32 = 8192;
+
 /// How many instance neighbours a chunk keeps for voting (enough for a verdict, bounded work).
-const INSTANCE_SAMPLES_PER_CHUNK: u32 = 4096;
+const INSTANCE_SAMPLES_PER_CHUNK: u32 = 2048;
 /// Gaps above this are not an object's size in any layout worth voting on.
 const MAX_GAP: u64 = 1 << 16;
 /// Addresses from here on cannot hold compressed oops (they reach 32 GB with 8-byte alignment).
@@ -234,10 +319,13 @@ enum Pending {
 /// Follows a chunk's records in file order and gathers [`LayoutEvidence`]. The histogram and the graph's
 /// first pass both read records through one of these, so they reach the same verdict.
 pub struct EvidenceCollector {
-    candidates: Vec<Layout>,
+    sizer: ArraySizer,
+    id_size: u32,
     pending: Pending,
     previous: Option<u64>,
     samples_left: u32,
+    /// Objects that may still vote in this chunk.
+    budget: u32,
     pub evidence: LayoutEvidence,
 }
 
@@ -246,17 +334,20 @@ impl EvidenceCollector {
         let candidates = Layout::candidates(id_size);
         let n = candidates.len();
         EvidenceCollector {
-            candidates,
+            sizer: ArraySizer::new(&candidates),
+            id_size,
             pending: Pending::None,
             previous: None,
             samples_left: INSTANCE_SAMPLES_PER_CHUNK,
+            budget: VOTING_OBJECTS_PER_CHUNK,
             evidence: LayoutEvidence { array_votes: vec![0; n], ..Default::default() },
         }
     }
 
-    /// Takes the next record.
+    /// Takes the next record (the first [`VOTING_OBJECTS_PER_CHUNK`] objects of the chunk vote).
+    #[inline]
     pub fn see(&mut self, r: &HeapRecord<'_>) {
-        if r.is_root() {
+        if self.budget == 0 || r.is_root() {
             return;
         }
         if let Some(id) = r.object_id() {
@@ -266,6 +357,29 @@ impl EvidenceCollector {
 
     /// Takes the next object, by address and shape.
     pub fn see_shape(&mut self, id: u64, shape: Shape) {
+        let sizes = match shape {
+            Shape::ObjectArray(_) | Shape::PrimitiveArray(..) => self.sizer.sizes(shape, self.id_size),
+            _ => [0; 9],
+        };
+        self.see_sized(id, shape, &sizes);
+    }
+
+    /// Takes the next array, by address, shape and slot sizes ([`ArraySizer::slot_sizes`]).
+    #[inline]
+    pub fn see_array(&mut self, id: u64, shape: Shape, slot_sizes: &[u64; ARRAY_SLOTS]) {
+        if self.budget == 0 {
+            return;
+        }
+        let sizes = self.sizer.expand(shape, self.id_size, slot_sizes);
+        self.see_sized(id, shape, &sizes);
+    }
+
+    /// Takes the next object, by address, shape and (for arrays) its sizes under each candidate.
+    pub fn see_sized(&mut self, id: u64, shape: Shape, sizes: &[u64; 9]) {
+        if self.budget == 0 {
+            return;
+        }
+        self.budget -= 1;
         let ev = &mut self.evidence;
         ev.highest_id = ev.highest_id.max(id);
         ev.lowest_id = if ev.objects == 0 { id } else { ev.lowest_id.min(id) };
@@ -301,16 +415,7 @@ impl EvidenceCollector {
                 self.samples_left -= 1;
                 Pending::Instance { id, class_id }
             }
-            Shape::ObjectArray(length) | Shape::PrimitiveArray(_, length) => {
-                let mut sizes = [0u64; 9];
-                for (s, l) in sizes.iter_mut().zip(&self.candidates) {
-                    *s = match shape {
-                        Shape::PrimitiveArray(t, _) => l.primitive_array_size(t, length),
-                        _ => l.object_array_size(length),
-                    };
-                }
-                Pending::Array { id, sizes }
-            }
+            Shape::ObjectArray(_) | Shape::PrimitiveArray(..) => Pending::Array { id, sizes: *sizes },
             _ => Pending::None,
         };
     }
@@ -318,7 +423,17 @@ impl EvidenceCollector {
     /// No instance sample limit (for objects already sampled by address).
     pub fn unlimited(mut self) -> EvidenceCollector {
         self.samples_left = u32::MAX;
+        self.budget = u32::MAX;
         self
+    }
+
+    /// Whether objects still vote (the caller may skip computing what only the vote needs).
+    pub fn wants_more(&self) -> bool {
+        self.budget > 0
+    }
+
+    pub fn sizer(&self) -> &ArraySizer {
+        &self.sizer
     }
 }
 
@@ -493,5 +608,31 @@ mod tests {
         assert_eq!(compact.object_array_size(1), 16);
         let compact8 = Layout::of(8, LayoutKind::CompactHeadersUncompressedOops, false);
         assert_eq!(compact8.object_array_size(1), 24);
+    }
+}
+
+#[cfg(test)]
+mod sizer_tests {
+    use super::*;
+
+    #[test]
+    fn slots_size_arrays_as_each_layout_does() {
+        for id_size in [4, 8] {
+            let candidates = Layout::candidates(id_size);
+            let sizer = ArraySizer::new(&candidates);
+            assert!(sizer.slots.iter().all(|s| s.len() <= ARRAY_SLOTS), "{:?}", sizer.slots);
+            for n in [0u64, 1, 2, 3, 5, 7, 100] {
+                let by_candidate = sizer.sizes(Shape::ObjectArray(n), id_size);
+                for (i, l) in candidates.iter().enumerate() {
+                    assert_eq!(by_candidate[i], l.object_array_size(n), "{l:?} Object[{n}]");
+                }
+                for t in [BasicType::Boolean, BasicType::Char, BasicType::Short, BasicType::Int, BasicType::Double] {
+                    let by_candidate = sizer.sizes(Shape::PrimitiveArray(t, n), id_size);
+                    for (i, l) in candidates.iter().enumerate() {
+                        assert_eq!(by_candidate[i], l.primitive_array_size(t, n), "{l:?} {t:?}[{n}]");
+                    }
+                }
+            }
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! `hprof`: the command-line front end.
 
 mod analyze;
+mod attach;
 mod install;
 mod listen;
 
@@ -45,6 +46,11 @@ enum Command {
     /// Copy libhprof.so into a JDK's lib directory, where HPROF once lived, so that
     /// `java -agentlib:hprof` and `-Xrunhprof` find it without LD_LIBRARY_PATH.
     InstallAgent(install::InstallArgs),
+    /// The JVMs of this user that `hprof attach` can profile: pid, JDK version, main class or jar.
+    Ps,
+    /// Profile a running JVM: load the agent with OPTIONS (`cpu=samples,duration=30`), or send `dump`,
+    /// `stop` or `status` to the session running in it.
+    Attach(attach::AttachArgs),
     /// Wait for an agent started with net=HOST:PORT, save what it streams, and send it commands.
     Listen(listen::ListenArgs),
 }
@@ -67,6 +73,8 @@ fn main() -> ExitCode {
         Command::Serve(a) => analyze::serve::run(&a),
         Command::InstallAgent(args) => install::run(&args),
         Command::Listen(args) => listen::run(&args),
+        Command::Ps => attach::ps::run(),
+        Command::Attach(args) => attach::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

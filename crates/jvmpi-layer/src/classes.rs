@@ -96,7 +96,6 @@ pub fn ensure_announced(layer: &Layer, jni: Jni, class: sys::jclass) {
             }
         }
     }
-    // Array classes have element classes to define first; their own CLASS_LOAD carries no members.
     send_class_load(layer, jni, class, id, false);
     if let Some(e) = lock().as_mut().and_then(|m| m.get_mut(&tag)) {
         e.announced = Announced::Yes;
@@ -142,10 +141,10 @@ pub fn alloc_kind(layer: &Layer, jni: Jni, class: sys::jclass) -> AllocKind {
             k
         }
     };
+    // An object array's element class was announced when its kind was computed; a primitive array names
+    // no class.
     if kind.class_id == id {
         ensure_announced(layer, jni, class);
-    } else if !kind.class_id.is_null() {
-        // The element class of an object array: it was announced when the kind was computed, and stays so.
     }
     kind
 }

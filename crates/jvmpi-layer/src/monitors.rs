@@ -91,6 +91,7 @@ pub fn enter(handle: JVMPI_RawMonitor) {
     let me = me();
     if m.owner.load(Ordering::Acquire) == me {
         m.entries.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: JVMTI RawMonitorEnter (re-entered) on the monitor this handle owns.
         call(l, |env, t| t.RawMonitorEnter.map(|f| unsafe { f(env, m.id) }).unwrap_or(0));
         return;
     }

@@ -81,6 +81,11 @@ impl Jvmti {
         Ok(caps)
     }
 
+    /// Gives capabilities back, so that another environment may take the solo ones.
+    pub fn relinquish_capabilities(self, caps: &sys::jvmtiCapabilities) -> Result<()> {
+        jvmti_call!(self, RelinquishCapabilities, caps)
+    }
+
     pub fn dispose(self) -> Result<()> {
         jvmti_call!(self, DisposeEnvironment)
     }

@@ -2,14 +2,14 @@
 //! lies and which parts of it are committed ([`JavaHeap`], [`Committed`]), what a JVMTI heap callback's tag
 //! pointers reveal about the objects ([`ObjectAddresses`]), object headers (class words, array lengths),
 //! decoded field offsets and primitive values ([`FieldOffsets`], [`bits_at`]), the sizes HotSpot's class
-//! metadata gives ([`ObjectSizes`]), and a read that cannot fault ([`peek`]).
+//! metadata gives ([`ObjectSizes`]), and a read that cannot fault ([`peek()`]).
 //!
 //! Every raw read of HotSpot's memory the agent makes for a heap dump is here. The rules:
 //! - an address taken from the JVM is read only after [`JavaHeap::holds`] (or [`JavaHeap::holds_span`]) has
 //!   found it, with the bytes to be read, inside a *committed* piece of the heap — not merely inside the
 //!   reserved range, whose uncommitted parts fault;
 //! - what is not yet trusted (decoded layouts before the probe has checked them, metadata outside the heap,
-//!   the rare copies of late objects) is read with [`peek`], which fails instead of faulting;
+//!   the rare copies of late objects) is read with [`peek()`], which fails instead of faulting;
 //! - the committed pieces are read inside the walk's safepoint ([`JavaHeap::refresh_committed`]), where
 //!   they cannot change.
 //!

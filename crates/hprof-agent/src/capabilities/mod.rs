@@ -29,6 +29,10 @@ impl Registered {
 }
 
 pub fn build(options: &Options) -> Result<Vec<Registered>, String> {
+    // A session after an earlier one (hprof attach): the engine is still installed, stopped.
+    if let Some(engine) = sampling::installed() {
+        engine.begin_session();
+    }
     let mut capabilities = Vec::new();
     if options.monitor {
         capabilities.push(Registered::new(monitors::Monitors::new(options)));
@@ -47,7 +51,7 @@ pub fn build(options: &Options) -> Result<Vec<Registered>, String> {
     }
     // The consumers above installed the sampling engine if they need it; its service goes first, so that
     // clocks are armed before a consumer's own VMInit and stopped before its VMDeath.
-    if let Some(engine) = sampling::installed() {
+    if let Some(engine) = sampling::installed().filter(|e| e.has_consumers()) {
         capabilities.insert(0, Registered::new(sampling::SamplingService::new(engine)));
     }
     if matches!(options.cpu, Some(CpuMode::Times | CpuMode::Old)) {

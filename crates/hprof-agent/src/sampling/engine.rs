@@ -156,6 +156,22 @@ impl Engine {
         Ok(ENGINE.get_or_init(|| engine))
     }
 
+    /// Makes a stopped engine ready for the next session (an attach after `duration=` or `stop` ended the
+    /// last): no consumers until the new ones register, every thread switched on, and a resolver to start.
+    /// The clocks keep the first session's interval and kind.
+    pub fn begin_session(&self) {
+        self.consumers.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.disabled.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.all_on.store(true, Ordering::Relaxed);
+        *self.stop.0.lock().unwrap_or_else(|e| e.into_inner()) = false;
+        self.stopping.store(false, Ordering::Relaxed);
+    }
+
+    /// Whether any consumer registered this session.
+    pub fn has_consumers(&self) -> bool {
+        !self.consumers.lock().unwrap_or_else(|e| e.into_inner()).is_empty()
+    }
+
     pub fn interval_ms(&self) -> u32 {
         self.interval_ms
     }

@@ -23,7 +23,7 @@ pub use asgct::failure_label;
 pub use engine::{Engine, Frames, Tick, TickBatch, TickConsumer, installed};
 pub use ring::MAX_FRAMES;
 
-use crate::agent::Agent;
+use crate::agent::{Agent, LoadKind};
 use crate::hub::Capability;
 use crate::threads::ThreadRecord;
 use jvmti::{Event, EventHandler, Interest, Jni, Jvmti, sys};
@@ -84,12 +84,25 @@ impl Capability for SamplingService {
         self.engine.start(agent, jni);
     }
 
-    fn on_thread_start(&self, _agent: &Agent, jni: Jni, _thread: sys::jthread, record: &ThreadRecord, own: bool) {
+    fn on_thread_start(&self, agent: &Agent, jni: Jni, thread: sys::jthread, record: &ThreadRecord, own: bool) {
         // A thread's clock is armed from the thread itself where we can (its JNIEnv is then known without
         // asking the JVM in the handler). Threads that predate VMInit (Reference Handler, Signal Dispatcher,
         // …) never run an event on themselves; they are idle JVM threads and are not sampled.
         if own {
             self.engine.thread_started(jni, record.serial, &record.name);
+        } else if agent.load_kind == LoadKind::Attach {
+            // Attached to a running JVM: its threads, busy ones included, will run no event on themselves.
+            match crate::threads::os_tid_of(agent, jni, thread) {
+                Some(tid) => {
+                    record.os_tid.store(tid, std::sync::atomic::Ordering::Relaxed);
+                    self.engine.arm_thread_by_tid(tid, record.serial, &record.name);
+                }
+                None => crate::log::warning(&format!(
+                    "sampling: thread \"{}\" was running before hprof attached and cannot be found in HotSpot's \
+                     structures; it is not sampled",
+                    record.name
+                )),
+            }
         }
     }
 

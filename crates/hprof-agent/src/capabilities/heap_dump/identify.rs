@@ -1,9 +1,9 @@
 //! Who the objects of a heap callback are: the referee of a reference, the referrer, the object of a
 //! field or array report, and of which class — by tag ([`super::ids`]) or by address
-//! ([`super::addresses`]).
+//! (`hotspot::heap::ObjectAddresses`).
 //!
 //! By tag, every object is tagged on its first report, and JVMTI hands the classes' tags along. By address
-//! nothing is tagged (an empty tag map is what makes the walk fast, see [`super::named`]): an address is
+//! nothing is tagged (an empty tag map is what makes the walk fast, see [`super::naming`]): an address is
 //! looked up among the objects named before the walk, and an object's class is the class object its first
 //! report — always its reference to its class — points to. Class objects are told by the class word in
 //! their headers (with compact headers, which have none, java.lang.Class keeps its tag and JVMTI's class
@@ -11,7 +11,7 @@
 //! tagged with its address when first reported, so that it can be found again after the walk.
 
 use super::layout::ClassKind;
-use super::named::Name;
+use super::naming::Name;
 use super::walk::Walk;
 use jvmti::sys;
 

@@ -12,7 +12,7 @@
 //! bit 63 set, bits 32..63 the length, bits 0..32 the array's number in the range. Tags are never written
 //! to the file; [`DumpIds::id_of`] turns a tag into the identifier.
 
-use super::named::Named;
+use super::naming::Named;
 use jvmti::{Jni, sys};
 
 /// The first identifier of every dump's range.

@@ -2,7 +2,7 @@
 //! they belong, and no copy of hundreds of megabytes follows the walk (on the 2-core benchmark machine the
 //! copy took a fifth to a quarter of the dump's time).
 //!
-//! The profile's writer lends its file for the time of the dump ([`Sink::lend`]), and what is written to
+//! The profile's writer lends its file for the time of the dump ([`crate::output::Sink::lend`]), and what is written to
 //! the profile meanwhile — by other threads, or by the dump itself after its walk (names of classes met
 //! late, traces of threads whose stacks changed) — waits in memory. Those records belong before the
 //! segments, which may refer to them: when there are any, a dump written in place is moved behind them

@@ -8,10 +8,10 @@
 //!   HotSpot's memory — callback wrapper words, headers, field offsets, the heap's committed pieces, sizes
 //!   of objects of late classes — goes through the `hotspot` crate's `heap` module, checked against
 //!   committed memory or made with a read that cannot fault; primitive values then read from memory,
-//!   [`field_offsets`]; the objects named beforehand found again, [`named`]) or by tag ([`ids`]);
+//!   [`field_offsets`]; the objects named beforehand found again, in [`naming`] too) or by tag ([`ids`]);
 //! - [`walk`], [`callbacks`], [`identify`], [`enter`], [`member`], [`array_sizes`]: the JVMTI
 //!   FollowReferences pass and its callbacks;
-//! - [`sink`], [`binary`], [`text`], [`spool`], [`spool_writer`]: the records, in either format, spooled
+//! - [`sink`], [`binary`], [`text`], [`spool`] (and its writer thread): the records, in either format, spooled
 //!   by a thread of their own, into the profile itself where it is a file ([`in_place`]);
 //! - [`late`]: objects whose classes the walk met before the plan knew them.
 
@@ -27,12 +27,10 @@ mod in_place;
 mod late;
 mod layout;
 mod member;
-mod named;
 mod naming;
 mod probe;
 mod sink;
 mod spool;
-mod spool_writer;
 mod text;
 mod threads;
 mod walk;
@@ -65,7 +63,8 @@ impl HeapDump {
 
     fn dump(&self, agent: &Agent, jni: Option<Jni>, reason: DumpReason) {
         let _one = self.one_at_a_time.lock().unwrap_or_else(|e| e.into_inner());
-        if !agent.is_live() || (reason != DumpReason::Exit && self.exiting.load(Ordering::Relaxed)) {
+        let last = matches!(reason, DumpReason::Exit | DumpReason::SessionEnd);
+        if !agent.is_live() || (!last && self.exiting.load(Ordering::Relaxed)) {
             return;
         }
         // At exit the process is about to give all its memory back.

@@ -1,4 +1,4 @@
-//! The check that object addresses can be trusted ([`super::addresses`]), made before each dump: a heap
+//! The check that object addresses can be trusted (`hotspot::heap::ObjectAddresses`), made before each dump: a heap
 //! walk over a few objects of known shape, made for the purpose, must show every address the callbacks
 //! yield where it has to be.
 //!
@@ -10,14 +10,14 @@
 //! ```
 //!
 //! The walk starts at `outer` and follows array elements only. It must see `outer` at the address its
-//! JNI local and weak global references hold ([`super::named`] reads weak global references), each object at one address as referee, as referrer (inner's reference to itself
+//! JNI local and weak global references hold ([`super::naming`] reads weak global references), each object at one address as referee, as referrer (inner's reference to itself
 //! included) and in its field and array value reports, all of them aligned inside the heap, and the
 //! array lengths JVMTI reports in the arrays' headers. Reads of the objects themselves are made with
 //! [`peek`], which fails instead of faulting, since nothing is trusted yet.
 //!
 //! Field offsets ([`super::field_offsets`]) are checked on the same walk: `Integer.value` must hold
 //! 0x5EED1234 in `boxed`, and the static `Integer.MAX_VALUE` its value in Integer's class object; and
-//! the class metadata [`super::object_sizes`] reads: Integer's instances are as large as JVMTI says
+//! the class metadata `hotspot::heap::ObjectSizes` reads: Integer's instances are as large as JVMTI says
 //! `boxed` is, int[]'s are arrays, and both class objects are as large as JVMTI says; and the class words
 //! in the headers: the two class objects' alike, the other objects' different from theirs.
 

@@ -5,7 +5,7 @@
 //! that object's references (with field or array indexes), primitive field values and array contents one
 //! after the other before moving to the next object. So the walk keeps only the object being visited:
 //! when a callback names another referrer, the previous object is complete and its record is written.
-//! Objects are named by their addresses ([`super::addresses`]) or, where those cannot be trusted, by tags
+//! Objects are named by their addresses (`hotspot::heap::ObjectAddresses`) or, where those cannot be trusted, by tags
 //! ([`super::ids`]); [`super::identify`] reads a callback's objects either way.
 //!
 //! Heap callbacks ([`super::callbacks`]) run inside a VM operation on the VM thread: no JNI, no JVMTI, no
@@ -19,7 +19,7 @@ use super::identify::Owner;
 use super::ids::DumpIds;
 use super::late::{LateObjects, LateValueKind};
 use super::layout::{ClassPlan, IndexTable, ReferenceOffsets};
-use super::named::NamedMap;
+use super::naming::NamedMap;
 use super::naming::Naming;
 use super::sink::{ClassValues, HeapSink, Root};
 use super::threads::{SeenFrame, ThreadRoots};

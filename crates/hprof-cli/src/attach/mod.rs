@@ -1,0 +1,237 @@
+//! `hprof ps` and `hprof attach`: find the JVMs of this user and load the agent into one that is already
+//! running, through HotSpot's own attach protocol (see `protocol`), with no JDK tool needed.
+//!
+//! The agent answers through a reply file: the client creates it, private, in the JVM's /tmp and names it
+//! in the option string (`reply=`); the agent writes one line there — what it started, a session's status,
+//! or why it refused — since the protocol itself carries back only Agent_OnAttach's return code.
+
+mod perfdata;
+mod process;
+mod protocol;
+pub mod ps;
+
+use clap::Args;
+use process::{Process, our_uid, user_name};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Args)]
+pub struct AttachArgs {
+    /// The JVM's process id (as `hprof ps` lists it).
+    pub pid: i32,
+    /// The agent's options (`cpu=samples,duration=30,flamegraph=cpu.html`, `heap=dump,format=b`, …), or
+    /// `dump`, `stop` or `status` for the session already running in that JVM.
+    pub what: String,
+    /// Seconds to wait for the JVM to start its attach listener.
+    #[arg(long, default_value_t = 10)]
+    pub timeout: u64,
+    /// The agent library (default: libhprof.so next to this program).
+    #[arg(long, value_name = "FILE")]
+    pub agent: Option<PathBuf>,
+}
+
+/// The commands a running session takes.
+const COMMANDS: [&str; 3] = ["dump", "stop", "status"];
+/// How long the JVM may take to carry out a load: Agent_OnAttach writes a heap dump before it returns.
+const LOAD_TIMEOUT: Duration = Duration::from_secs(600);
+
+pub fn run(args: &AttachArgs) -> Result<(), String> {
+    let target = Target::find(args.pid)?;
+    let library = target.agent_library(args.agent.as_deref())?;
+    let socket = protocol::listener_socket(&target.process, Duration::from_secs(args.timeout))?;
+    let command = COMMANDS.contains(&args.what.trim());
+    let options = if command { args.what.trim().to_owned() } else { absolute_paths(&target.process, &args.what) };
+    let answer = target.load(&socket, &library, &options)?;
+    println!("{answer}");
+    if command {
+        return Ok(());
+    }
+    if let Some(version) = target.java_major.filter(|&v| v >= 21)
+        && !target.vm_args.contains("-XX:+EnableDynamicAgentLoading")
+    {
+        eprintln!(
+            "hprof: note: JDK {version} prints a warning about a dynamically loaded agent on the JVM's stderr; start \
+             it with -XX:+EnableDynamicAgentLoading to allow hprof attach without it"
+        );
+    }
+    if let Some(seconds) = duration_of(&args.what) {
+        wait_for_session_end(&target, &socket, &library, seconds)?;
+    }
+    Ok(())
+}
+
+/// A JVM we may attach to.
+struct Target {
+    process: Process,
+    java_major: Option<u32>,
+    vm_args: String,
+}
+
+impl Target {
+    /// The JVM `pid`, or the one-line reason hprof cannot attach to it.
+    fn find(pid: i32) -> Result<Target, String> {
+        let process = Process::open(pid)?;
+        if process.uid != our_uid() {
+            return Err(format!(
+                "process {pid} belongs to {}; hprof attaches only to JVMs of its own user ({}): run it as that user",
+                user_name(process.uid),
+                user_name(our_uid())
+            ));
+        }
+        let perf = match process.perf_data() {
+            Some(Ok(p)) => Some(p),
+            Some(Err(e)) => {
+                eprintln!("hprof: warning: unreadable performance data ({e})");
+                None
+            }
+            None => None,
+        };
+        if perf.is_none() && !process.maps_libjvm() {
+            let name = process.cmdline().first().cloned().unwrap_or_default();
+            return Err(format!("process {pid} ({name}) is not a Java VM"));
+        }
+        if perf.as_ref().and_then(|p| p.attach_supported()) == Some(false) {
+            return Err(format!(
+                "the JVM {pid} was started with -XX:+DisableAttachMechanism: it accepts no agent after its start"
+            ));
+        }
+        Ok(Target {
+            java_major: perf.as_ref().and_then(|p| p.java_version()).and_then(perfdata::major_version),
+            vm_args: perf.as_ref().map(|p| p.vm_args().to_owned()).unwrap_or_default(),
+            process,
+        })
+    }
+
+    /// The agent's path as the JVM sees it. A JVM in another mount namespace (a container) cannot see ours:
+    /// the library is copied into its /tmp, under a name that stays the same for the same build, so that a
+    /// second attach loads the same library (and so reaches the running agent) rather than a second copy.
+    fn agent_library(&self, given: Option<&Path>) -> Result<String, String> {
+        let library = match given {
+            Some(a) => a.to_path_buf(),
+            None => std::env::current_exe()
+                .map_err(|e| format!("cannot find this program's directory: {e}"))?
+                .with_file_name("libhprof.so"),
+        };
+        let library = std::fs::canonicalize(&library).map_err(|e| {
+            format!("agent library {}: {e}; build it with `cargo build --release` or pass --agent", library.display())
+        })?;
+        if self.process.same_mount_ns {
+            return Ok(library.to_string_lossy().into_owned());
+        }
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(&library).map_err(|e| format!("{}: {e}", library.display()))?;
+        let name = format!("libhprof-{}-{}.so", m.len(), m.mtime());
+        let copy = self.process.tmp().join(&name);
+        if std::fs::metadata(&copy).map(|c| c.len()).ok() != Some(m.len()) {
+            std::fs::copy(&library, &copy)
+                .map_err(|e| format!("cannot copy the agent into the JVM's /tmp ({}): {e}", copy.display()))?;
+        }
+        Ok(format!("/tmp/{name}"))
+    }
+
+    /// Loads the agent with `options` and returns the agent's one-line answer; the answer of a refusal
+    /// becomes the error.
+    fn load(&self, socket: &Path, library: &str, options: &str) -> Result<String, String> {
+        let reply = ReplyFile::create(&self.process)?;
+        let options = format!("{options},reply={}", reply.inside);
+        let code = protocol::load_agent(socket, library, &options, LOAD_TIMEOUT)?;
+        let answer = reply.read();
+        if code != 0 {
+            return Err(if answer.is_empty() {
+                format!("the agent refused (Agent_OnAttach returned {code}); see the JVM's stderr")
+            } else {
+                answer.strip_prefix("error: ").unwrap_or(&answer).to_owned()
+            });
+        }
+        Ok(if answer.is_empty() { "the agent started; it said nothing".to_owned() } else { answer })
+    }
+}
+
+/// The private file the agent answers in, created in the JVM's /tmp.
+struct ReplyFile {
+    /// Where we reach it.
+    here: PathBuf,
+    /// Its path in the JVM's file system.
+    inside: String,
+}
+
+impl ReplyFile {
+    fn create(p: &Process) -> Result<ReplyFile, String> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+        let name = format!(".hprof_reply_{}_{nanos}", std::process::id());
+        let here = p.tmp().join(&name);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&here)
+            .map_err(|e| format!("cannot create {}: {e}", here.display()))?;
+        Ok(ReplyFile { here, inside: format!("/tmp/{name}") })
+    }
+
+    fn read(&self) -> String {
+        std::fs::read_to_string(&self.here).unwrap_or_default().trim().to_owned()
+    }
+}
+
+impl Drop for ReplyFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.here);
+    }
+}
+
+/// Output files given relative to this shell's directory, as the user means them (the JVM's working
+/// directory may be anywhere). A JVM in another mount namespace gets them unchanged: our paths mean
+/// nothing there.
+fn absolute_paths(p: &Process, options: &str) -> String {
+    let cwd = std::env::current_dir().ok().filter(|_| p.same_mount_ns);
+    options
+        .split(',')
+        .map(|item| match (item.split_once('='), &cwd) {
+            (Some((name @ ("file" | "flamegraph" | "collapsed"), value)), Some(cwd))
+                if !value.is_empty() && !value.starts_with('/') =>
+            {
+                format!("{name}={}", cwd.join(value).display())
+            }
+            _ => item.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// `duration=N` of an option string, in seconds.
+fn duration_of(options: &str) -> Option<u64> {
+    options.split(',').find_map(|item| item.trim().strip_prefix("duration=")?.trim().parse().ok())
+}
+
+/// Waits out a session's duration, then until the agent reports it stopped (its reports are written then),
+/// so that the files exist when `hprof attach` returns.
+fn wait_for_session_end(target: &Target, socket: &Path, library: &str, seconds: u64) -> Result<(), String> {
+    std::thread::sleep(Duration::from_secs(seconds));
+    let pid = target.process.pid;
+    for _ in 0..600 {
+        if std::fs::metadata(format!("/proc/{pid}")).is_err() {
+            println!("the JVM {pid} exited; its reports were written at its exit");
+            return Ok(());
+        }
+        let status = target.load(socket, library, "status")?;
+        if !status.starts_with("running") {
+            println!("{status}");
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    Err(format!("the session in JVM {pid} did not stop within 150 s of its duration"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::duration_of;
+
+    #[test]
+    fn durations() {
+        assert_eq!(duration_of("cpu=samples,duration=30"), Some(30));
+        assert_eq!(duration_of("cpu=samples"), None);
+    }
+}

@@ -1,0 +1,133 @@
+//! A process seen through /proc: who owns it, which pid it has inside its own PID namespace, where its
+//! root and temporary directory are from here (a JVM in a container has its own), and whether it is a JVM.
+
+use super::perfdata::PerfData;
+use std::path::PathBuf;
+
+#[derive(Debug)]
+pub struct Process {
+    pub pid: i32,
+    /// The pid the process has in its innermost PID namespace: what a JVM in a container calls itself,
+    /// and so the number in its `.java_pid<pid>` and hsperfdata file names.
+    pub ns_pid: i32,
+    /// The effective uid, which HotSpot compares with the attaching peer's.
+    pub uid: u32,
+    /// Whether the process sees the same file system as we do (else paths go through /proc/PID/root).
+    pub same_mount_ns: bool,
+}
+
+impl Process {
+    /// The process `pid`, or a one-line reason why there is none.
+    pub fn open(pid: i32) -> Result<Process, String> {
+        if pid <= 0 {
+            return Err(format!("{pid} is not a process id"));
+        }
+        let status =
+            std::fs::read_to_string(format!("/proc/{pid}/status")).map_err(|_| format!("no such process: {pid}"))?;
+        let field = |name: &str| {
+            status.lines().find_map(|l| l.strip_prefix(name)).map(|rest| rest.split_whitespace().collect::<Vec<_>>())
+        };
+        let uid = field("Uid:")
+            .and_then(|v| v.get(1).and_then(|u| u.parse().ok()))
+            .ok_or(format!("/proc/{pid}/status has no Uid line"))?;
+        // NSpid lists the pid in each namespace, outermost first; kernels before 4.1 lack it.
+        let ns_pid = field("NSpid:").and_then(|v| v.last().and_then(|p| p.parse().ok())).unwrap_or(pid);
+        let mnt = |p: &str| std::fs::read_link(format!("/proc/{p}/ns/mnt")).ok();
+        let same_mount_ns = match (mnt("self"), mnt(&pid.to_string())) {
+            (Some(a), Some(b)) => a == b,
+            // Unreadable (another user's): only matters for processes we may not attach to anyway.
+            _ => true,
+        };
+        Ok(Process { pid, ns_pid, uid, same_mount_ns })
+    }
+
+    /// A path inside the process's file system, as we reach it.
+    pub fn path(&self, inside: &str) -> PathBuf {
+        if self.same_mount_ns {
+            PathBuf::from(inside)
+        } else {
+            PathBuf::from(format!("/proc/{}/root{inside}", self.pid))
+        }
+    }
+
+    /// Its temporary directory as we reach it. HotSpot always uses /tmp for the attach files, whatever
+    /// java.io.tmpdir says.
+    pub fn tmp(&self) -> PathBuf {
+        self.path("/tmp")
+    }
+
+    /// Its current directory as we reach it (through /proc, which crosses namespaces).
+    pub fn cwd(&self) -> PathBuf {
+        PathBuf::from(format!("/proc/{}/cwd", self.pid))
+    }
+
+    /// Its command line.
+    pub fn cmdline(&self) -> Vec<String> {
+        std::fs::read(format!("/proc/{}/cmdline", self.pid))
+            .map(|b| {
+                b.split(|&c| c == 0)
+                    .filter(|a| !a.is_empty())
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The JVM's performance data (`hsperfdata_<user>/<pid>` in its /tmp), if it keeps one (not with
+    /// `-XX:-UsePerfData`). The user name inside a container may differ from ours, so every
+    /// `hsperfdata_*` directory is looked at for a file of the process's owner.
+    pub fn perf_data(&self) -> Option<Result<PerfData, String>> {
+        use std::os::unix::fs::MetadataExt;
+        let tmp = self.tmp();
+        let dirs = std::fs::read_dir(&tmp).ok()?;
+        for dir in dirs.flatten() {
+            if !dir.file_name().to_string_lossy().starts_with("hsperfdata_") {
+                continue;
+            }
+            let file = dir.path().join(self.ns_pid.to_string());
+            match std::fs::metadata(&file) {
+                Ok(m) if m.is_file() && m.uid() == self.uid => {
+                    return Some(
+                        std::fs::read(&file)
+                            .map_err(|e| format!("{}: {e}", file.display()))
+                            .and_then(|b| PerfData::parse(&b).map_err(|e| format!("{}: {e}", file.display()))),
+                    );
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// Whether libjvm.so is mapped into the process (for JVMs that keep no performance data).
+    pub fn maps_libjvm(&self) -> bool {
+        std::fs::read_to_string(format!("/proc/{}/maps", self.pid)).is_ok_and(|m| m.contains("/libjvm.so"))
+    }
+}
+
+/// The effective uid of this program.
+pub fn our_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// The name of a user, for messages; the number where there is no such entry.
+pub fn user_name(uid: u32) -> String {
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+    passwd
+        .lines()
+        .find_map(|l| {
+            let f: Vec<&str> = l.split(':').collect();
+            (f.len() > 2 && f[2] == uid.to_string()).then(|| f[0].to_owned())
+        })
+        .unwrap_or_else(|| format!("uid {uid}"))
+}
+
+/// Every process id under /proc.
+pub fn all_pids() -> Vec<i32> {
+    let mut pids: Vec<i32> = std::fs::read_dir("/proc")
+        .map(|d| d.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect())
+        .unwrap_or_default();
+    pids.sort_unstable();
+    pids
+}
