@@ -134,6 +134,13 @@ pub fn start_session(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Res
         ));
     }
 
+    if kind == LoadKind::Attach
+        && matches!(options.cpu, Some(crate::options::CpuMode::Times | crate::options::CpuMode::Old))
+    {
+        // The probes' natives are found by the JVM's lookup in the start-up agents, and classes already
+        // running would keep their old code on the stack: start the program with the agent instead.
+        return Err("cpu=times and cpu=old cannot be attached to a running JVM; start it with -agentlib:hprof".into());
+    }
     let (hub, capabilities) = subscribe(capabilities::build(&options)?, kind);
     hub.request_capabilities(jvmti).map_err(|e| e.to_string())?;
     let output = Output::open(&options)?;
