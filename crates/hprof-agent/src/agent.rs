@@ -3,16 +3,16 @@
 
 use crate::capabilities;
 use crate::capabilities::Registered;
-use crate::classes::ClassTable;
+use crate::classes::{ClassEnv, ClassRecord, ClassTable};
 use crate::hub::{AgentHost, CORE_EVENTS, Capability, ClassFileChain, ControlCommand, Core, DumpReason};
 use crate::ids::ObjectIds;
 use crate::log;
-use crate::methods::MethodCache;
+use crate::methods::{MethodCache, MethodEnv};
 use crate::options::{CpuMode, Options, Parsed};
-use crate::output::Output;
-use crate::threads::ThreadTable;
+use crate::output::{Output, ReportTables};
+use crate::threads::{ThreadEnv, ThreadTable};
 use crate::traces::RawFrame;
-use crate::traces::TraceTable;
+use crate::traces::{TraceEnv, TraceTable};
 use jvmti::{
     CapabilityFlag, Event, EventHub, EventHubBuilder, HubError, Jni, Jvmti, JvmtiVersion, Need, SubscriberId, Vm, sys,
 };
@@ -244,6 +244,59 @@ extern "C" fn flush_at_exit() {
 /// and then for them to be written.
 const EXIT_REPORTS_START: std::time::Duration = std::time::Duration::from_secs(5);
 const EXIT_REPORTS_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
+
+// The shared tables and the writer take what they need through these traits, so that none of them
+// depends on the agent.
+impl ClassEnv for Agent {
+    fn jvmti(&self) -> Jvmti {
+        self.jvmti
+    }
+    fn ids(&self) -> &ObjectIds {
+        &self.ids
+    }
+    fn class_loaded(&self, record: &ClassRecord) {
+        self.output.load_class(record);
+    }
+    fn class_unloaded(&self, serial: u32) {
+        self.output.unload_class(serial);
+    }
+}
+
+impl ThreadEnv for Agent {
+    fn jvmti(&self) -> Jvmti {
+        self.jvmti
+    }
+    fn ids(&self) -> &ObjectIds {
+        &self.ids
+    }
+    fn thread_started(&self, thread: &hprof_format::model::ThreadStart) {
+        self.output.thread_start(thread);
+    }
+    fn thread_ended(&self, serial: u32) {
+        self.output.thread_end(serial);
+    }
+}
+
+impl MethodEnv for Agent {
+    fn classes(&self) -> &ClassTable {
+        &self.classes
+    }
+}
+
+impl TraceEnv for Agent {
+    fn methods(&self) -> &MethodCache {
+        &self.methods
+    }
+}
+
+impl ReportTables for Agent {
+    fn traces(&self) -> &TraceTable {
+        &self.traces
+    }
+    fn classes(&self) -> &ClassTable {
+        &self.classes
+    }
+}
 
 impl Agent {
     pub fn capabilities(&self) -> impl Iterator<Item = &'static dyn Capability> + '_ {
