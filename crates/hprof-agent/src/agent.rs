@@ -3,16 +3,16 @@
 
 use crate::capabilities;
 use crate::capabilities::Registered;
-use crate::classes::ClassTable;
+use crate::classes::{ClassEnv, ClassRecord, ClassTable};
 use crate::hub::{AgentHost, CORE_EVENTS, Capability, ClassFileChain, ControlCommand, Core, DumpReason};
 use crate::ids::ObjectIds;
 use crate::log;
-use crate::methods::MethodCache;
+use crate::methods::{MethodCache, MethodEnv};
 use crate::options::{CpuMode, Options, Parsed};
-use crate::output::Output;
-use crate::threads::ThreadTable;
+use crate::output::{Output, ReportTables};
+use crate::threads::{ThreadEnv, ThreadTable};
 use crate::traces::RawFrame;
-use crate::traces::TraceTable;
+use crate::traces::{TraceEnv, TraceTable};
 use jvmti::{
     CapabilityFlag, Event, EventHub, EventHubBuilder, HubError, Jni, Jvmti, JvmtiVersion, Need, SubscriberId, Vm, sys,
 };
@@ -134,6 +134,13 @@ pub fn start_session(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Res
         ));
     }
 
+    if kind == LoadKind::Attach
+        && matches!(options.cpu, Some(crate::options::CpuMode::Times | crate::options::CpuMode::Old))
+    {
+        // The probes' natives are found by the JVM's lookup in the start-up agents, and classes already
+        // running would keep their old code on the stack: start the program with the agent instead.
+        return Err("cpu=times and cpu=old cannot be attached to a running JVM; start it with -agentlib:hprof".into());
+    }
     let (hub, capabilities) = subscribe(capabilities::build(&options)?, kind);
     hub.request_capabilities(jvmti).map_err(|e| e.to_string())?;
     let output = Output::open(&options)?;
@@ -233,8 +240,63 @@ extern "C" fn flush_at_exit() {
     )
 }
 
-/// How long the process's exit waits for the reports written in place of VMDeath's.
-const EXIT_REPORTS_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
+/// How long the process's exit waits for the worker to begin the reports written in place of VMDeath's,
+/// and then for them to be written.
+const EXIT_REPORTS_START: std::time::Duration = std::time::Duration::from_secs(5);
+const EXIT_REPORTS_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
+
+// The shared tables and the writer take what they need through these traits, so that none of them
+// depends on the agent.
+impl ClassEnv for Agent {
+    fn jvmti(&self) -> Jvmti {
+        self.jvmti
+    }
+    fn ids(&self) -> &ObjectIds {
+        &self.ids
+    }
+    fn class_loaded(&self, record: &ClassRecord) {
+        self.output.load_class(record);
+    }
+    fn class_unloaded(&self, serial: u32) {
+        self.output.unload_class(serial);
+    }
+}
+
+impl ThreadEnv for Agent {
+    fn jvmti(&self) -> Jvmti {
+        self.jvmti
+    }
+    fn ids(&self) -> &ObjectIds {
+        &self.ids
+    }
+    fn thread_started(&self, thread: &hprof_format::model::ThreadStart) {
+        self.output.thread_start(thread);
+    }
+    fn thread_ended(&self, serial: u32) {
+        self.output.thread_end(serial);
+    }
+}
+
+impl MethodEnv for Agent {
+    fn classes(&self) -> &ClassTable {
+        &self.classes
+    }
+}
+
+impl TraceEnv for Agent {
+    fn methods(&self) -> &MethodCache {
+        &self.methods
+    }
+}
+
+impl ReportTables for Agent {
+    fn traces(&self) -> &TraceTable {
+        &self.traces
+    }
+    fn classes(&self) -> &ClassTable {
+        &self.classes
+    }
+}
 
 impl Agent {
     pub fn capabilities(&self) -> impl Iterator<Item = &'static dyn Capability> + '_ {
@@ -411,27 +473,34 @@ impl Agent {
     /// JVM still runs, so the exit reports are written as VMDeath would, on the worker — a Java thread since
     /// VMInit, where this thread is attached no more and could not attach without the heap either.
     fn exit_without_vm_death(&self) {
-        let done = std::sync::Arc::new((Mutex::new(false), std::sync::Condvar::new()));
-        let signal = done.clone();
+        // 0: queued, 1: the worker took it, 2: written.
+        let progress = std::sync::Arc::new((Mutex::new(0u8), std::sync::Condvar::new()));
+        let report = progress.clone();
         let submitted = crate::worker::submit(move |agent, jni| {
+            let (lock, wake) = &*report;
+            *lock.lock().unwrap_or_else(|e| e.into_inner()) = 1;
+            wake.notify_all();
             agent.on_vm_death(jni);
-            let (lock, wake) = &*signal;
-            *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
+            *lock.lock().unwrap_or_else(|e| e.into_inner()) = 2;
             wake.notify_all();
         });
         if !submitted {
             return;
         }
         log::warning("the JVM is exiting without its VM death event (its heap is full?); writing the exit reports");
-        let (lock, wake) = &*done;
-        let finished = lock.lock().unwrap_or_else(|e| e.into_inner());
-        let (finished, _) =
-            wake.wait_timeout_while(finished, EXIT_REPORTS_WAIT, |f| !*f).unwrap_or_else(|e| e.into_inner());
-        if !*finished {
-            log::error(&format!(
-                "the exit reports were not written within {} s; the profile ends with the last checkpoint",
-                EXIT_REPORTS_WAIT.as_secs()
-            ));
+        let (lock, wake) = &*progress;
+        let state = lock.lock().unwrap_or_else(|e| e.into_inner());
+        // A worker that does not even take the job (stopped at a safepoint the exit holds, or stuck) would
+        // hold the exit up for nothing: it gets a few seconds to start, then all the time a dump needs.
+        let (state, _) =
+            wake.wait_timeout_while(state, EXIT_REPORTS_START, |s| *s == 0).unwrap_or_else(|e| e.into_inner());
+        let state = if *state == 1 {
+            wake.wait_timeout_while(state, EXIT_REPORTS_WAIT, |s| *s < 2).unwrap_or_else(|e| e.into_inner()).0
+        } else {
+            state
+        };
+        if *state < 2 {
+            log::error("the exit reports could not be written; the profile ends with its last checkpoint");
         }
     }
 

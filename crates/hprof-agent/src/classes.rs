@@ -2,13 +2,22 @@
 //! seen. Classes are found again through a tag on the class object (see [`crate::ids::main_tag`]), which is
 //! one JVMTI call instead of a signature lookup.
 
-use crate::agent::Agent;
-use crate::ids::main_tag;
+use crate::ids::{ObjectIds, main_tag};
 use hprof_format::names::{array_element_type, java_name_from_signature};
 use hprof_format::serial_base;
+use jvmti::Jvmti;
 use jvmti::sys;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
+
+/// What the class table needs around it: JVMTI to read and tag classes, the object identifiers, and the
+/// writer, told of each class as it is numbered or unloaded. The agent's context provides it.
+pub trait ClassEnv {
+    fn jvmti(&self) -> Jvmti;
+    fn ids(&self) -> &ObjectIds;
+    fn class_loaded(&self, record: &ClassRecord);
+    fn class_unloaded(&self, serial: u32);
+}
 
 #[derive(Debug)]
 pub struct ClassRecord {
@@ -37,7 +46,7 @@ pub struct ClassTable {
 
 impl ClassTable {
     /// The record of `class`, registering it (and writing LOAD CLASS in binary output) if it is new.
-    pub fn register(&self, agent: &Agent, class: sys::jclass) -> Option<Arc<ClassRecord>> {
+    pub fn register(&self, agent: &(impl ClassEnv + ?Sized), class: sys::jclass) -> Option<Arc<ClassRecord>> {
         if let Some(found) = self.lookup(agent, class) {
             return Some(found);
         }
@@ -46,28 +55,35 @@ impl ClassTable {
             if let Some(found) = self.lookup(agent, class) {
                 return Some(found);
             }
-            let signature = agent.jvmti.class_signature(class).ok()?;
+            let signature = agent.jvmti().class_signature(class).ok()?;
             // Only registration (serialised above) grows the table, so the length is stable here.
             let index = self.classes.read().unwrap_or_else(|e| e.into_inner()).len() as u32;
-            let record = Arc::new(ClassRecord {
-                serial: serial_base::CLASS + 1 + index,
-                object_id: agent.ids.next(),
-                name: java_name_from_signature(&signature),
-                signature,
-                unloaded: AtomicBool::new(false),
-            });
             // A class object allocated while heap=sites runs carries a site tag; the class tag replaces it
             // (class objects are not worth an allocation site).
-            agent.jvmti.set_tag(class, main_tag::class(index)).ok()?;
-            self.classes.write().unwrap_or_else(|e| e.into_inner()).push(record.clone());
-            record
+            agent.jvmti().set_tag(class, main_tag::class(index)).ok()?;
+            self.append(signature, agent.ids().next())
         };
-        agent.output.load_class(&record);
+        agent.class_loaded(&record);
         Some(record)
     }
 
-    fn lookup(&self, agent: &Agent, class: sys::jclass) -> Option<Arc<ClassRecord>> {
-        let tag = agent.jvmti.tag(class).ok()?;
+    /// Numbers a class by its signature alone, without JVMTI: registration's last step, and how tests
+    /// build a table. Callers serialise (see `registering`).
+    pub(crate) fn append(&self, signature: String, object_id: u64) -> Arc<ClassRecord> {
+        let mut classes = self.classes.write().unwrap_or_else(|e| e.into_inner());
+        let record = Arc::new(ClassRecord {
+            serial: serial_base::CLASS + 1 + classes.len() as u32,
+            object_id,
+            name: java_name_from_signature(&signature),
+            signature,
+            unloaded: AtomicBool::new(false),
+        });
+        classes.push(record.clone());
+        record
+    }
+
+    fn lookup(&self, agent: &(impl ClassEnv + ?Sized), class: sys::jclass) -> Option<Arc<ClassRecord>> {
+        let tag = agent.jvmti().tag(class).ok()?;
         self.by_tag(tag)
     }
 
@@ -87,11 +103,11 @@ impl ClassTable {
     }
 
     /// Called for ObjectFree of a class tag: the class was unloaded.
-    pub fn on_class_freed(&self, agent: &Agent, tag: i64) {
+    pub fn on_class_freed(&self, agent: &(impl ClassEnv + ?Sized), tag: i64) {
         if let Some(record) = self.by_tag(tag)
             && !record.unloaded.swap(true, Ordering::Relaxed)
         {
-            agent.output.unload_class(record.serial);
+            agent.class_unloaded(record.serial);
         }
     }
 }

@@ -1,10 +1,15 @@
 //! Method names, source files and line tables, resolved once per jmethodID and cached. jmethodIDs stay
 //! valid (and are never reused) while the agent runs, so the cache never goes stale.
 
-use crate::agent::Agent;
+use crate::classes::{ClassEnv, ClassTable};
 use jvmti::{Jni, LineTable, sys};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+
+/// What the method cache needs around it: the class table (and what that needs).
+pub trait MethodEnv: ClassEnv {
+    fn classes(&self) -> &ClassTable;
+}
 
 #[derive(Debug)]
 pub struct MethodInfo {
@@ -26,7 +31,12 @@ pub struct MethodCache {
 impl MethodCache {
     /// The method's details; `None` if the JVM no longer knows it (its class was unloaded).
     /// Resolution happens outside the cache lock: JVMTI calls may wait for a safepoint.
-    pub fn resolve(&self, agent: &Agent, jni: Option<Jni>, method: sys::jmethodID) -> Option<Arc<MethodInfo>> {
+    pub fn resolve(
+        &self,
+        agent: &(impl MethodEnv + ?Sized),
+        jni: Option<Jni>,
+        method: sys::jmethodID,
+    ) -> Option<Arc<MethodInfo>> {
         let key = method as usize;
         if let Some(found) = self.map.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return Some(found.clone());
@@ -36,11 +46,11 @@ impl MethodCache {
         Some(map.entry(key).or_insert(info).clone())
     }
 
-    fn lookup(agent: &Agent, jni: Option<Jni>, method: sys::jmethodID) -> Option<MethodInfo> {
-        let jvmti = agent.jvmti;
+    fn lookup(agent: &(impl MethodEnv + ?Sized), jni: Option<Jni>, method: sys::jmethodID) -> Option<MethodInfo> {
+        let jvmti = agent.jvmti();
         let name = jvmti.method_name(method).ok()?;
         let class = jvmti.method_declaring_class(method).ok()?;
-        let record = agent.classes.register(agent, class);
+        let record = agent.classes().register(agent, class);
         let source_file = jvmti.source_file_name(class).ok().flatten();
         if let Some(jni) = jni {
             jni.delete_local_ref(class);

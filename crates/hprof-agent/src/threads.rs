@@ -4,12 +4,21 @@
 //! that thread find it without a lookup. Records live as long as the agent: reports (monitor dumps, traces
 //! with thread=y) still name threads that have ended.
 
-use crate::agent::Agent;
+use crate::ids::ObjectIds;
 use hprof_format::model::ThreadStart;
 use hprof_format::serial_base;
-use jvmti::{Jni, sys};
+use jvmti::{Jni, Jvmti, sys};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+
+/// What the thread table needs around it: JVMTI (thread information and thread-local storage), the object
+/// identifiers, and the writer, told of each thread as it starts and ends. The agent's context provides it.
+pub trait ThreadEnv {
+    fn jvmti(&self) -> Jvmti;
+    fn ids(&self) -> &ObjectIds;
+    fn thread_started(&self, thread: &ThreadStart);
+    fn thread_ended(&self, serial: u32);
+}
 
 #[derive(Debug)]
 pub struct ThreadRecord {
@@ -77,7 +86,7 @@ fn eetop_field(jni: Jni) -> Option<sys::jfieldID> {
 /// The kernel thread id of another running thread, read from HotSpot's structures (see
 /// `hotspot::java_thread`): what an agent attached late needs to aim a CPU clock at a thread that started
 /// before it. `None` if the thread has ended or this is not a HotSpot JVM whose tables say where to look.
-pub fn os_tid_of(_agent: &Agent, jni: Jni, thread: sys::jthread) -> Option<i32> {
+pub fn os_tid_of(_agent: &(impl ThreadEnv + ?Sized), jni: Jni, thread: sys::jthread) -> Option<i32> {
     let vm = hotspot::VmStructs::get()?;
     let eetop = eetop_field(jni)?;
     let java_thread = jni.long_field(thread, eetop) as usize;
@@ -112,14 +121,14 @@ impl ThreadTable {
     /// (no THREAD START, no samples, no stacks, no monitor records).
     pub fn register(
         &self,
-        agent: &Agent,
+        agent: &(impl ThreadEnv + ?Sized),
         thread: sys::jthread,
         on_own_thread: bool,
     ) -> Option<(Arc<ThreadRecord>, bool)> {
         if let Some(existing) = self.of(agent, thread) {
             return Some((existing, false));
         }
-        let jvmti = agent.jvmti;
+        let jvmti = agent.jvmti();
         let info = jvmti.thread_info(thread).ok()?;
         if is_agent_thread(&info.name) {
             return None;
@@ -137,7 +146,7 @@ impl ThreadTable {
         };
         let record = Arc::new(ThreadRecord {
             serial: self.next_serial.fetch_add(1, Ordering::Relaxed),
-            object_id: agent.ids.next(),
+            object_id: agent.ids().next(),
             name: info.name,
             group_name,
             parent_group_name,
@@ -153,13 +162,13 @@ impl ThreadTable {
             jvmti.set_thread_local_storage(thread, Arc::as_ptr(&record) as *const _).ok()?;
             all.push(record.clone());
         }
-        agent.output.thread_start(&record.to_model());
+        agent.thread_started(&record.to_model());
         Some((record, true))
     }
 
     /// The record of a registered thread (null = the current thread).
-    pub fn of(&self, agent: &Agent, thread: sys::jthread) -> Option<Arc<ThreadRecord>> {
-        let ptr = agent.jvmti.thread_local_storage(thread).ok()? as *const ThreadRecord;
+    pub fn of(&self, agent: &(impl ThreadEnv + ?Sized), thread: sys::jthread) -> Option<Arc<ThreadRecord>> {
+        let ptr = agent.jvmti().thread_local_storage(thread).ok()? as *const ThreadRecord;
         if ptr.is_null() {
             return None;
         }
@@ -171,13 +180,13 @@ impl ThreadTable {
     }
 
     /// Serial of a thread, 0 if unknown.
-    pub fn serial_of(&self, agent: &Agent, thread: sys::jthread) -> u32 {
+    pub fn serial_of(&self, agent: &(impl ThreadEnv + ?Sized), thread: sys::jthread) -> u32 {
         self.of(agent, thread).map(|r| r.serial).unwrap_or(0)
     }
 
-    pub fn mark_ended(&self, agent: &Agent, record: &ThreadRecord) {
+    pub fn mark_ended(&self, agent: &(impl ThreadEnv + ?Sized), record: &ThreadRecord) {
         if record.alive.swap(false, Ordering::Relaxed) {
-            agent.output.thread_end(record.serial);
+            agent.thread_ended(record.serial);
         }
     }
 

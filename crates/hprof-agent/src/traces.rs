@@ -4,13 +4,18 @@
 //! it is; only a new raw trace is resolved (names, line numbers) and then interned by its resolved frames,
 //! so that two raw traces that print the same share one serial.
 
-use crate::agent::Agent;
 use crate::methods::MethodInfo;
+use crate::methods::{MethodCache, MethodEnv};
 use hprof_format::model::{Frame, LineNumber};
 use hprof_format::serial_base;
 use jvmti::{Jni, sys};
 use rustc_hash::FxHashMap;
 use std::sync::{Arc, Mutex};
+
+/// What the trace table needs around it to name frames: the method cache (and what that needs).
+pub trait TraceEnv: MethodEnv {
+    fn methods(&self) -> &MethodCache;
+}
 
 /// A frame as a stack walk returns it. `bci` is the bytecode index; negative means native or unknown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -80,7 +85,13 @@ impl TraceTable {
     }
 
     /// The serial for a trace given as raw frames (already cut to the wanted depth).
-    pub fn intern_raw(&self, agent: &Agent, jni: Option<Jni>, thread_serial: u32, raw: &[RawFrame]) -> u32 {
+    pub fn intern_raw(
+        &self,
+        agent: &(impl TraceEnv + ?Sized),
+        jni: Option<Jni>,
+        thread_serial: u32,
+        raw: &[RawFrame],
+    ) -> u32 {
         let mut inline = [RawFrame { method: 0, bci: 0 }; INLINE_KEY];
         let mut heap = Vec::new();
         let key: &[RawFrame] = if raw.len() < INLINE_KEY {
@@ -118,8 +129,8 @@ impl TraceTable {
     }
 
     /// The index of a frame, resolving its method on first sight; `None` if the method is gone.
-    pub fn frame_index(&self, agent: &Agent, jni: Option<Jni>, raw: RawFrame) -> Option<u32> {
-        let method = agent.methods.resolve(agent, jni, raw.method as sys::jmethodID)?;
+    pub fn frame_index(&self, agent: &(impl TraceEnv + ?Sized), jni: Option<Jni>, raw: RawFrame) -> Option<u32> {
+        let method = agent.methods().resolve(agent, jni, raw.method as sys::jmethodID)?;
         let line = self.line_number(&method, raw.bci);
         let mut inner = self.lock();
         if let Some(&i) = inner.frame_index.get(&(raw.method, line)) {

@@ -136,7 +136,7 @@ fn javac_with_cpu_times_through_dash_j_writes_a_cpu_time_section() {
         .unwrap();
         let _slot = JvmSlot::acquire();
         let out = std::process::Command::new(jdk.bin("javac"))
-            .arg(format!("-J-agentpath:{}=cpu=times,file=javac.txt", jvm_harness::agent_library().display()))
+            .arg(format!("-J-agentpath:{}=cpu=times,cutoff=0,file=javac.txt", jvm_harness::agent_library().display()))
             .arg("Hello.java")
             .current_dir(dir.path())
             .output()
@@ -145,7 +145,8 @@ fn javac_with_cpu_times_through_dash_j_writes_a_cpu_time_section() {
         assert!(dir.path().join("Hello.class").is_file(), "javac must still compile");
         let text = std::fs::read_to_string(dir.path().join("javac.txt")).unwrap();
         let calls = calls_by_method(&text);
-        // javac compiles the one file once: JavaCompiler.compile runs exactly once.
+        // javac compiles the one file once: JavaCompiler.compile runs exactly once (cutoff=0: its own
+        // time is too small a share to be sure of a row under the default cutoff).
         let compile = calls.get("com.sun.tools.javac.main.JavaCompiler.compile").copied();
         assert_eq!(compile, Some(1), "JDK {}: JavaCompiler.compile calls", jdk.version);
         assert!(calls.len() > 50, "JDK {}: only {} methods in CPU TIME", jdk.version, calls.len());
@@ -182,4 +183,93 @@ fn every_jdk_class_verifies_after_the_rewrite() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
     assert!(timed > 100_000, "only {timed} methods rewritten:\n{}", run.stderr);
+}
+
+#[test]
+fn sigquit_writes_the_times_so_far_and_thread_y_keeps_threads_apart() {
+    let dir = scratch("cputimes-sigquit");
+    let jvm = Java::new(&jdk17(), dir.path())
+        .agentpath("cpu=times,thread=y,depth=2")
+        .class("CpuAccuracy")
+        .arg("4")
+        .timeout(Duration::from_secs(300))
+        .spawn();
+    std::thread::sleep(Duration::from_millis(2500));
+    jvm.signal(3);
+    let run = jvm.wait();
+    run.assert_success();
+    assert!(run.stdout.contains("own-share"), "the program must finish");
+    let text = run.read("java.hprof.txt");
+    let (first, _) = ranked_section(&text, "CPU TIME (ms)", 0).expect("dump on SIGQUIT");
+    let (last, rows) = ranked_section(&text, "CPU TIME (ms)", 1).expect("dump at exit");
+    assert!(last > first, "reports are cumulative: {first} then {last} ms");
+    // (On a loaded machine the signal may come while the JVM is still starting: no more is asked of the
+    // first report.)
+    let alpha = rows.iter().find(|r| r.name == "CpuAccuracy.hotAlpha").expect("hotAlpha at exit");
+    assert!(alpha.self_pct > 30.0, "hotAlpha's share at exit: {}%", alpha.self_pct);
+    // thread=y: the hot methods' traces name main's thread; depth=2 cuts them to two frames.
+    let all = traces(&text);
+    let hot = &all[&alpha.trace];
+    assert!(hot.thread.is_some(), "thread=y traces carry a thread");
+    assert_eq!(hot.frames.len(), 2, "{:?}", hot.frames);
+}
+
+/// Java source of a class whose method `big` is about 33 KB of bytecode: the `goto` that ends the
+/// if-branch jumps over an else-branch of 32,405 bytes, with 100 returns inside it. The probes before those
+/// returns push the jump past 32,767 bytes, so the rewriter must widen it to `goto_w`.
+fn big_method_source() -> String {
+    let mut s = String::from("public class BigMethod {\n  static int big(int x) {\n    int r;\n");
+    s.push_str("    if (x > 0) { r = x; } else {\n      r = 0;\n");
+    for k in 0..100 {
+        for _ in 0..45 {
+            s.push_str("      r += x * 7;\n");
+        }
+        s.push_str(&format!("      if (x == -{}) return {};\n", k + 1, k + 1));
+    }
+    s.push_str("    }\n    return r;\n  }\n");
+    s.push_str(
+        "  public static void main(String[] a) {\n    long sum = 0;\n    for (int i = -150; i <= 150; i++) sum += big(i);\n    \
+         System.out.println(\"sum \" + sum);\n  }\n}\n",
+    );
+    s
+}
+
+#[test]
+fn a_method_whose_branch_must_widen_keeps_its_meaning_and_is_counted() {
+    let dir = scratch("cputimes-big");
+    std::fs::write(dir.path().join("BigMethod.java"), big_method_source()).unwrap();
+    let jdk = jdk17();
+    let javac =
+        std::process::Command::new(jdk.bin("javac")).arg("BigMethod.java").current_dir(dir.path()).output().unwrap();
+    assert!(javac.status.success(), "{}", String::from_utf8_lossy(&javac.stderr));
+    // javac itself must not have needed wide jumps, or the rewriter would have nothing to widen.
+    let bytes = std::fs::read(dir.path().join("BigMethod.class")).unwrap();
+    let class = classfile::ClassFile::parse(&bytes).unwrap();
+    let big = class.methods.iter().find(|m| class.pool.utf8(m.name_index).unwrap() == "big").unwrap();
+    let (_, code) = class.find_attribute(&big.attributes, "Code").unwrap();
+    let code = classfile::code::CodeAttribute::parse(&code.info).unwrap();
+    let insns = classfile::opcodes::decode(&code.code).unwrap();
+    assert!(insns.iter().all(|i| i.opcode != classfile::opcodes::GOTO_W), "javac used goto_w already");
+    assert!(code.code.len() > 32_000, "{} bytes", code.code.len());
+
+    let _slot = JvmSlot::acquire();
+    let plain = std::process::Command::new(jdk.java())
+        .args(["-Xverify:all", "-cp", ".", "BigMethod"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let profiled = std::process::Command::new(jdk.java())
+        .arg("-Xverify:all")
+        .arg(format!("-agentpath:{}=cpu=times,cutoff=0", jvm_harness::agent_library().display()))
+        .args(["-cp", ".", "BigMethod"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let (plain_out, profiled_out) = (String::from_utf8_lossy(&plain.stdout), String::from_utf8_lossy(&profiled.stdout));
+    assert!(plain_out.starts_with("sum "), "{plain_out}");
+    assert_eq!(profiled_out, plain_out, "{}", String::from_utf8_lossy(&profiled.stderr));
+    let stderr = String::from_utf8_lossy(&profiled.stderr);
+    assert!(!stderr.contains("BigMethod.big"), "big was left out:\n{stderr}");
+    let text = std::fs::read_to_string(dir.path().join("java.hprof.txt")).unwrap();
+    assert_eq!(calls_by_method(&text).get("BigMethod.big").copied(), Some(301));
 }

@@ -408,3 +408,38 @@ fn text_dump_sizes_are_never_zero() {
         }
     }
 }
+
+/// A dump that cannot place every value is not written but made again; after three attempts the last is
+/// written, with an error that says so. (`HPROF_HEAP_DUMP_TEST_UNPLACED=n`: the first n attempts report a
+/// value they could not place.)
+#[test]
+fn a_dump_that_is_not_whole_is_made_again_and_else_said_loudly() {
+    for jdk in all_jdks() {
+        for (failing, whole) in [(1, true), (3, false)] {
+            if !whole && jdk.version != "17" {
+                continue;
+            }
+            let what = format!("JDK {}, {failing} attempt(s) not whole", jdk.version);
+            let dir = scratch("heap-dump-again");
+            let run = Java::new(&jdk, dir.path())
+                .agentpath("heap=dump,format=b")
+                .env("HPROF_HEAP_DUMP_TEST_UNPLACED", &failing.to_string())
+                .class("HeapDumpGraph")
+                .run();
+            run.assert_success();
+            let again = run.stderr.matches("could not be placed in their objects' layouts; dumping again").count();
+            assert_eq!(again, failing.min(2), "{what}:\n{}", run.stderr);
+            assert_eq!(
+                run.stderr.contains("HPROF ERROR: heap dump is not whole: 1 field values"),
+                !whole,
+                "{what}:\n{}",
+                run.stderr
+            );
+            let file = HeapFile::parse(&run.read_bytes("java.hprof"));
+            assert_eq!(file.dumps.len(), 1, "{what}: the attempts not kept leave nothing in the file");
+            assert_eq!(file.unfinished_segments, 0, "{what}");
+            assert_sound(&file, &file.dumps[0], &what);
+            assert_graph(&file, &file.dumps[0], &what);
+        }
+    }
+}

@@ -4,41 +4,93 @@
 use crate::abi::*;
 use crate::guard::guard;
 use crate::layer::{Layer, deliver, layer};
-use jvmti::{Jni, sys};
+use jvmti::{
+    CapabilityFlag, Event, EventHandler, EventHost, EventHub, EventHubBuilder, Jni, Jvmti, Need, SubscriberId, sys,
+};
+use std::sync::OnceLock;
 use std::sync::atomic::Ordering;
 
-/// The callback table, and the events the layer always needs (VMInit, VMDeath, thread start and end).
-pub fn install(layer: &Layer) -> Result<(), String> {
-    // SAFETY: an all-None callback table is valid.
-    let mut cb: sys::jvmtiEventCallbacks = unsafe { std::mem::zeroed() };
-    cb.VMInit = Some(vm_init);
-    cb.VMDeath = Some(vm_death);
-    cb.ThreadStart = Some(thread_start);
-    cb.ThreadEnd = Some(thread_end);
-    cb.ClassPrepare = Some(class_prepare);
-    cb.ClassFileLoadHook = Some(class_file_load_hook);
-    cb.SampledObjectAlloc = Some(sampled_object_alloc);
-    cb.VMObjectAlloc = Some(vm_object_alloc);
-    cb.ObjectFree = Some(object_free);
-    cb.MethodEntry = Some(method_entry);
-    cb.MethodExit = Some(method_exit);
-    cb.CompiledMethodLoad = Some(compiled_method_load);
-    cb.CompiledMethodUnload = Some(compiled_method_unload);
-    cb.MonitorContendedEnter = Some(monitor_contended_enter);
-    cb.MonitorContendedEntered = Some(monitor_contended_entered);
-    cb.MonitorWait = Some(monitor_wait);
-    cb.MonitorWaited = Some(monitor_waited);
-    cb.GarbageCollectionStart = Some(gc_start);
-    cb.GarbageCollectionFinish = Some(gc_finish);
-    cb.DataDumpRequest = Some(data_dump_request);
-    layer.jvmti.set_event_callbacks(&cb).map_err(|e| format!("SetEventCallbacks failed: {e}"))?;
-    for e in [jvmti::Event::VmInit, jvmti::Event::VmDeath, jvmti::Event::ThreadStart, jvmti::Event::ThreadEnd] {
-        layer.jvmti.set_event_enabled(e, true, std::ptr::null_mut()).map_err(|err| format!("{e:?}: {err}"))?;
+/// The layer's subscription to the jvmti crate's event hub.
+pub struct JvmpiEvents;
+
+pub static HANDLER: JvmpiEvents = JvmpiEvents;
+
+/// Where the hub's trampolines find the hub and the layer.
+pub struct Host;
+
+static HUB: OnceLock<(EventHub<Layer>, SubscriberId)> = OnceLock::new();
+
+impl EventHost for Host {
+    type Context = Layer;
+
+    fn hub() -> Option<(&'static EventHub<Layer>, &'static Layer)> {
+        Some((&HUB.get()?.0, layer()?))
     }
-    Ok(())
 }
 
-/// Runs `f` with the layer and the thread's JNI, for a callback on a Java thread.
+/// The hub and the layer's subscriber ID, once installed.
+pub fn hub() -> Option<(&'static EventHub<Layer>, SubscriberId)> {
+    HUB.get().map(|(h, id)| (h, *id))
+}
+
+/// Subscribes to every JVMTI event JVMPI may need (on at start: VMInit, VMDeath, thread start and end;
+/// the rest when the agent enables a JVMPI event), asks for the capabilities, and installs the callbacks.
+pub fn install(layer: &Layer) -> Result<(), String> {
+    let mut builder = EventHubBuilder::new();
+    let later = |e: Event| e.off().if_available();
+    let id = builder.subscribe(
+        &HANDLER,
+        [
+            Event::VmInit.on(),
+            Event::VmDeath.on(),
+            Event::ThreadStart.on(),
+            Event::ThreadEnd.on(),
+            later(Event::ClassPrepare),
+            later(Event::ClassFileLoadHook),
+            later(Event::SampledObjectAlloc),
+            later(Event::VmObjectAlloc),
+            later(Event::ObjectFree),
+            later(Event::MethodEntry),
+            later(Event::MethodExit),
+            later(Event::CompiledMethodLoad),
+            later(Event::CompiledMethodUnload),
+            later(Event::MonitorContendedEnter),
+            later(Event::MonitorContendedEntered),
+            later(Event::MonitorWait),
+            later(Event::MonitorWaited),
+            later(Event::GarbageCollectionStart),
+            later(Event::GarbageCollectionFinish),
+            later(Event::DataDumpRequest),
+        ],
+    );
+    builder.need(CapabilityFlag::CanTagObjects, Need::Required);
+    for cap in [
+        CapabilityFlag::CanAccessLocalVariables,
+        CapabilityFlag::CanGetSourceFileName,
+        CapabilityFlag::CanGetLineNumbers,
+        CapabilityFlag::CanSuspend,
+        CapabilityFlag::CanGetThreadCpuTime,
+        CapabilityFlag::CanGetCurrentThreadCpuTime,
+        CapabilityFlag::CanGetMonitorInfo,
+        CapabilityFlag::CanGetOwnedMonitorInfo,
+        CapabilityFlag::CanGetCurrentContendedMonitor,
+        CapabilityFlag::CanGenerateAllClassHookEvents,
+    ] {
+        builder.need(cap, Need::IfAvailable);
+    }
+    let hub = builder.build();
+    hub.request_capabilities(layer.jvmti).map_err(|e| format!("JVMTI capabilities: {e}"))?;
+    if !hub.available(Event::SampledObjectAlloc) {
+        return Err("this JVM cannot report every allocation (JVMTI SampledObjectAlloc); JVMPI needs it".into());
+    }
+    if HUB.set((hub, id)).is_err() {
+        return Err("the layer was loaded twice".into());
+    }
+    let (hub, _) = self::hub().ok_or("no hub")?;
+    hub.install::<Host>(layer.jvmti).map_err(|e| format!("installing the JVMTI callbacks: {e}"))
+}
+
+/// Runs `f` with the layer and the thread's JNI, for an event on a Java thread.
 fn on_thread(jni: *mut sys::JNIEnv, f: impl FnOnce(&'static Layer, Jni)) {
     guard(
         || {
@@ -66,7 +118,7 @@ fn send_simple(l: &Layer, jni: Jni, thread: sys::jthread, event_type: sys::jint,
     deliver(&mut ev, false);
 }
 
-unsafe extern "C" fn vm_init(_env: *mut sys::jvmtiEnv, jni: *mut sys::JNIEnv, thread: sys::jthread) {
+fn on_vm_init(jni: *mut sys::JNIEnv, thread: sys::jthread) {
     on_thread(jni, |l, jni| {
         l.live.store(true, Ordering::Release);
         crate::control::apply_at_vm_init(l);
@@ -81,14 +133,14 @@ unsafe extern "C" fn vm_init(_env: *mut sys::jvmtiEnv, jni: *mut sys::JNIEnv, th
     })
 }
 
-unsafe extern "C" fn vm_death(_env: *mut sys::jvmtiEnv, jni: *mut sys::JNIEnv) {
+fn on_vm_death(jni: *mut sys::JNIEnv) {
     on_thread(jni, |l, jni| {
         send_simple(l, jni, std::ptr::null_mut(), JVMPI_EVENT_JVM_SHUT_DOWN, |_| {});
         l.shut_down.store(true, Ordering::Release);
     })
 }
 
-unsafe extern "C" fn thread_start(_env: *mut sys::jvmtiEnv, jni: *mut sys::JNIEnv, thread: sys::jthread) {
+fn on_thread_start(jni: *mut sys::JNIEnv, thread: sys::jthread) {
     on_thread(jni, |l, jni| {
         // The record names the thread by its JNIEnv in dumps and thread functions, whatever the agent enabled.
         crate::threads::current(l, jni, thread);
@@ -96,16 +148,11 @@ unsafe extern "C" fn thread_start(_env: *mut sys::jvmtiEnv, jni: *mut sys::JNIEn
     })
 }
 
-unsafe extern "C" fn thread_end(_env: *mut sys::jvmtiEnv, jni: *mut sys::JNIEnv, thread: sys::jthread) {
+fn on_thread_end(jni: *mut sys::JNIEnv, thread: sys::jthread) {
     on_thread(jni, |l, jni| crate::threads::end(l, jni, thread))
 }
 
-unsafe extern "C" fn class_prepare(
-    _env: *mut sys::jvmtiEnv,
-    jni: *mut sys::JNIEnv,
-    thread: sys::jthread,
-    class: sys::jclass,
-) {
+fn on_class_prepare(jni: *mut sys::JNIEnv, thread: sys::jthread, class: sys::jclass) {
     on_thread(jni, |l, jni| {
         if l.is_enabled(JVMPI_EVENT_CLASS_LOAD) && crate::threads::ensure_started(l, jni, thread) {
             crate::classes::ensure_announced(l, jni, class);
@@ -116,8 +163,7 @@ unsafe extern "C" fn class_prepare(
 /// CLASS_LOAD_HOOK: the agent may replace the class file; its new bytes must come from `malloc_f`, which
 /// allocates through JVMTI as ClassFileLoadHook requires.
 #[allow(clippy::too_many_arguments)]
-unsafe extern "C" fn class_file_load_hook(
-    _env: *mut sys::jvmtiEnv,
+fn on_class_file_load_hook(
     jni: *mut sys::JNIEnv,
     _class_being_redefined: sys::jclass,
     _loader: sys::jobject,
@@ -176,8 +222,7 @@ unsafe extern "C" fn jvmti_malloc(size: std::ffi::c_uint) -> *mut std::ffi::c_vo
     )
 }
 
-unsafe extern "C" fn sampled_object_alloc(
-    _env: *mut sys::jvmtiEnv,
+fn on_sampled_object_alloc(
     jni: *mut sys::JNIEnv,
     thread: sys::jthread,
     object: sys::jobject,
@@ -187,8 +232,7 @@ unsafe extern "C" fn sampled_object_alloc(
     on_thread(jni, |l, jni| crate::alloc::on_alloc(l, jni, thread, object, class, size, true))
 }
 
-unsafe extern "C" fn vm_object_alloc(
-    _env: *mut sys::jvmtiEnv,
+fn on_vm_object_alloc(
     jni: *mut sys::JNIEnv,
     thread: sys::jthread,
     object: sys::jobject,
@@ -200,7 +244,7 @@ unsafe extern "C" fn vm_object_alloc(
 
 /// A tagged object died: CLASS_UNLOAD for a class, OBJECT_FREE otherwise. JVMTI sends this on a VM
 /// service thread without a JNIEnv, so env_id is null.
-unsafe extern "C" fn object_free(_env: *mut sys::jvmtiEnv, tag: sys::jlong) {
+fn on_object_free(tag: sys::jlong) {
     guard(
         || {
             let Some(l) = layer() else { return };
@@ -220,12 +264,7 @@ unsafe extern "C" fn object_free(_env: *mut sys::jvmtiEnv, tag: sys::jlong) {
     )
 }
 
-unsafe extern "C" fn method_entry(
-    _env: *mut sys::jvmtiEnv,
-    jni: *mut sys::JNIEnv,
-    thread: sys::jthread,
-    method: sys::jmethodID,
-) {
+fn on_method_entry(jni: *mut sys::JNIEnv, thread: sys::jthread, method: sys::jmethodID) {
     on_thread(jni, |l, jni| {
         send_simple(l, jni, thread, JVMPI_EVENT_METHOD_ENTRY, |ev| ev.u.method = Method { method_id: method });
         if l.is_enabled(JVMPI_EVENT_METHOD_ENTRY2) {
@@ -259,8 +298,7 @@ fn receiver_of(l: &Layer, method: sys::jmethodID) -> sys::jobject {
     if rc == sys::JVMTI_ERROR_NONE { this } else { std::ptr::null_mut() }
 }
 
-unsafe extern "C" fn method_exit(
-    _env: *mut sys::jvmtiEnv,
+fn on_method_exit(
     jni: *mut sys::JNIEnv,
     thread: sys::jthread,
     method: sys::jmethodID,
@@ -273,8 +311,7 @@ unsafe extern "C" fn method_exit(
 }
 
 /// COMPILED_METHOD_LOAD, with the line table built from JVMTI's address → bytecode-index map.
-unsafe extern "C" fn compiled_method_load(
-    _env: *mut sys::jvmtiEnv,
+fn on_compiled_method_load(
     method: sys::jmethodID,
     code_size: sys::jint,
     code_addr: *const std::ffi::c_void,
@@ -315,11 +352,7 @@ unsafe extern "C" fn compiled_method_load(
     )
 }
 
-unsafe extern "C" fn compiled_method_unload(
-    _env: *mut sys::jvmtiEnv,
-    method: sys::jmethodID,
-    _code_addr: *const std::ffi::c_void,
-) {
+fn on_compiled_method_unload(method: sys::jmethodID, _code_addr: *const std::ffi::c_void) {
     guard(
         || {
             let Some(l) = layer() else { return };
@@ -343,31 +376,15 @@ fn monitor_event(jni: *mut sys::JNIEnv, thread: sys::jthread, object: sys::jobje
     })
 }
 
-unsafe extern "C" fn monitor_contended_enter(
-    _env: *mut sys::jvmtiEnv,
-    jni: *mut sys::JNIEnv,
-    thread: sys::jthread,
-    object: sys::jobject,
-) {
+fn on_monitor_contended_enter(jni: *mut sys::JNIEnv, thread: sys::jthread, object: sys::jobject) {
     monitor_event(jni, thread, object, JVMPI_EVENT_MONITOR_CONTENDED_ENTER)
 }
 
-unsafe extern "C" fn monitor_contended_entered(
-    _env: *mut sys::jvmtiEnv,
-    jni: *mut sys::JNIEnv,
-    thread: sys::jthread,
-    object: sys::jobject,
-) {
+fn on_monitor_contended_entered(jni: *mut sys::JNIEnv, thread: sys::jthread, object: sys::jobject) {
     monitor_event(jni, thread, object, JVMPI_EVENT_MONITOR_CONTENDED_ENTERED)
 }
 
-unsafe extern "C" fn monitor_wait(
-    _env: *mut sys::jvmtiEnv,
-    jni: *mut sys::JNIEnv,
-    thread: sys::jthread,
-    object: sys::jobject,
-    timeout: sys::jlong,
-) {
+fn on_monitor_wait(jni: *mut sys::JNIEnv, thread: sys::jthread, object: sys::jobject, timeout: sys::jlong) {
     on_thread(jni, |l, jni| {
         if let Some(r) = crate::threads::current(l, jni, thread) {
             r.wait_began.store(l.jvmti.time_nanos().unwrap_or(0), Ordering::Relaxed);
@@ -382,13 +399,7 @@ unsafe extern "C" fn monitor_wait(
 }
 
 /// MONITOR_WAITED's timeout is the time the thread waited, in milliseconds.
-unsafe extern "C" fn monitor_waited(
-    _env: *mut sys::jvmtiEnv,
-    jni: *mut sys::JNIEnv,
-    thread: sys::jthread,
-    object: sys::jobject,
-    _timed_out: sys::jboolean,
-) {
+fn on_monitor_waited(jni: *mut sys::JNIEnv, thread: sys::jthread, object: sys::jobject, _timed_out: sys::jboolean) {
     on_thread(jni, |l, jni| {
         if !l.is_enabled(JVMPI_EVENT_MONITOR_WAITED) {
             return;
@@ -403,16 +414,16 @@ unsafe extern "C" fn monitor_waited(
     })
 }
 
-unsafe extern "C" fn gc_start(_env: *mut sys::jvmtiEnv) {
+fn on_gc_start() {
     guard(crate::gc::on_start, ())
 }
 
-unsafe extern "C" fn gc_finish(_env: *mut sys::jvmtiEnv) {
+fn on_gc_finish() {
     guard(crate::gc::on_finish, ())
 }
 
 /// Ctrl-\ (SIGQUIT): JVMTI's DataDumpRequest, on the JVM's signal thread.
-unsafe extern "C" fn data_dump_request(_env: *mut sys::jvmtiEnv) {
+fn on_data_dump_request() {
     guard(
         || {
             let Some(l) = layer() else { return };
@@ -430,4 +441,144 @@ unsafe extern "C" fn data_dump_request(_env: *mut sys::jvmtiEnv) {
         },
         (),
     )
+}
+
+impl EventHandler<Layer> for JvmpiEvents {
+    fn vm_init(&self, _: &Layer, _: Jvmti, jni: Jni, thread: sys::jthread) {
+        on_vm_init(jni.raw(), thread)
+    }
+    fn vm_death(&self, _: &Layer, _: Jvmti, jni: Jni) {
+        on_vm_death(jni.raw())
+    }
+    fn thread_start(&self, _: &Layer, _: Jvmti, jni: Jni, thread: sys::jthread) {
+        on_thread_start(jni.raw(), thread)
+    }
+    fn thread_end(&self, _: &Layer, _: Jvmti, jni: Jni, thread: sys::jthread) {
+        on_thread_end(jni.raw(), thread)
+    }
+    fn class_prepare(&self, _: &Layer, _: Jvmti, jni: Jni, thread: sys::jthread, class: sys::jclass) {
+        on_class_prepare(jni.raw(), thread, class)
+    }
+    #[allow(clippy::too_many_arguments)]
+    fn class_file_load_hook(
+        &self,
+        _: &Layer,
+        _: Jvmti,
+        jni: Jni,
+        class_being_redefined: sys::jclass,
+        loader: sys::jobject,
+        name: *const std::ffi::c_char,
+        protection_domain: sys::jobject,
+        class_data_len: sys::jint,
+        class_data: *const std::ffi::c_uchar,
+        new_class_data_len: *mut sys::jint,
+        new_class_data: *mut *mut std::ffi::c_uchar,
+    ) {
+        on_class_file_load_hook(
+            jni.raw(),
+            class_being_redefined,
+            loader,
+            name,
+            protection_domain,
+            class_data_len,
+            class_data,
+            new_class_data_len,
+            new_class_data,
+        )
+    }
+    fn sampled_object_alloc(
+        &self,
+        _: &Layer,
+        _: Jvmti,
+        jni: Jni,
+        thread: sys::jthread,
+        object: sys::jobject,
+        class: sys::jclass,
+        size: sys::jlong,
+    ) {
+        on_sampled_object_alloc(jni.raw(), thread, object, class, size)
+    }
+    fn vm_object_alloc(
+        &self,
+        _: &Layer,
+        _: Jvmti,
+        jni: Jni,
+        thread: sys::jthread,
+        object: sys::jobject,
+        class: sys::jclass,
+        size: sys::jlong,
+    ) {
+        on_vm_object_alloc(jni.raw(), thread, object, class, size)
+    }
+    fn object_free(&self, _: &Layer, _: Jvmti, tag: sys::jlong) {
+        on_object_free(tag)
+    }
+    fn method_entry(&self, _: &Layer, _: Jvmti, jni: Jni, thread: sys::jthread, method: sys::jmethodID) {
+        on_method_entry(jni.raw(), thread, method)
+    }
+    fn method_exit(
+        &self,
+        _: &Layer,
+        _: Jvmti,
+        jni: Jni,
+        thread: sys::jthread,
+        method: sys::jmethodID,
+        by_exception: sys::jboolean,
+        value: sys::jvalue,
+    ) {
+        on_method_exit(jni.raw(), thread, method, by_exception, value)
+    }
+    fn compiled_method_load(
+        &self,
+        _: &Layer,
+        _: Jvmti,
+        method: sys::jmethodID,
+        code_size: sys::jint,
+        code_addr: *const std::ffi::c_void,
+        map_length: sys::jint,
+        map: *const sys::jvmtiAddrLocationMap,
+        compile_info: *const std::ffi::c_void,
+    ) {
+        on_compiled_method_load(method, code_size, code_addr, map_length, map, compile_info)
+    }
+    fn compiled_method_unload(&self, _: &Layer, _: Jvmti, method: sys::jmethodID, code_addr: *const std::ffi::c_void) {
+        on_compiled_method_unload(method, code_addr)
+    }
+    fn monitor_contended_enter(&self, _: &Layer, _: Jvmti, jni: Jni, thread: sys::jthread, object: sys::jobject) {
+        on_monitor_contended_enter(jni.raw(), thread, object)
+    }
+    fn monitor_contended_entered(&self, _: &Layer, _: Jvmti, jni: Jni, thread: sys::jthread, object: sys::jobject) {
+        on_monitor_contended_entered(jni.raw(), thread, object)
+    }
+    fn monitor_wait(
+        &self,
+        _: &Layer,
+        _: Jvmti,
+        jni: Jni,
+        thread: sys::jthread,
+        object: sys::jobject,
+        timeout: sys::jlong,
+    ) {
+        on_monitor_wait(jni.raw(), thread, object, timeout)
+    }
+    fn monitor_waited(
+        &self,
+        _: &Layer,
+        _: Jvmti,
+        jni: Jni,
+        thread: sys::jthread,
+        object: sys::jobject,
+        timed_out: sys::jboolean,
+    ) {
+        on_monitor_waited(jni.raw(), thread, object, timed_out)
+    }
+    fn garbage_collection_start(&self, _: &Layer, _: Jvmti) {
+        on_gc_start()
+    }
+    fn garbage_collection_finish(&self, _: &Layer, _: Jvmti) {
+        on_gc_finish()
+    }
+    fn data_dump_request(&self, _: &Layer, _: Jvmti) {
+        on_data_dump_request()
+    }
 }

@@ -1,81 +1,66 @@
 //! EnableEvent, DisableEvent and RequestEvent: which JVMTI events each JVMPI event needs, switched on and
-//! off at run time with a count per JVMTI event (METHOD_ENTRY and METHOD_ENTRY2 share MethodEntry, for one).
+//! off at run time through the jvmti crate's event hub (METHOD_ENTRY and METHOD_ENTRY2 share MethodEntry,
+//! for one: it stays on while either is).
 
 use crate::abi::*;
 use crate::layer::{Layer, layer};
-use jvmti::sys;
-use std::sync::atomic::{AtomicU32, Ordering};
+use jvmti::{Event, HubError, JvmtiError, sys};
+use std::sync::atomic::Ordering;
 
 /// Where each JVMPI event comes from. `None`: JVMTI cannot provide it (JVMPI_NOT_AVAILABLE).
 /// Events the layer always listens to (VMInit, VMDeath, ThreadStart, ThreadEnd) need nothing more.
-fn sources(event_type: sys::jint) -> Option<&'static [sys::jvmtiEvent]> {
+fn sources(event_type: sys::jint) -> Option<&'static [Event]> {
     Some(match event_type {
-        JVMPI_EVENT_METHOD_ENTRY | JVMPI_EVENT_METHOD_ENTRY2 => &[sys::JVMTI_EVENT_METHOD_ENTRY],
-        JVMPI_EVENT_METHOD_EXIT => &[sys::JVMTI_EVENT_METHOD_EXIT],
-        JVMPI_EVENT_OBJECT_ALLOC => &[sys::JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, sys::JVMTI_EVENT_VM_OBJECT_ALLOC],
-        JVMPI_EVENT_OBJECT_FREE | JVMPI_EVENT_CLASS_UNLOAD => &[sys::JVMTI_EVENT_OBJECT_FREE],
+        JVMPI_EVENT_METHOD_ENTRY | JVMPI_EVENT_METHOD_ENTRY2 => &[Event::MethodEntry],
+        JVMPI_EVENT_METHOD_EXIT => &[Event::MethodExit],
+        JVMPI_EVENT_OBJECT_ALLOC => &[Event::SampledObjectAlloc, Event::VmObjectAlloc],
+        JVMPI_EVENT_OBJECT_FREE | JVMPI_EVENT_CLASS_UNLOAD => &[Event::ObjectFree],
         // IDs are tags and never move: enabling succeeds and no event is ever due.
         JVMPI_EVENT_OBJECT_MOVE => &[],
-        JVMPI_EVENT_COMPILED_METHOD_LOAD => &[sys::JVMTI_EVENT_COMPILED_METHOD_LOAD],
-        JVMPI_EVENT_COMPILED_METHOD_UNLOAD => &[sys::JVMTI_EVENT_COMPILED_METHOD_UNLOAD],
+        JVMPI_EVENT_COMPILED_METHOD_LOAD => &[Event::CompiledMethodLoad],
+        JVMPI_EVENT_COMPILED_METHOD_UNLOAD => &[Event::CompiledMethodUnload],
         JVMPI_EVENT_THREAD_START | JVMPI_EVENT_THREAD_END => &[],
-        JVMPI_EVENT_CLASS_LOAD_HOOK => &[sys::JVMTI_EVENT_CLASS_FILE_LOAD_HOOK],
-        JVMPI_EVENT_CLASS_LOAD => &[sys::JVMTI_EVENT_CLASS_PREPARE],
-        JVMPI_EVENT_DATA_DUMP_REQUEST => &[sys::JVMTI_EVENT_DATA_DUMP_REQUEST],
+        JVMPI_EVENT_CLASS_LOAD_HOOK => &[Event::ClassFileLoadHook],
+        JVMPI_EVENT_CLASS_LOAD => &[Event::ClassPrepare],
+        JVMPI_EVENT_DATA_DUMP_REQUEST => &[Event::DataDumpRequest],
         JVMPI_EVENT_JVM_INIT_DONE | JVMPI_EVENT_JVM_SHUT_DOWN => &[],
-        JVMPI_EVENT_MONITOR_CONTENDED_ENTER => &[sys::JVMTI_EVENT_MONITOR_CONTENDED_ENTER],
-        JVMPI_EVENT_MONITOR_CONTENDED_ENTERED => &[sys::JVMTI_EVENT_MONITOR_CONTENDED_ENTERED],
-        JVMPI_EVENT_MONITOR_WAIT => &[sys::JVMTI_EVENT_MONITOR_WAIT],
-        JVMPI_EVENT_MONITOR_WAITED => &[sys::JVMTI_EVENT_MONITOR_WAIT, sys::JVMTI_EVENT_MONITOR_WAITED],
-        JVMPI_EVENT_GC_START => &[sys::JVMTI_EVENT_GARBAGE_COLLECTION_START],
+        JVMPI_EVENT_MONITOR_CONTENDED_ENTER => &[Event::MonitorContendedEnter],
+        JVMPI_EVENT_MONITOR_CONTENDED_ENTERED => &[Event::MonitorContendedEntered],
+        JVMPI_EVENT_MONITOR_WAIT => &[Event::MonitorWait],
+        JVMPI_EVENT_MONITOR_WAITED => &[Event::MonitorWait, Event::MonitorWaited],
+        JVMPI_EVENT_GC_START => &[Event::GarbageCollectionStart],
+        // Sent by the layer's own raw monitors (monitors.rs).
+        JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTER
+        | JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTERED
+        | JVMPI_EVENT_RAW_MONITOR_CONTENDED_EXIT => &[],
         // The layer's wrappers of the JNI functions (jni_refs.rs).
         JVMPI_EVENT_JNI_GLOBALREF_ALLOC
         | JVMPI_EVENT_JNI_GLOBALREF_FREE
         | JVMPI_EVENT_JNI_WEAK_GLOBALREF_ALLOC
         | JVMPI_EVENT_JNI_WEAK_GLOBALREF_FREE => &[],
-        // Sent by the layer's own raw monitors (monitors.rs).
-        JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTER
-        | JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTERED
-        | JVMPI_EVENT_RAW_MONITOR_CONTENDED_EXIT => &[],
-        JVMPI_EVENT_GC_FINISH => &[sys::JVMTI_EVENT_GARBAGE_COLLECTION_FINISH],
+        JVMPI_EVENT_GC_FINISH => &[Event::GarbageCollectionFinish],
         _ => return None,
     })
 }
 
-/// JVMTI event numbers run from 50 to 88.
-const JVMTI_EVENT_SLOTS: usize = 96;
-static JVMTI_USERS: [AtomicU32; JVMTI_EVENT_SLOTS] = [const { AtomicU32::new(0) }; JVMTI_EVENT_SLOTS];
-
-fn set_jvmti_event(layer: &Layer, event: sys::jvmtiEvent, on: bool) -> bool {
-    let Some(users) = JVMTI_USERS.get(event as usize) else { return false };
-    let switch = if on {
-        users.fetch_add(1, Ordering::SeqCst) == 0
-    } else {
-        users.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok_and(|was| was == 1)
-    };
-    if !switch {
-        return true;
-    }
-    set_mode(layer, event, on)
+/// Whether any enabled JVMPI event other than `except` comes from `event`.
+fn still_wanted(layer: &Layer, event: Event, except: sys::jint) -> bool {
+    (1..=JVMPI_MAX_EVENT_TYPE_VAL)
+        .filter(|&t| t != except && layer.is_enabled(t))
+        .any(|t| sources(t).is_some_and(|src| src.contains(&event)))
 }
 
-fn set_mode(layer: &Layer, event: sys::jvmtiEvent, on: bool) -> bool {
-    let mode = if on { sys::JVMTI_ENABLE } else { sys::JVMTI_DISABLE };
-    let env = layer.jvmti.raw();
-    // SAFETY: the layer's live JVMTI environment; a null thread means every thread.
-    let rc = unsafe {
-        match (**env).SetEventNotificationMode {
-            Some(f) => f(env, mode, event, std::ptr::null_mut()),
-            None => sys::JVMTI_ERROR_NOT_AVAILABLE,
-        }
-    };
-    match rc {
-        sys::JVMTI_ERROR_NONE => true,
-        // An -Xrun agent's JVM_OnLoad runs in JVMTI's start phase, where events cannot be switched; VMInit
-        // switches on whatever is wanted by then (`apply_at_vm_init`).
-        sys::JVMTI_ERROR_WRONG_PHASE => true,
-        _ => {
-            crate::log::warning(&format!("SetEventNotificationMode({event}) failed: {}", jvmti::JvmtiError(rc)));
+/// Switches a JVMTI event through the hub, which counts its users. An -Xrun agent's JVM_OnLoad runs in
+/// JVMTI's start phase, where events cannot be switched: VMInit switches on whatever is wanted by then
+/// (`apply_at_vm_init`).
+fn set_jvmti_event(layer: &Layer, event: Event, on: bool) -> bool {
+    let Some((hub, me)) = crate::callbacks::hub() else { return false };
+    let result = if on { hub.enable(layer.jvmti, me, event) } else { hub.disable(layer.jvmti, me, event) };
+    match result {
+        Ok(()) => true,
+        Err(HubError::Jvmti { error: JvmtiError(sys::JVMTI_ERROR_WRONG_PHASE), .. }) => true,
+        Err(e) => {
+            crate::log::warning(&format!("JVMTI event {}: {e}", event.name()));
             false
         }
     }
@@ -86,9 +71,11 @@ pub fn apply_at_vm_init(layer: &Layer) {
     if (JVMPI_EVENT_JNI_GLOBALREF_ALLOC..=JVMPI_EVENT_JNI_WEAK_GLOBALREF_FREE).any(|e| layer.is_enabled(e)) {
         crate::jni_refs::install(layer);
     }
-    for (event, users) in JVMTI_USERS.iter().enumerate() {
-        if users.load(Ordering::SeqCst) > 0 {
-            set_mode(layer, event as sys::jvmtiEvent, true);
+    for t in 1..=JVMPI_MAX_EVENT_TYPE_VAL {
+        if layer.is_enabled(t) {
+            for &e in sources(t).unwrap_or(&[]) {
+                set_jvmti_event(layer, e, true);
+            }
         }
     }
 }
@@ -107,7 +94,9 @@ pub fn enable(event_type: sys::jint, _arg: *mut std::ffi::c_void) -> sys::jint {
         crate::log::warning(&format!("event {event_type} could not be enabled: the JVM refused its JVMTI event"));
         l.set_enabled(event_type, false);
         for &e in src {
-            set_jvmti_event(l, e, false);
+            if !still_wanted(l, e, event_type) {
+                set_jvmti_event(l, e, false);
+            }
         }
         return JVMPI_FAIL;
     }
@@ -129,7 +118,11 @@ pub fn disable(event_type: sys::jint, _arg: *mut std::ffi::c_void) -> sys::jint 
     let Some(src) = sources(event_type) else { return JVMPI_NOT_AVAILABLE };
     if l.set_enabled(event_type, false) {
         for &e in src {
-            set_jvmti_event(l, e, false);
+            // The hub counts subscribers, not JVMPI events: the layer keeps a shared JVMTI event on while
+            // another enabled JVMPI event comes from it.
+            if !still_wanted(l, e, event_type) {
+                set_jvmti_event(l, e, false);
+            }
         }
     }
     JVMPI_SUCCESS

@@ -36,49 +36,17 @@ fn start(raw_vm: *mut sys::JavaVM, options: &str) -> Result<(), String> {
     let jvmti = vm
         .jvmti(sys::JVMTI_VERSION_1_2)
         .map_err(|e| format!("cannot get a JVMTI environment ({e:?}); the JVM is too old or not HotSpot"))?;
-    add_capabilities(jvmti)?;
+    let layer = crate::layer::init(vm, jvmti);
+    // The callbacks through the jvmti crate's event hub, which asks for the capabilities its events need.
+    crate::callbacks::install(layer)?;
     // Every allocation, from the first one of each thread started from now on (see alloc.rs on priming).
     jvmti
         .set_heap_sampling_interval(0)
         .map_err(|e| format!("SetHeapSamplingInterval(0) failed: {e}; OBJECT_ALLOC needs JDK 11 or newer"))?;
-    let layer = crate::layer::init(vm, jvmti);
-    crate::callbacks::install(layer)?;
     // SAFETY: the JVM's JavaVM, in Agent_OnLoad, before -Xrun libraries are initialised.
     unsafe { crate::invocation::wrap(raw_vm) };
     if !options.is_empty() {
         crate::loader::load_agent(raw_vm, options)?;
-    }
-    Ok(())
-}
-
-/// Everything JVMPI may be asked for; some capabilities can be added only now, before the agent (in `-Xrun`
-/// form) has said what it wants. A capability the JVM lacks leaves its events unavailable.
-fn add_capabilities(jvmti: jvmti::Jvmti) -> Result<(), String> {
-    let potential = jvmti.potential_capabilities().map_err(|e| format!("GetPotentialCapabilities: {e}"))?;
-    // SAFETY: an all-zero capability set is valid.
-    let mut caps: sys::jvmtiCapabilities = unsafe { std::mem::zeroed() };
-    caps.set_can_tag_objects(potential.can_tag_objects());
-    caps.set_can_generate_object_free_events(potential.can_generate_object_free_events());
-    caps.set_can_generate_sampled_object_alloc_events(potential.can_generate_sampled_object_alloc_events());
-    caps.set_can_generate_vm_object_alloc_events(potential.can_generate_vm_object_alloc_events());
-    caps.set_can_generate_method_entry_events(potential.can_generate_method_entry_events());
-    caps.set_can_generate_method_exit_events(potential.can_generate_method_exit_events());
-    caps.set_can_access_local_variables(potential.can_access_local_variables());
-    caps.set_can_generate_compiled_method_load_events(potential.can_generate_compiled_method_load_events());
-    caps.set_can_generate_monitor_events(potential.can_generate_monitor_events());
-    caps.set_can_generate_garbage_collection_events(potential.can_generate_garbage_collection_events());
-    caps.set_can_get_source_file_name(potential.can_get_source_file_name());
-    caps.set_can_get_line_numbers(potential.can_get_line_numbers());
-    caps.set_can_suspend(potential.can_suspend());
-    caps.set_can_get_thread_cpu_time(potential.can_get_thread_cpu_time());
-    caps.set_can_get_current_thread_cpu_time(potential.can_get_current_thread_cpu_time());
-    caps.set_can_get_monitor_info(potential.can_get_monitor_info());
-    caps.set_can_get_owned_monitor_info(potential.can_get_owned_monitor_info());
-    caps.set_can_get_current_contended_monitor(potential.can_get_current_contended_monitor());
-    caps.set_can_generate_all_class_hook_events(potential.can_generate_all_class_hook_events());
-    jvmti.add_capabilities(&caps).map_err(|e| format!("AddCapabilities: {e}"))?;
-    if potential.can_tag_objects() == 0 || potential.can_generate_sampled_object_alloc_events() == 0 {
-        return Err("this JVM cannot tag objects or report every allocation (JVMTI); JVMPI needs both".into());
     }
     Ok(())
 }

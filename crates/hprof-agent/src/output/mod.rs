@@ -12,14 +12,20 @@ mod sink;
 pub use binary::{BinaryEncoder, ID_SIZE};
 pub use sink::Sink;
 
-use crate::agent::Agent;
-use crate::classes::ClassRecord;
+use crate::classes::{ClassRecord, ClassTable};
 use crate::options::{Options, OutputFormat};
+use crate::traces::TraceTable;
 use hprof_format::model::{CpuReport, MonitorTimeReport, SitesReport, ThreadStart};
 use hprof_format::{text, time};
 use std::io::{self, BufWriter, Write};
 use std::net::TcpStream;
 use std::sync::Mutex;
+
+/// The tables a report's records refer to: the writer reads traces and class names from them.
+pub trait ReportTables {
+    fn traces(&self) -> &TraceTable;
+    fn classes(&self) -> &ClassTable;
+}
 
 const BUFFER_BYTES: usize = 1 << 20;
 
@@ -184,12 +190,12 @@ impl Output {
     }
 
     /// Writes the traces among `serials` that have not been written yet (with their frames, in binary).
-    pub fn traces(&self, agent: &Agent, serials: impl IntoIterator<Item = u32>) {
+    pub fn traces(&self, agent: &(impl ReportTables + ?Sized), serials: impl IntoIterator<Item = u32>) {
         self.with_state(|s| write_traces(s, agent, serials))
     }
 
     /// SITES (text) or ALLOC SITES (binary), after the traces it refers to.
-    pub fn sites(&self, agent: &Agent, report: &SitesReport) {
+    pub fn sites(&self, agent: &(impl ReportTables + ?Sized), report: &SitesReport) {
         let serials: Vec<u32> = report.ranked().map(|r| r.row.trace_serial).collect();
         self.with_state(|s| {
             write_traces(s, agent, serials)?;
@@ -197,7 +203,7 @@ impl Output {
                 Encoder::Text(w) => text::write_sites(w, report, &time::ctime(time::now_millis())),
                 Encoder::Binary(b) => {
                     for site in report.ranked() {
-                        if let Some(class) = agent.classes.by_serial(site.row.class_serial) {
+                        if let Some(class) = agent.classes().by_serial(site.row.class_serial) {
                             b.load_class(&class)?;
                         }
                     }
@@ -216,7 +222,7 @@ impl Output {
     }
 
     /// CPU SAMPLES / CPU TIME, after the traces it refers to.
-    pub fn cpu(&self, agent: &Agent, report: &CpuReport) {
+    pub fn cpu(&self, agent: &(impl ReportTables + ?Sized), report: &CpuReport) {
         let serials: Vec<u32> = report.ranked().map(|r| r.row.trace_serial).collect();
         self.with_state(|s| {
             write_traces(s, agent, serials)?;
@@ -233,7 +239,7 @@ impl Output {
     /// Writes `reports` as a checkpoint (see [`Sink::mark_checkpoint`]): what they refer to (traces,
     /// classes) for good, then the reports themselves, which stay at the end of the file only until the next
     /// bytes replace them. Nothing happens if the profile is no file.
-    pub fn checkpoint(&self, agent: &Agent, reports: &[Checkpoint]) {
+    pub fn checkpoint(&self, agent: &(impl ReportTables + ?Sized), reports: &[Checkpoint]) {
         // A socket cannot take a checkpoint back; the front end has the stream so far.
         if reports.is_empty() || self.command_stream.is_some() {
             return;
@@ -246,7 +252,7 @@ impl Output {
                         write_traces(s, agent, r.ranked().map(|r| r.row.trace_serial))?;
                         if let Encoder::Binary(b) = &mut s.encoder {
                             for site in r.ranked() {
-                                if let Some(class) = agent.classes.by_serial(site.row.class_serial) {
+                                if let Some(class) = agent.classes().by_serial(site.row.class_serial) {
                                     b.load_class(&class)?;
                                 }
                             }
@@ -282,7 +288,7 @@ impl Output {
     }
 
     /// MONITOR TIME (text only: the binary format has no monitor records).
-    pub fn monitor_time(&self, agent: &Agent, report: &MonitorTimeReport) {
+    pub fn monitor_time(&self, agent: &(impl ReportTables + ?Sized), report: &MonitorTimeReport) {
         let serials: Vec<u32> = report.ranked().map(|r| r.row.trace_serial).collect();
         self.with_state(|s| {
             write_traces(s, agent, serials)?;
@@ -371,15 +377,19 @@ impl Flushed<'_> {
     }
 }
 
-fn write_traces(s: &mut State, agent: &Agent, serials: impl IntoIterator<Item = u32>) -> io::Result<()> {
+fn write_traces(
+    s: &mut State,
+    agent: &(impl ReportTables + ?Sized),
+    serials: impl IntoIterator<Item = u32>,
+) -> io::Result<()> {
     for serial in serials {
         let Some(index) = serial.checked_sub(hprof_format::serial_base::TRACE + 1) else { continue };
         let index = index as usize;
         if s.traces_written.get(index).copied().unwrap_or(false) {
             continue;
         }
-        let Some(trace) = agent.traces.trace(serial) else { continue };
-        let frames: Vec<_> = trace.frames.iter().filter_map(|&i| agent.traces.frame(i).map(|f| (i, f))).collect();
+        let Some(trace) = agent.traces().trace(serial) else { continue };
+        let frames: Vec<_> = trace.frames.iter().filter_map(|&i| agent.traces().frame(i).map(|f| (i, f))).collect();
         let thread = (trace.thread_serial != 0).then_some(trace.thread_serial);
         match &mut s.encoder {
             Encoder::Text(w) => text::write_trace(w, serial, thread, frames.iter().map(|(_, f)| &f.frame))?,

@@ -60,6 +60,7 @@ impl CpuTimes {
                     .and_then(|v| v.parse::<u64>().ok())
                     .map(|us| per_ms * us / 1000)
                     .unwrap_or(per_ms / 2),
+                probe_ticks: recorder::measure_probe_ticks(),
                 initial_rate: 1e6 / per_ms as f64,
             },
             ready: AtomicBool::new(false),

@@ -20,11 +20,10 @@ fn snapshots(registry: &Registry) -> Vec<Snapshot> {
     slots
         .iter()
         .map(|s| {
-            let p = s.profile.lock().unwrap_or_else(|e| e.into_inner());
-            Snapshot {
+            s.with(|p| Snapshot {
                 thread_serial: p.thread_serial,
                 nodes: p.nodes.iter().map(|n| (n.parent, n.method, n.calls, p.self_ns(n))).collect(),
-            }
+            })
         })
         .collect()
 }

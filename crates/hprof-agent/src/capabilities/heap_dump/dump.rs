@@ -297,6 +297,17 @@ fn settle_traces(agent: &Agent, jni: Jni, threads: &ThreadRoots, walked: &Walked
     traces
 }
 
+/// For tests of the dumps made again: `HPROF_HEAP_DUMP_TEST_UNPLACED=n` makes the first `n` dump attempts of
+/// the JVM report one value they could not place.
+fn test_unplaced() -> u64 {
+    static LEFT: std::sync::OnceLock<std::sync::atomic::AtomicU64> = std::sync::OnceLock::new();
+    let left = LEFT.get_or_init(|| {
+        let n = std::env::var("HPROF_HEAP_DUMP_TEST_UNPLACED").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+        std::sync::atomic::AtomicU64::new(n)
+    });
+    left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1)).map_or(0, |_| 1)
+}
+
 /// After the walk: the thread objects, the late objects and the CLASS DUMPs not yet written.
 fn complete(
     plan: &ClassPlan,
@@ -312,6 +323,7 @@ fn complete(
         sink.root(&super::sink::Root::ThreadObject { id, thread, trace })?;
     }
     let (written, unplaced) = late.write(resolved, plan, side_lengths, sink)?;
+    let unplaced = unplaced + test_unplaced();
     walked.emitted.resize(plan.len(), false);
     for k in written {
         walked.emitted[k as usize] = true;
