@@ -29,6 +29,7 @@ pub mod hub;
 mod instrument;
 mod jni;
 mod monitors;
+pub mod panic_guard;
 mod stack;
 mod threads;
 mod vm;
