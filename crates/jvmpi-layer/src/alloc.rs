@@ -9,8 +9,6 @@
 use crate::abi::*;
 use crate::layer::{Layer, deliver};
 use jvmti::{Jni, sys};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// An allocation JVMTI reported; `sampled` tells the two sources apart.
 pub fn on_alloc(
@@ -65,42 +63,8 @@ pub fn send_requested(layer: &Layer, jni: Jni, id: jobjectID) -> sys::jint {
     JVMPI_SUCCESS
 }
 
-// Priming. HotSpot draws each thread's next sample point when the thread starts; the main thread started
-// before Agent_OnLoad set the interval to 0, so its first point was drawn at the default 512 KiB mean and
-// the allocations before it would go unseen. Its first sample redraws at our interval: at VMInit (and when
-// OBJECT_ALLOC is enabled on a live thread) we allocate small arrays until the sampler reports one, and drop
-// those reports.
-
-static ANY_PRIMING: AtomicBool = AtomicBool::new(false);
-
-thread_local! {
-    static PRIMING: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Small enough to come from the TLAB, whose sample end is reset with it.
-const PRIMING_ARRAY_BYTES: i32 = 256;
-/// The largest first draw at 512 KiB is about 9.4 MB; stop well past it.
-const PRIMING_MAX_ARRAYS: usize = (32 << 20) / PRIMING_ARRAY_BYTES as usize;
-
-pub fn prime_current_thread(jni: Jni) -> bool {
-    PRIMING.with(|p| p.set(true));
-    ANY_PRIMING.store(true, Ordering::SeqCst);
-    let mut sampled = false;
-    for _ in 0..PRIMING_MAX_ARRAYS {
-        match jni.new_byte_array(PRIMING_ARRAY_BYTES) {
-            Ok(array) => jni.delete_local_ref(array),
-            Err(_) => break,
-        }
-        if !PRIMING.with(|p| p.get()) {
-            sampled = true;
-            break;
-        }
-    }
-    PRIMING.with(|p| p.set(false));
-    ANY_PRIMING.store(false, Ordering::SeqCst);
-    sampled
-}
-
-fn consume_priming_sample() -> bool {
-    ANY_PRIMING.load(Ordering::Relaxed) && PRIMING.try_with(|p| p.replace(false)).unwrap_or(false)
-}
+// Priming: the main thread's first sample point was drawn before Agent_OnLoad set the interval to 0; the
+// shared jvmti::sampler_priming allocates until the sampler reports one (at VMInit and when OBJECT_ALLOC is
+// enabled on a live thread), and those reports are dropped.
+use jvmti::sampler_priming::consume_priming_sample;
+pub use jvmti::sampler_priming::prime_current_thread;

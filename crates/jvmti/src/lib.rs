@@ -30,6 +30,7 @@ mod instrument;
 mod jni;
 mod monitors;
 pub mod panic_guard;
+pub mod sampler_priming;
 mod stack;
 mod threads;
 mod vm;

@@ -14,7 +14,7 @@
 
 mod liveness;
 mod per_thread;
-mod priming;
+use jvmti::sampler_priming as priming;
 mod report;
 mod site_finder;
 mod site_table;

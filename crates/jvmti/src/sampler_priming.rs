@@ -1,3 +1,5 @@
+//! Shared by heap=sites and the JVMPI layer's OBJECT_ALLOC (both sample every allocation through SampledObjectAlloc).
+//!
 //! Makes the JVM's allocation sampler honour our interval on the threads that existed before we set it.
 //!
 //! HotSpot picks each thread's next sample point when the thread is created. The main thread exists before
@@ -7,7 +9,7 @@
 //! we allocate small garbage arrays (small, so they come from the TLAB and the TLAB's sample end is reset
 //! with them) until the sampler reports one, and do not count those.
 
-use jvmti::Jni;
+use crate::Jni;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
