@@ -336,6 +336,66 @@ fn output_files_that_cannot_be_written_are_refused_at_load() {
     }
 }
 
+/// A write that fails at exit, when the program's exit code is already decided (a file system that fills
+/// up during the run: here a file size limit, EFBIG): an error names the file and the errno and says the
+/// file is incomplete; the exit code stays the program's. HPROF ended the JVM with exit code 9 on any
+/// failed write: `errorexit=y` (an HPROF option) does that for scripts that want it.
+#[test]
+fn a_profile_that_cannot_be_written_at_exit_is_named_and_errorexit_makes_it_exit_9() {
+    for jdk in all_jdks() {
+        for (extra, code) in [("", 0), (",errorexit=y", 9)] {
+            let dir = scratch("full-at-exit");
+            // Room for the header (written at load), not for the exit dump.
+            let run = Java::new(&jdk, dir.path())
+                .agentpath(&format!("heap=dump,format=b,file=out.hprof{extra}"))
+                .file_size_limit(64 << 10)
+                .class("Hello")
+                .run();
+            assert!(run.stdout.contains("Hello"), "JDK {}: the program ran:\n{}", jdk.version, run.stderr);
+            assert_eq!(run.code(), Some(code), "JDK {} {extra}: exit code:\n{}", jdk.version, run.stderr);
+            let named = "HPROF ERROR: cannot write the profile to out.hprof: File too large (os error 27)";
+            assert!(
+                run.stderr.contains(named),
+                "JDK {}: an error naming the file and errno:\n{}",
+                jdk.version,
+                run.stderr
+            );
+            assert!(run.stderr.contains("incomplete"), "{}", run.stderr);
+            assert_eq!(run.stderr.contains("HPROF TERMINATED PROCESS"), code == 9, "{}", run.stderr);
+            run.assert_no_crash_log();
+        }
+    }
+}
+
+/// `file=` on a pipe whose reader goes away (`java … file=/dev/stdout | head -c 100`): the write fails with
+/// EPIPE and says so. Opened for reading too, the pipe had the JVM itself as a reader: its writes never
+/// failed, and waited for ever once the pipe was full.
+#[test]
+fn a_pipe_closed_by_its_reader_fails_the_write_instead_of_hanging_the_jvm() {
+    let dir = scratch("closed-pipe");
+    let fifo = dir.path().join("profile.fifo");
+    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path that lives across the call.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0, "mkfifo");
+    let reader_path = fifo.clone();
+    let reader = std::thread::spawn(move || {
+        let mut head = [0u8; 100];
+        let mut pipe = std::fs::File::open(reader_path).unwrap();
+        pipe.read_exact(&mut head).unwrap();
+        head
+    });
+    let run = Java::new(&jdk17(), dir.path())
+        .agentpath(&format!("heap=dump,file={}", fifo.display()))
+        .class("Hello")
+        .timeout(Duration::from_secs(60))
+        .run();
+    let head = reader.join().unwrap();
+    assert!(head.starts_with(b"JAVA PROFILE 1.0.1"), "the reader got the header");
+    assert_eq!(run.code(), Some(0), "the program's exit code:\n{}", run.stderr);
+    let named = format!("cannot write the profile to {}: Broken pipe (os error 32)", fifo.display());
+    assert!(run.stderr.contains(&named), "an error naming the pipe and errno:\n{}", run.stderr);
+}
+
 /// Item 10. The agent's own threads (sampler, worker, heap dump helpers) are not in the profile, and heap
 /// dumps start no thread of their own each.
 #[test]

@@ -139,7 +139,8 @@ impl Output {
                     ));
                 } else {
                     crate::log::error(&format!(
-                        "cannot write profile to {}: {e}; further output is lost",
+                        "cannot write the profile to {}: {e}; the file is incomplete and the rest of the profile \
+                         is lost (the program's exit code stays its own; errorexit=y makes this exit code 9)",
                         self.description
                     ));
                 }
