@@ -3,7 +3,7 @@
 
 use super::method_table::{MethodEntry, MethodTable};
 use super::recorder::{ROOT, Registry};
-use crate::agent::Agent;
+use crate::context::Context;
 use hprof_format::model::{CpuReport, CpuReportKind, CpuRow, Frame, LineNumber};
 use rustc_hash::FxHashMap;
 use std::io::{self, Write};
@@ -42,7 +42,7 @@ fn frame_of(methods: &MethodTable, id: u32) -> Frame {
     }
 }
 
-pub fn cpu_time(agent: &Agent, methods: &MethodTable, registry: &Registry, cutoff: f64) -> CpuReport {
+pub fn cpu_time(agent: &Context, methods: &MethodTable, registry: &Registry, cutoff: f64) -> CpuReport {
     let depth = agent.depth();
     let mut frame_index: FxHashMap<u32, u32> = FxHashMap::default();
     let mut by_trace: FxHashMap<u32, (u64, f64)> = FxHashMap::default();
