@@ -171,7 +171,8 @@ pub fn write_report(w: &mut dyn Write, d: &Dump, layout: Layout) -> io::Result<O
                     })
                     .collect();
                 rows.sort_by(|a, b| b.weight.cmp(&a.weight).then(a.trace_serial.cmp(&b.trace_serial)));
-                let report = CpuReport { kind: CpuReportKind::Samples, total: total as u64, cutoff: CUTOFF, rows };
+                let report =
+                    CpuReport { kind: CpuReportKind::Samples, total: total as u64, cutoff: CUTOFF, rows, note: None };
                 write_cpu_report(w, &report, &date(d, raw.micros))?;
             }
             _ => {}
