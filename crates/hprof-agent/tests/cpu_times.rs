@@ -111,6 +111,8 @@ fn cpu_old_prints_callee_caller_pairs_with_exact_counts_and_nothing_else() {
         let caller = w[2..w.len() - 1].join(" ");
         *pairs.entry((w[1].to_owned(), caller)).or_default() += count;
     }
+    // `hprof print` shows cpu=old's file as it is.
+    assert_eq!(hprof_print(&dir.path().join("java.hprof.txt")), text);
     let main = "CallCounts.main([Ljava/lang/String;)V";
     let want = [
         ("CallCounts.middle(I)V", main, 5000),
@@ -217,6 +219,22 @@ fn sigquit_writes_the_times_so_far_and_thread_y_keeps_threads_apart() {
     let hot = &all[&alpha.trace];
     assert!(hot.thread.is_some(), "thread=y traces carry a thread");
     assert_eq!(hot.frames.len(), 2, "{:?}", hot.frames);
+
+    // `hprof print` shows both sections again, row for row, with the traces they name.
+    let printed = hprof_print(&dir.path().join("java.hprof.txt"));
+    for n in 0..2 {
+        assert_eq!(ranked_section(&printed, "CPU TIME (ms)", n), ranked_section(&text, "CPU TIME (ms)", n), "{n}");
+    }
+    assert!(ranked_section(&printed, "CPU TIME (ms)", 2).is_none());
+    assert_eq!(traces(&printed)[&alpha.trace], *hot);
+    assert!(printed.contains("(not timed: "), "the notes are printed too");
+}
+
+/// `hprof print FILE`'s output.
+fn hprof_print(file: &std::path::Path) -> String {
+    let out = std::process::Command::new(jvm_harness::hprof_binary()).arg("print").arg(file).output().unwrap();
+    assert!(out.status.success(), "hprof print {}: {}", file.display(), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
 }
 
 /// Java source of a class with two methods of about 33 KB of bytecode, each with 100 returns whose probes
