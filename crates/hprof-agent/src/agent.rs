@@ -104,6 +104,8 @@ pub fn start_session(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Res
             let _ = std::io::stdout().write_all(crate::help::HELP.as_bytes());
             let _ = std::io::stdout().flush();
             // HPROF exits after printing its help; the JVM has not started, so there is nothing to unwind.
+            // SAFETY: exit runs the C atexit handlers and ends the process; we are in Agent_OnLoad, before the JVM
+            // has started any Java thread, so no Rust state is left half-updated for anyone.
             unsafe { libc::exit(0) }
         }
         Parsed::Run(o) => *o,
@@ -341,6 +343,8 @@ impl Agent {
     /// with JVMTI GetStackTrace. 300000 ("no trace") if the stack cannot be taken.
     pub fn trace_of_thread(&self, jni: Option<Jni>, thread: sys::jthread) -> u32 {
         let depth = self.depth();
+        // SAFETY: jvmtiFrameInfo is a plain C struct (a method id pointer and a location) for which all zero
+        // bytes are valid.
         let mut buf = vec![unsafe { std::mem::zeroed::<sys::jvmtiFrameInfo>() }; depth];
         let Ok(n) = self.jvmti.stack_trace(thread, 0, &mut buf) else {
             return hprof_format::serial_base::TRACE;
