@@ -33,16 +33,21 @@ pub fn spawn(
     jni.delete_local_ref(thread_class);
     started.map_err(|e| {
         // The thread never started, so the body is still ours to free.
+        // SAFETY: `arg` came from Box::into_raw above and RunAgentThread failed, so the trampoline will never
+        // see it: this is its only owner.
         drop(unsafe { Box::from_raw(arg as *mut Body) });
         format!("cannot start agent thread {name}: {e}")
     })
 }
 
 unsafe extern "C" fn trampoline(_jvmti: *mut sys::jvmtiEnv, jni: *mut sys::JNIEnv, arg: *mut c_void) {
+    // SAFETY: RunAgentThread passes back the `arg` made by Box::into_raw in `spawn`, once, to this thread.
     let body = unsafe { Box::from_raw(arg as *mut Body) };
     guard(
         move || {
             if let Some(a) = current() {
+                // SAFETY: the JVM calls the trampoline on the new agent thread with that thread's JNIEnv, valid for
+                // the thread's whole run.
                 body(a, unsafe { Jni::from_raw(jni) });
             }
         },

@@ -135,7 +135,8 @@ impl Context {
     /// with JVMTI GetStackTrace. 300000 ("no trace") if the stack cannot be taken.
     pub fn trace_of_thread(&self, jni: Option<Jni>, thread: sys::jthread) -> u32 {
         let depth = self.depth();
-        // SAFETY: jvmtiFrameInfo is plain data (a method pointer and a location), valid all zero.
+        // SAFETY: jvmtiFrameInfo is a plain C struct (a method id pointer and a location) for which all zero
+        // bytes are valid.
         let mut buf = vec![unsafe { std::mem::zeroed::<sys::jvmtiFrameInfo>() }; depth];
         let Ok(n) = self.jvmti.stack_trace(thread, 0, &mut buf) else {
             return hprof_format::serial_base::TRACE;

@@ -62,6 +62,7 @@ fn serve(agent: &Context, jni: Jni, stream: TcpStream) {
 /// Waits until the socket has data (or is closed), up to `timeout`.
 fn readable(fd: i32, timeout: Duration) -> bool {
     let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+    // SAFETY: one live pollfd for poll to fill; a closed descriptor only makes poll report POLLNVAL.
     let rc = unsafe { libc::poll(&mut pfd, 1, timeout.as_millis() as i32) };
     rc > 0
 }

@@ -111,6 +111,8 @@ impl SiteFinder {
             let (class_key, epoch) = self.class_key(agent, class)?;
             key[0] = class_key;
             let walked = match t.walker() {
+                // SAFETY: `site_of` runs in the allocation event on the allocating thread, in native code inside a JVMTI
+                // callback; `w` is that thread's own WalkerThread (kept in its AllocThread) and `jni` its JNIEnv.
                 Some(w) => unsafe { walker.walk(w, jni.raw() as *const _, epoch, depth, &mut key[1..]) },
                 None => Err(WalkError::NoStackBounds),
             };
@@ -142,6 +144,8 @@ impl SiteFinder {
             // A local JNI handle points at the slot that holds the object's address. The epoch read on both
             // sides tells that no pause moved the object in between.
             let before = self.gc_epoch.load(Ordering::Acquire);
+            // SAFETY: `class` is a JNI handle the JVM passed to this allocation event, valid until it returns; a
+            // handle is the address of the slot that holds the object's address (the word read here).
             let address = unsafe { std::ptr::read_volatile(class as *const u64) };
             let after = self.gc_epoch.load(Ordering::Acquire);
             if before == after && address != 0 && address.is_multiple_of(8) {

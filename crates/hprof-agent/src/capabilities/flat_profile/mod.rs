@@ -232,6 +232,7 @@ impl TickConsumer for FlatProfile {
 /// Whether `pc` is in a loaded library (the JVM's own included): native code, as opposed to memory nobody
 /// told us about.
 fn in_library(pc: usize) -> bool {
+    // SAFETY: Dl_info is a C struct of pointers and integers, valid when zeroed.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     // SAFETY: dladdr only reads the loader's tables and fills `info`.
     unsafe { libc::dladdr(pc as *const c_void, &mut info) != 0 && !info.dli_fname.is_null() }

@@ -145,6 +145,8 @@ impl Contention {
 const FIRST_TRY_FRAMES: usize = 128;
 
 fn stack_of_current_thread(agent: &Context, frames: usize) -> Vec<RawFrame> {
+    // SAFETY: jvmtiFrameInfo is a plain C struct (a method id pointer and a location) for which all zero
+    // bytes are valid.
     let mut buf = vec![unsafe { std::mem::zeroed::<sys::jvmtiFrameInfo>() }; frames];
     let n = agent.jvmti.stack_trace(std::ptr::null_mut(), 0, &mut buf).unwrap_or(0);
     buf[..n].iter().map(RawFrame::from_jvmti).collect()

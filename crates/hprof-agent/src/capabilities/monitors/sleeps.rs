@@ -37,6 +37,8 @@ pub fn on_native_method_bind(agent: &Context, address: *mut c_void, new_address:
             (&ORIGINAL_MILLIS, sleep_millis)
         };
     original.store(address, Ordering::Release);
+    // SAFETY: `new_address` is NativeMethodBind's out-parameter, non-null (checked above) and writable for
+    // the duration of the event; the wrapper has the signature of the function it replaces.
     unsafe { *new_address = wrapper as *mut c_void };
 }
 
@@ -53,11 +55,13 @@ fn jvm_sleep_functions() -> (*mut c_void, *mut c_void) {
 
 unsafe extern "system" fn sleep_millis(env: *mut sys::JNIEnv, class: sys::jclass, millis: sys::jlong) {
     report(env, millis);
+    // SAFETY: the JVM calls this in place of JVM_Sleep with that function's arguments.
     unsafe { call(&ORIGINAL_MILLIS, env, class, millis) }
 }
 
 unsafe extern "system" fn sleep_nanos(env: *mut sys::JNIEnv, class: sys::jclass, nanos: sys::jlong) {
     report(env, nanos / 1_000_000);
+    // SAFETY: the JVM calls this in place of JVM_Sleep/JVM_SleepNanos with that function's arguments.
     unsafe { call(&ORIGINAL_NANOS, env, class, nanos) }
 }
 
@@ -65,7 +69,10 @@ unsafe fn call(original: &AtomicPtr<c_void>, env: *mut sys::JNIEnv, class: sys::
     let f = original.load(Ordering::Acquire);
     // Set before the wrapper was handed to the JVM, so never null here.
     if !f.is_null() {
+        // SAFETY: a non-null value in `original` is the address of the JVM function the wrapper replaced, which
+        // has the SleepFn signature.
         let f: SleepFn = unsafe { std::mem::transmute::<*mut c_void, SleepFn>(f) };
+        // SAFETY: the original function, called with the arguments the JVM gave the wrapper, on the same thread.
         unsafe { f(env, class, arg) }
     }
 }
@@ -78,6 +85,8 @@ fn report(env: *mut sys::JNIEnv, timeout_ms: i64) {
             if !agent.is_live() || env.is_null() {
                 return;
             }
+            // SAFETY: `env` is the sleeping thread's JNIEnv (checked non-null above), passed by the JVM to the native
+            // method, and we are on that thread.
             let jni = unsafe { Jni::from_raw(env) };
             let serial = match agent.jvmti.current_thread() {
                 Ok(thread) => {
