@@ -97,7 +97,12 @@ fn cpu_old_prints_callee_caller_pairs_with_exact_counts_and_nothing_else() {
     assert_eq!(lines.next(), Some("count callee caller time"), "{}", &text[..text.len().min(300)]);
     assert!(!text.contains("JAVA PROFILE") && !text.contains("THREAD START") && !text.contains("TRACE "));
     let mut pairs: HashMap<(String, String), u64> = HashMap::new();
-    for l in lines {
+    // The pairs, then the methods not timed (natives at least).
+    let lines: Vec<&str> = lines.collect();
+    let notes = lines.iter().position(|l| l.starts_with("(not timed: ")).expect("notes after the pairs");
+    assert!(lines[notes].ends_with(" native methods, which have no bytecode)"), "{}", lines[notes]);
+    assert!(lines[notes..].iter().all(|l| l.starts_with("(not timed: ")), "{:?}", &lines[notes..]);
+    for l in &lines[..notes] {
         // count callee caller time; a caller may be "<unknown caller>", with its space.
         let w: Vec<&str> = l.split(' ').collect();
         assert!(w.len() >= 4, "{l}");
@@ -106,6 +111,8 @@ fn cpu_old_prints_callee_caller_pairs_with_exact_counts_and_nothing_else() {
         let caller = w[2..w.len() - 1].join(" ");
         *pairs.entry((w[1].to_owned(), caller)).or_default() += count;
     }
+    // `hprof print` shows cpu=old's file as it is.
+    assert_eq!(hprof_print(&dir.path().join("java.hprof.txt")), text);
     let main = "CallCounts.main([Ljava/lang/String;)V";
     let want = [
         ("CallCounts.middle(I)V", main, 5000),
@@ -212,13 +219,30 @@ fn sigquit_writes_the_times_so_far_and_thread_y_keeps_threads_apart() {
     let hot = &all[&alpha.trace];
     assert!(hot.thread.is_some(), "thread=y traces carry a thread");
     assert_eq!(hot.frames.len(), 2, "{:?}", hot.frames);
+
+    // `hprof print` shows both sections again, row for row, with the traces they name.
+    let printed = hprof_print(&dir.path().join("java.hprof.txt"));
+    for n in 0..2 {
+        assert_eq!(ranked_section(&printed, "CPU TIME (ms)", n), ranked_section(&text, "CPU TIME (ms)", n), "{n}");
+    }
+    assert!(ranked_section(&printed, "CPU TIME (ms)", 2).is_none());
+    assert_eq!(traces(&printed)[&alpha.trace], *hot);
+    assert!(printed.contains("(not timed: "), "the notes are printed too");
+}
+
+/// `hprof print FILE`'s output.
+fn hprof_print(file: &std::path::Path) -> String {
+    let out = std::process::Command::new(jvm_harness::hprof_binary()).arg("print").arg(file).output().unwrap();
+    assert!(out.status.success(), "hprof print {}: {}", file.display(), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
 }
 
 /// Java source of a class with two methods of about 33 KB of bytecode, each with 100 returns whose probes
 /// push a 16-bit jump out of reach. In `big` the `goto` that ends the if-branch jumps over an else-branch of
 /// 32,405 bytes: the rewriter widens it to `goto_w`. In `bigIf` the `ifgt` that skips the if-branch does,
 /// and nothing branches to the instruction after it, so javac wrote no stack map frame there: widening it
-/// into `ifle +8; goto_w` needs a frame inferred (locals int, int, long, String).
+/// into `ifle +8; goto_w` needs a frame inferred (locals int, int, long, String). `huge` is 65,524 bytes,
+/// too big for its probes: it must be named in the report's notes.
 fn big_method_source() -> String {
     let mut s = String::from("public class BigMethod {\n  static int big(int x) {\n    int r;\n");
     s.push_str("    if (x > 0) { r = x; } else {\n      r = 0;\n");
@@ -238,9 +262,14 @@ fn big_method_source() -> String {
         s.push_str(&format!("      if (x == -{}) return {} + tag.length() + (int) acc;\n", k + 1, k + 1));
     }
     s.push_str("    }\n    return r + tag.length();\n  }\n");
+    s.push_str("  static int huge(int x) {\n    int r = x;\n");
+    for _ in 0..9360 {
+        s.push_str("    r += x * 7;\n");
+    }
+    s.push_str("    return r;\n  }\n");
     s.push_str(
         "  public static void main(String[] a) {\n    long sum = 0;\n    \
-         for (int i = -150; i <= 150; i++) sum += big(i) + bigIf(i);\n    \
+         for (int i = -150; i <= 150; i++) sum += big(i) + bigIf(i);\n    sum += huge(3);\n    \
          System.out.println(\"sum \" + sum);\n  }\n}\n",
     );
     s
@@ -298,6 +327,18 @@ fn methods_whose_branches_must_widen_keep_their_meaning_and_are_counted() {
         assert_eq!(profiled_out, plain_out, "JDK {}: {stderr}", jdk.version);
         assert!(!stderr.contains("BigMethod.big"), "JDK {}: a big method was left out:\n{stderr}", jdk.version);
         let text = std::fs::read_to_string(dir.path().join("java.hprof.txt")).unwrap();
+        // The method too big for probes is in the report's notes, once, with its reason, and has no row.
+        let huge: Vec<&str> = text.lines().filter(|l| l.contains("BigMethod.huge")).collect();
+        assert_eq!(
+            huge,
+            ["(not timed: BigMethod.huge(I)I: the code would grow to 65543 bytes, over the 65535 limit)"],
+            "JDK {}",
+            jdk.version
+        );
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("(not timed: ") && l.ends_with(" native methods, which have no bytecode)"))
+        );
         let calls = calls_by_method(&text);
         assert_eq!(calls.get("BigMethod.big").copied(), Some(301), "JDK {}", jdk.version);
         assert_eq!(calls.get("BigMethod.bigIf").copied(), Some(301), "JDK {}", jdk.version);

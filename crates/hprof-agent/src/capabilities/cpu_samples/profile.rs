@@ -69,7 +69,7 @@ impl Profile {
             })
             .collect();
         rows.sort_by(|a, b| b.weight.cmp(&a.weight).then(a.trace_serial.cmp(&b.trace_serial)));
-        CpuReport { kind: CpuReportKind::Samples, total: self.total, cutoff, rows }
+        CpuReport { kind: CpuReportKind::Samples, total: self.total, cutoff, rows, note: None }
     }
 
     /// Full stacks, root first, named `Class.method`, for flame graphs and folded files.

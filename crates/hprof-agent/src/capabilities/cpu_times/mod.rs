@@ -22,7 +22,7 @@ use jvmti::{CapabilityFlag, EventHandler, Jni, sys};
 use method_table::{MethodEntry, MethodTable};
 use recorder::{Registry, Settings};
 use std::ffi::{CStr, CString};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// What the probes reach without a `self`: they are plain native functions.
@@ -33,10 +33,12 @@ struct Shared {
     /// The probe class is defined and bound: from now on classes get probes.
     ready: AtomicBool,
     thread_serials: bool,
-    /// Methods and classes left without probes, and why (printed once, at the first dump).
+    /// Methods and classes left without probes, and why: on stderr at the first dump, and in the reports,
+    /// each in the first report written after it was found.
     notes: Mutex<Vec<String>>,
     native_methods: AtomicU64,
     notes_printed: AtomicBool,
+    notes_reported: AtomicUsize,
 }
 
 static SHARED: OnceLock<Shared> = OnceLock::new();
@@ -68,6 +70,7 @@ impl CpuTimes {
             notes: Mutex::new(Vec::new()),
             native_methods: AtomicU64::new(0),
             notes_printed: AtomicBool::new(false),
+            notes_reported: AtomicUsize::new(0),
         });
         CpuTimes { old: options.cpu == Some(CpuMode::Old), cutoff: options.cutoff }
     }
@@ -252,10 +255,11 @@ impl Capability for CpuTimes {
     fn write_dump(&self, agent: &Agent, _jni: Option<Jni>, _reason: DumpReason) {
         let Some(s) = shared() else { return };
         self.print_notes_once(s);
+        let note = new_notes(s);
         if self.old {
-            agent.output.text(|w| report::write_old(w, &s.methods, &s.registry));
+            agent.output.text(|w| report::write_old(w, &s.methods, &s.registry, note.as_deref()));
         } else {
-            let r = report::cpu_time(agent, &s.methods, &s.registry, self.cutoff);
+            let r = report::cpu_time(agent, &s.methods, &s.registry, self.cutoff, note);
             agent.output.cpu(agent, &r);
         }
     }
@@ -270,6 +274,13 @@ impl Capability for CpuTimes {
             _ => false,
         }
     }
+}
+
+/// The report's note: the native methods so far, and the methods not listed in an earlier report.
+fn new_notes(s: &Shared) -> Option<String> {
+    let notes = s.notes.lock().unwrap_or_else(|e| e.into_inner());
+    let from = s.notes_reported.swap(notes.len(), Ordering::Relaxed).min(notes.len());
+    report::not_timed(s.native_methods.load(Ordering::Relaxed), &notes[from..])
 }
 
 impl CpuTimes {
