@@ -4,6 +4,7 @@
 use crate::constant_pool::ConstantPool;
 use crate::reader::{ClassError, Reader, Result, put_u2, put_u4};
 
+pub const ACC_STATIC: u16 = 0x0008;
 pub const ACC_NATIVE: u16 = 0x0100;
 pub const ACC_ABSTRACT: u16 = 0x0400;
 pub const ACC_INTERFACE: u16 = 0x0200;

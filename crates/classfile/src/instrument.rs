@@ -2,8 +2,9 @@
 //! that cannot be rewritten stays as it was and is named with the reason; a class that cannot be read is
 //! refused whole.
 
-use crate::class_file::{ACC_ABSTRACT, ACC_MODULE, ACC_NATIVE, ClassFile};
+use crate::class_file::{ACC_ABSTRACT, ACC_MODULE, ACC_NATIVE, ACC_STATIC, ClassFile};
 use crate::code::CodeAttribute;
+use crate::frame_inference::MethodShape;
 use crate::reader::{ClassError, Result};
 use crate::relocate::{ProbeRefs, instrument_code};
 
@@ -95,8 +96,13 @@ pub fn instrument(
         };
         let id = method_id(&name, &mname);
         let r = ProbeRefs { id: class.pool.intern_integer(id as i32)?, ..r };
-        let constructor = mname.name == "<init>" && name != "java/lang/Object";
-        match instrument_code(&code, &class.pool, class.major, constructor, r) {
+        let shape = MethodShape {
+            this_class: class.this_class,
+            is_static: method.access & ACC_STATIC != 0,
+            constructor: mname.name == "<init>" && name != "java/lang/Object",
+            descriptor: &mname.descriptor,
+        };
+        match instrument_code(&code, &mut class.pool, class.major, &shape, r) {
             Ok(new_code) => {
                 class.methods[m].attributes[code_at].info = new_code.write();
                 methods.push((mname, id));

@@ -4,6 +4,7 @@
 pub mod class_file;
 pub mod code;
 pub mod constant_pool;
+pub mod frame_inference;
 pub mod instrument;
 pub mod opcodes;
 pub mod reader;

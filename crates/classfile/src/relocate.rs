@@ -14,6 +14,7 @@
 
 use crate::code::{CodeAttribute, Handler};
 use crate::constant_pool::ConstantPool;
+use crate::frame_inference::{self, FrameState, MethodShape};
 use crate::opcodes::{self, ATHROW, GOTO, GOTO_W, INVOKESPECIAL, INVOKESTATIC, Insn, JSR, JSR_W, Kind, LDC_W, NEW};
 use crate::reader::{ClassError, Reader, Result, put_u2, put_u4};
 use crate::stack_map::{self, Frame, FrameKind, VType};
@@ -146,6 +147,53 @@ fn super_call(insns: &[Insn], code: &[u8], pool: &ConstantPool) -> Result<Option
     Ok(None)
 }
 
+/// Adds a frame (at old offsets) after every widened conditional branch that has none, inferred from the
+/// last frame before the branch. A frame right after an added one is then written in full: its compact
+/// form would be read relative to the added frame's locals rather than those of the frame it followed.
+fn add_frames_after_widened_conditionals(
+    code: &CodeAttribute,
+    insns: &[Insn],
+    index: &Index,
+    layout: &Layout,
+    frames: &mut Vec<Frame>,
+    pool: &mut ConstantPool,
+    method: &MethodShape,
+) -> Result<()> {
+    let missing: Vec<usize> = (0..insns.len())
+        .filter(|&i| {
+            let next = insns[i].offset + insns[i].len;
+            layout.widened[i] && opcodes::is_conditional(insns[i].opcode) && !frames.iter().any(|f| f.offset == next)
+        })
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let initial = frame_inference::initial_state(pool, method)?;
+    let states = frame_inference::expand(frames, &initial)?;
+    let mut added = Vec::with_capacity(missing.len());
+    for i in missing {
+        let branch = &insns[i];
+        let next = branch.offset + branch.len;
+        // The last frame at or before the branch: between it and the branch the code runs straight.
+        let (first, start): (usize, &FrameState) = match frames.iter().rposition(|f| f.offset <= branch.offset) {
+            Some(k) => (index.get(frames[k].offset)?, &states[k]),
+            None => (0, &initial),
+        };
+        let s = frame_inference::run(code, insns, first, i, start, pool, method.this_class).map_err(|e| {
+            ClassError::new(format!("the branch at offset {} must be widened, and {}", branch.offset, e.message))
+        })?;
+        added.push(Frame { offset: next, kind: FrameKind::Full { locals: s.locals, stack: s.stack } });
+    }
+    for f in &added {
+        if let Some(k) = frames.iter().position(|g| g.offset > f.offset) {
+            frames[k].kind = FrameKind::Full { locals: states[k].locals.clone(), stack: states[k].stack.clone() };
+        }
+    }
+    frames.extend(added);
+    frames.sort_by_key(|f| f.offset);
+    Ok(())
+}
+
 /// A catch-all: the old code range it covers (instruction indices, end exclusive) and whether `this` is
 /// still uninitialized there.
 struct CatchAll {
@@ -154,15 +202,15 @@ struct CatchAll {
     uninitialized_this: bool,
 }
 
-/// Rewrites `code` with probes for the method whose id is the Integer constant `refs.id`. `constructor`
-/// for `<init>` methods of classes other than java/lang/Object.
+/// Rewrites `code` with probes for the method whose id is the Integer constant `refs.id`.
 pub fn instrument_code(
     code: &CodeAttribute,
-    pool: &ConstantPool,
+    pool: &mut ConstantPool,
     major: u16,
-    constructor: bool,
+    method: &MethodShape,
     refs: ProbeRefs,
 ) -> Result<CodeAttribute> {
+    let constructor = method.constructor;
     let old = &code.code;
     let insns = opcodes::decode(old)?;
     let index = Index::new(&insns, old.len());
@@ -240,19 +288,10 @@ pub fn instrument_code(
     }
 
     // A conditional branch widened into `if<!cond> +8; goto_w` makes the next instruction a branch
-    // target, which needs a frame in a class verified by type checking. We do not infer frames.
+    // target, which needs a frame in a class verified by type checking: where the class has none, the
+    // verifier's types there are inferred (see `frame_inference`).
     if major >= 50 {
-        for (i, insn) in insns.iter().enumerate() {
-            if layout.widened[i] && opcodes::is_conditional(insn.opcode) {
-                let next = insn.offset + insn.len;
-                if !frames.iter().any(|f| f.offset == next) {
-                    return Err(ClassError::new(format!(
-                        "the branch at offset {} must be widened, which needs a stack map frame at {next} that the class does not have",
-                        insn.offset
-                    )));
-                }
-            }
-        }
+        add_frames_after_widened_conditionals(code, &insns, &index, &layout, &mut frames, pool, method)?;
     }
 
     let mut out = Vec::with_capacity(end as usize + handler_len as usize);

@@ -279,19 +279,130 @@ fn a_conditional_that_no_longer_reaches_is_inverted_over_a_goto_w() {
 }
 
 #[test]
-fn a_widened_conditional_without_a_frame_after_it_leaves_the_method_untouched() {
-    let mut code = vec![0x03, 0x9a];
+fn a_widened_conditional_without_a_frame_after_it_gets_an_inferred_one() {
+    let mut b = Builder::new();
+    let obj = b.class("java/lang/Object");
+    // 0: new Object; 3: dup; 4: lconst_1; 5: lstore_0; 6: iconst_0; 7: ifne → far; 10: pop; pop; return;
+    // 13: nops (a `same` frame); far: pop; pop; return (a full frame: [long] [uninit(0), uninit(0)])
+    let far = 7 + 32765u32;
+    let mut code = vec![0xbb, (obj >> 8) as u8, obj as u8, 0x59, 0x0a, 0x3f, 0x03, 0x9a];
     code.extend_from_slice(&32765i16.to_be_bytes());
-    code.push(0xb1);
-    code.resize(32766, 0x00);
-    code.push(0xb1);
-    // frames at 5 (after the return at 4) and 32766
-    let smt = vec![0, 2, 5, 251, ((32766 - 6) >> 8) as u8, (32766 - 6) as u8];
-    let b = Builder::new().build(52, "m", &code, &[], &[("StackMapTable", smt)]);
-    let r = rewrite(&b);
-    assert!(r.methods.is_empty());
-    assert!(r.skipped[0].1.contains("stack map frame at 4"), "{}", r.skipped[0].1);
-    assert_eq!(r.bytes, b);
+    code.extend_from_slice(&[0x57, 0x57, 0xb1]);
+    code.resize(far as usize, 0x00);
+    code.extend_from_slice(&[0x57, 0x57, 0xb1]);
+    let mut smt = vec![0, 2, 13, 255];
+    smt.extend_from_slice(&((far - 13 - 1) as u16).to_be_bytes());
+    smt.extend_from_slice(&[0, 1, 4, 0, 2, 8, 0, 0, 8, 0, 0]);
+    let bytes = b.build(52, "m", &code, &[], &[("StackMapTable", smt)]);
+    let r = rewrite(&bytes);
+    assert!(r.skipped.is_empty(), "{:?}", r.skipped);
+    assert_eq!(r.methods.len(), 1);
+    let (class, c) = code_of(&r.bytes);
+    let insns = opcodes::decode(&c.code).unwrap();
+    // 6: new … 13: ifeq +8 → 21; 16: goto_w; 21: pop
+    assert_eq!((insns[7].offset, insns[7].opcode, insns[7].kind.clone()), (13, 0x99, Kind::Branch(21)));
+    assert_eq!(insns[8].opcode, opcodes::GOTO_W);
+    let frames = stack_map::decode(&attribute(&class, &c, "StackMapTable").unwrap()).unwrap();
+    // The inferred frame: the long in local 0, the two references to the object `new` made (now at 6).
+    assert_eq!(frames[0].offset, 21);
+    assert_eq!(
+        frames[0].kind,
+        FrameKind::Full { locals: vec![VType::Long], stack: vec![VType::Uninitialized(6), VType::Uninitialized(6)] }
+    );
+    // The `same` frame after the return (old 13, now after the return's probe) is spelled out, since the
+    // frame before it is now the inferred one.
+    assert_eq!(frames[1].offset, 30);
+    assert_eq!(frames[1].kind, FrameKind::Full { locals: vec![], stack: vec![] });
+    let FrameKind::Full { stack, .. } = &frames[2].kind else { panic!("{:?}", frames[2]) };
+    assert_eq!(stack, &vec![VType::Uninitialized(6), VType::Uninitialized(6)]);
+}
+
+#[test]
+fn frame_inference_follows_stores_calls_fields_arrays_and_constructors() {
+    use classfile::constant_pool::ConstantPool;
+    use classfile::frame_inference::{FrameState, MethodShape, initial_state, run};
+    let mut b = Builder::new();
+    let string = b.class("java/lang/String");
+    let concat = b.methodref(string, "concat", "(Ljava/lang/String;)Ljava/lang/String;");
+    let init = b.methodref(string, "<init>", "([CII)V");
+    // Instance method (Ljava/lang/String;J[[Ljava/lang/String;)V of T: locals this, s, long (2), array.
+    // 0: aload_1; 1: aload_1; 2: invokevirtual concat; 5: astore 5; 7: aload 4; 9: iconst_0; 10: aaload;
+    // 11: iconst_0; 12: aaload; 13: new String; 16: dup; 17: iconst_1; 18: newarray char; 20: iconst_0;
+    // 21: iconst_1; 22: invokespecial <init>([CII)V; 25: dup; 26: iconst_2; 27: istore_3 (splits the long
+    // at 2); 28: ifnull → 0
+    let code = [
+        0x2b,
+        0x2b,
+        0xb6,
+        (concat >> 8) as u8,
+        concat as u8,
+        0x3a,
+        5,
+        0x19,
+        4,
+        0x03,
+        0x32,
+        0x03,
+        0x32,
+        0xbb,
+        (string >> 8) as u8,
+        string as u8,
+        0x59,
+        0x04,
+        0xbc,
+        5,
+        0x03,
+        0x04,
+        0xb7,
+        (init >> 8) as u8,
+        init as u8,
+        0x59,
+        0x05,
+        0x3e,
+        0xc6,
+        0xff,
+        0xe4,
+        0xb1,
+    ];
+    let bytes = b.build(52, "m", &code, &[], &[]);
+    let class = ClassFile::parse(&bytes).unwrap();
+    let mut pool: ConstantPool = class.pool.clone();
+    let shape = MethodShape {
+        this_class: class.this_class,
+        is_static: false,
+        constructor: false,
+        descriptor: "(Ljava/lang/String;J[[Ljava/lang/String;)V",
+    };
+    let start = initial_state(&mut pool, &shape).unwrap();
+    let obj = |p: &mut ConstantPool, n: &str| VType::Object(p.intern_class(n).unwrap());
+    assert_eq!(
+        start.locals,
+        vec![
+            VType::Object(class.this_class),
+            obj(&mut pool, "java/lang/String"),
+            VType::Long,
+            obj(&mut pool, "[[Ljava/lang/String;")
+        ]
+    );
+    let attr = CodeAttribute { max_stack: 8, max_locals: 6, code: code.to_vec(), handlers: vec![], attributes: vec![] };
+    let insns = opcodes::decode(&code).unwrap();
+    let last = insns.iter().position(|i| i.offset == 28).unwrap();
+    let s: FrameState = run(&attr, &insns, 0, last, &start, &mut pool, class.this_class).unwrap();
+    let string_t = obj(&mut pool, "java/lang/String");
+    assert_eq!(
+        s.locals,
+        vec![
+            VType::Object(class.this_class),
+            string_t.clone(),
+            VType::Top,
+            VType::Integer,
+            obj(&mut pool, "[[Ljava/lang/String;"),
+            string_t.clone()
+        ]
+    );
+    // Under what ifnull popped: the String from the array of arrays, the String constructed (no longer
+    // uninitialized).
+    assert_eq!(s.stack, vec![string_t.clone(), string_t]);
 }
 
 #[test]

@@ -1,11 +1,12 @@
 //! The functions the JVM looks up in libhprof.so. Each catches panics: one must never unwind into the JVM.
 
-use crate::agent::{LoadKind, start};
+use crate::agent::{LoadKind, start, start_session};
 use crate::panic_guard::guard;
 use jvmti::{Vm, sys};
 use std::ffi::{CStr, c_char, c_void};
 
 fn option_string<'a>(options: *const c_char) -> Option<std::borrow::Cow<'a, str>> {
+    // SAFETY: the JVM passes a NUL-terminated option string (checked for null) that lives for the call.
     (!options.is_null()).then(|| unsafe { CStr::from_ptr(options) }.to_string_lossy())
 }
 
@@ -17,6 +18,7 @@ fn option_string<'a>(options: *const c_char) -> Option<std::borrow::Cow<'a, str>
 pub unsafe extern "C" fn Agent_OnLoad(vm: *mut sys::JavaVM, options: *mut c_char, _reserved: *mut c_void) -> sys::jint {
     guard(
         || {
+            // SAFETY: the JVM calls Agent_OnLoad with its own, valid JavaVM.
             let vm = unsafe { Vm::from_raw(vm) };
             start(vm, option_string(options).as_deref(), LoadKind::Startup)
         },
@@ -37,8 +39,11 @@ pub unsafe extern "C" fn Agent_OnAttach(
 ) -> sys::jint {
     guard(
         || {
+            // SAFETY: the JVM calls Agent_OnAttach with its own, valid JavaVM.
             let vm = unsafe { Vm::from_raw(vm) };
-            crate::attach::on_attach(vm, option_string(options).as_deref())
+            crate::attach::on_attach(vm, option_string(options).as_deref(), |vm, options| {
+                start_session(vm, Some(options), LoadKind::Attach)
+            })
         },
         sys::JNI_ERR,
     )
@@ -52,7 +57,7 @@ pub unsafe extern "C" fn Agent_OnAttach(
 pub unsafe extern "C" fn Agent_OnUnload(_vm: *mut sys::JavaVM) {
     guard(
         || {
-            if let Some(a) = crate::agent::agent() {
+            if let Some(a) = crate::context::current() {
                 a.output.close();
             }
         },

@@ -107,6 +107,7 @@ pub fn is_agent_thread(name: &str) -> bool {
 pub const AGENT_THREAD_PREFIX: &str = "HPROF ";
 
 pub fn current_os_tid() -> i32 {
+    // SAFETY: gettid has no preconditions.
     unsafe { libc::gettid() }
 }
 
@@ -172,7 +173,9 @@ impl ThreadTable {
         if ptr.is_null() {
             return None;
         }
-        // The pointer came from an Arc that `all` keeps alive for the agent's lifetime.
+        // SAFETY: the JVM hands back the pointer we stored, Arc::as_ptr of a record that `all` keeps (it never
+        // shrinks), so the record lives for the agent's lifetime; the extra strong count is the one the returned
+        // Arc gives back when dropped.
         unsafe {
             Arc::increment_strong_count(ptr);
             Some(Arc::from_raw(ptr))

@@ -188,6 +188,7 @@ fn each_error_is_one_line_and_a_failure() {
     let _ = sleeper.kill();
     let _ = sleeper.wait();
     // Another user's process (needs root to start one; says so otherwise).
+    // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } == 0 {
         let mut other =
             Command::new("setpriv").args(["--reuid=65534", "--regid=65534", "--clear-groups", "sleep", "30"]).spawn();
@@ -269,6 +270,7 @@ fn jcmd_agent_load_starts_a_session_too() {
 /// A JVM in a PID and mount namespace of its own, as in a container: pid 1 inside, its own /tmp.
 #[test]
 fn a_jvm_in_its_own_pid_and_mount_namespaces() {
+    // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         eprintln!("SKIPPED a_jvm_in_its_own_pid_and_mount_namespaces: unshare needs root");
         return;

@@ -97,7 +97,12 @@ fn cpu_old_prints_callee_caller_pairs_with_exact_counts_and_nothing_else() {
     assert_eq!(lines.next(), Some("count callee caller time"), "{}", &text[..text.len().min(300)]);
     assert!(!text.contains("JAVA PROFILE") && !text.contains("THREAD START") && !text.contains("TRACE "));
     let mut pairs: HashMap<(String, String), u64> = HashMap::new();
-    for l in lines {
+    // The pairs, then the methods not timed (natives at least).
+    let lines: Vec<&str> = lines.collect();
+    let notes = lines.iter().position(|l| l.starts_with("(not timed: ")).expect("notes after the pairs");
+    assert!(lines[notes].ends_with(" native methods, which have no bytecode)"), "{}", lines[notes]);
+    assert!(lines[notes..].iter().all(|l| l.starts_with("(not timed: ")), "{:?}", &lines[notes..]);
+    for l in &lines[..notes] {
         // count callee caller time; a caller may be "<unknown caller>", with its space.
         let w: Vec<&str> = l.split(' ').collect();
         assert!(w.len() >= 4, "{l}");
@@ -106,6 +111,8 @@ fn cpu_old_prints_callee_caller_pairs_with_exact_counts_and_nothing_else() {
         let caller = w[2..w.len() - 1].join(" ");
         *pairs.entry((w[1].to_owned(), caller)).or_default() += count;
     }
+    // `hprof print` shows cpu=old's file as it is.
+    assert_eq!(hprof_print(&dir.path().join("java.hprof.txt")), text);
     let main = "CallCounts.main([Ljava/lang/String;)V";
     let want = [
         ("CallCounts.middle(I)V", main, 5000),
@@ -212,11 +219,30 @@ fn sigquit_writes_the_times_so_far_and_thread_y_keeps_threads_apart() {
     let hot = &all[&alpha.trace];
     assert!(hot.thread.is_some(), "thread=y traces carry a thread");
     assert_eq!(hot.frames.len(), 2, "{:?}", hot.frames);
+
+    // `hprof print` shows both sections again, row for row, with the traces they name.
+    let printed = hprof_print(&dir.path().join("java.hprof.txt"));
+    for n in 0..2 {
+        assert_eq!(ranked_section(&printed, "CPU TIME (ms)", n), ranked_section(&text, "CPU TIME (ms)", n), "{n}");
+    }
+    assert!(ranked_section(&printed, "CPU TIME (ms)", 2).is_none());
+    assert_eq!(traces(&printed)[&alpha.trace], *hot);
+    assert!(printed.contains("(not timed: "), "the notes are printed too");
 }
 
-/// Java source of a class whose method `big` is about 33 KB of bytecode: the `goto` that ends the
-/// if-branch jumps over an else-branch of 32,405 bytes, with 100 returns inside it. The probes before those
-/// returns push the jump past 32,767 bytes, so the rewriter must widen it to `goto_w`.
+/// `hprof print FILE`'s output.
+fn hprof_print(file: &std::path::Path) -> String {
+    let out = std::process::Command::new(jvm_harness::hprof_binary()).arg("print").arg(file).output().unwrap();
+    assert!(out.status.success(), "hprof print {}: {}", file.display(), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Java source of a class with two methods of about 33 KB of bytecode, each with 100 returns whose probes
+/// push a 16-bit jump out of reach. In `big` the `goto` that ends the if-branch jumps over an else-branch of
+/// 32,405 bytes: the rewriter widens it to `goto_w`. In `bigIf` the `ifgt` that skips the if-branch does,
+/// and nothing branches to the instruction after it, so javac wrote no stack map frame there: widening it
+/// into `ifle +8; goto_w` needs a frame inferred (locals int, int, long, String). `huge` is 65,524 bytes,
+/// too big for its probes: it must be named in the report's notes.
 fn big_method_source() -> String {
     let mut s = String::from("public class BigMethod {\n  static int big(int x) {\n    int r;\n");
     s.push_str("    if (x > 0) { r = x; } else {\n      r = 0;\n");
@@ -227,49 +253,94 @@ fn big_method_source() -> String {
         s.push_str(&format!("      if (x == -{}) return {};\n", k + 1, k + 1));
     }
     s.push_str("    }\n    return r;\n  }\n");
+    s.push_str("  static int bigIf(int x) {\n    int r = x;\n    long acc = x * 3L;\n    String tag = \"t\" + x;\n");
+    s.push_str("    if (x <= 0) {\n");
+    for k in 0..100 {
+        for _ in 0..44 {
+            s.push_str("      r += x * 7;\n");
+        }
+        s.push_str(&format!("      if (x == -{}) return {} + tag.length() + (int) acc;\n", k + 1, k + 1));
+    }
+    s.push_str("    }\n    return r + tag.length();\n  }\n");
+    s.push_str("  static int huge(int x) {\n    int r = x;\n");
+    for _ in 0..9360 {
+        s.push_str("    r += x * 7;\n");
+    }
+    s.push_str("    return r;\n  }\n");
     s.push_str(
-        "  public static void main(String[] a) {\n    long sum = 0;\n    for (int i = -150; i <= 150; i++) sum += big(i);\n    \
+        "  public static void main(String[] a) {\n    long sum = 0;\n    \
+         for (int i = -150; i <= 150; i++) sum += big(i) + bigIf(i);\n    sum += huge(3);\n    \
          System.out.println(\"sum \" + sum);\n  }\n}\n",
     );
     s
 }
 
 #[test]
-fn a_method_whose_branch_must_widen_keeps_its_meaning_and_is_counted() {
+fn methods_whose_branches_must_widen_keep_their_meaning_and_are_counted() {
     let dir = scratch("cputimes-big");
     std::fs::write(dir.path().join("BigMethod.java"), big_method_source()).unwrap();
-    let jdk = jdk17();
-    let javac =
-        std::process::Command::new(jdk.bin("javac")).arg("BigMethod.java").current_dir(dir.path()).output().unwrap();
+    let javac = std::process::Command::new(jdk17().bin("javac"))
+        .arg("BigMethod.java")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
     assert!(javac.status.success(), "{}", String::from_utf8_lossy(&javac.stderr));
-    // javac itself must not have needed wide jumps, or the rewriter would have nothing to widen.
+    // javac itself must not have needed wide jumps, or the rewriter would have nothing to widen; and
+    // bigIf's far conditional must have no frame after it, or there would be nothing to infer.
     let bytes = std::fs::read(dir.path().join("BigMethod.class")).unwrap();
     let class = classfile::ClassFile::parse(&bytes).unwrap();
-    let big = class.methods.iter().find(|m| class.pool.utf8(m.name_index).unwrap() == "big").unwrap();
-    let (_, code) = class.find_attribute(&big.attributes, "Code").unwrap();
-    let code = classfile::code::CodeAttribute::parse(&code.info).unwrap();
-    let insns = classfile::opcodes::decode(&code.code).unwrap();
-    assert!(insns.iter().all(|i| i.opcode != classfile::opcodes::GOTO_W), "javac used goto_w already");
-    assert!(code.code.len() > 32_000, "{} bytes", code.code.len());
+    for name in ["big", "bigIf"] {
+        let m = class.methods.iter().find(|m| class.pool.utf8(m.name_index).unwrap() == name).unwrap();
+        let (_, code) = class.find_attribute(&m.attributes, "Code").unwrap();
+        let code = classfile::code::CodeAttribute::parse(&code.info).unwrap();
+        let insns = classfile::opcodes::decode(&code.code).unwrap();
+        assert!(insns.iter().all(|i| i.opcode != classfile::opcodes::GOTO_W), "javac used goto_w already");
+        assert!(code.code.len() > 32_000, "{name}: {} bytes", code.code.len());
+        if name == "bigIf" {
+            let far = insns.iter().find(|i| i.opcode == 0x9d).expect("bigIf's ifgt");
+            let (_, smt) = class.find_attribute(&code.attributes, "StackMapTable").unwrap();
+            let frames = classfile::stack_map::decode(&smt.info).unwrap();
+            assert!(frames.iter().all(|f| f.offset != far.offset + 3), "javac wrote a frame after ifgt");
+            let classfile::opcodes::Kind::Branch(t) = far.kind else { panic!() };
+            assert!(t - far.offset > 32_767 - 600, "ifgt jumps {} bytes: too near to widen", t - far.offset);
+        }
+    }
 
-    let _slot = JvmSlot::acquire();
-    let plain = std::process::Command::new(jdk.java())
-        .args(["-Xverify:all", "-cp", ".", "BigMethod"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    let profiled = std::process::Command::new(jdk.java())
-        .arg("-Xverify:all")
-        .arg(format!("-agentpath:{}=cpu=times,cutoff=0", jvm_harness::agent_library().display()))
-        .args(["-cp", ".", "BigMethod"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    let (plain_out, profiled_out) = (String::from_utf8_lossy(&plain.stdout), String::from_utf8_lossy(&profiled.stdout));
-    assert!(plain_out.starts_with("sum "), "{plain_out}");
-    assert_eq!(profiled_out, plain_out, "{}", String::from_utf8_lossy(&profiled.stderr));
-    let stderr = String::from_utf8_lossy(&profiled.stderr);
-    assert!(!stderr.contains("BigMethod.big"), "big was left out:\n{stderr}");
-    let text = std::fs::read_to_string(dir.path().join("java.hprof.txt")).unwrap();
-    assert_eq!(calls_by_method(&text).get("BigMethod.big").copied(), Some(301));
+    for jdk in all_jdks() {
+        let _slot = JvmSlot::acquire();
+        let plain = std::process::Command::new(jdk.java())
+            .args(["-Xverify:all", "-cp", ".", "BigMethod"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let profiled = std::process::Command::new(jdk.java())
+            .arg("-Xverify:all")
+            .arg(format!("-agentpath:{}=cpu=times,cutoff=0", jvm_harness::agent_library().display()))
+            .args(["-cp", ".", "BigMethod"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let (plain_out, profiled_out) =
+            (String::from_utf8_lossy(&plain.stdout), String::from_utf8_lossy(&profiled.stdout));
+        let stderr = String::from_utf8_lossy(&profiled.stderr);
+        assert!(plain_out.starts_with("sum "), "JDK {}: {plain_out}", jdk.version);
+        assert_eq!(profiled_out, plain_out, "JDK {}: {stderr}", jdk.version);
+        assert!(!stderr.contains("BigMethod.big"), "JDK {}: a big method was left out:\n{stderr}", jdk.version);
+        let text = std::fs::read_to_string(dir.path().join("java.hprof.txt")).unwrap();
+        // The method too big for probes is in the report's notes, once, with its reason, and has no row.
+        let huge: Vec<&str> = text.lines().filter(|l| l.contains("BigMethod.huge")).collect();
+        assert_eq!(
+            huge,
+            ["(not timed: BigMethod.huge(I)I: the code would grow to 65543 bytes, over the 65535 limit)"],
+            "JDK {}",
+            jdk.version
+        );
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("(not timed: ") && l.ends_with(" native methods, which have no bytecode)"))
+        );
+        let calls = calls_by_method(&text);
+        assert_eq!(calls.get("BigMethod.big").copied(), Some(301), "JDK {}", jdk.version);
+        assert_eq!(calls.get("BigMethod.bigIf").copied(), Some(301), "JDK {}", jdk.version);
+    }
 }

@@ -207,6 +207,8 @@ pub struct CpuReport {
     pub cutoff: f64,
     /// Sorted by weight, largest first.
     pub rows: Vec<CpuRow>,
+    /// Printed under the header, e.g. the methods cpu=times could not time.
+    pub note: Option<String>,
 }
 
 impl CpuReport {

@@ -101,9 +101,11 @@ impl ObjectAddresses {
     /// `addr` must have passed [`JavaHeap::holds`] in this safepoint.
     #[inline]
     pub unsafe fn class_word(&self, addr: u64) -> u64 {
-        // SAFETY: `holds` placed the header, up to the class word's end, in committed memory.
+        // `holds` placed the header, up to the class word's end, in committed memory.
         match self.heap.class_word {
+            // SAFETY: see above; a compressed class word is the 4 bytes after the mark word.
             Some(4) => unsafe { *((addr + 8) as *const u32) as u64 },
+            // SAFETY: see above; an uncompressed class word is the 8 bytes after the mark word.
             Some(_) => unsafe { *((addr + 8) as *const u64) },
             None => 0,
         }

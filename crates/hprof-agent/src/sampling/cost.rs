@@ -31,6 +31,7 @@ pub fn thread_cpu_ns() -> u64 {
 
 fn clock_ns(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a live timespec for clock_gettime to fill; async-signal-safe (vDSO or system call).
     unsafe { libc::clock_gettime(clock, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }

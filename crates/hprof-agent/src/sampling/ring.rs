@@ -39,7 +39,11 @@ pub struct SampleRing {
 }
 
 // Slots are handed out exclusively through the sequence protocol.
+// SAFETY: the ring owns its slots (no pointers into other memory), and a slot's data is touched only by
+// the one producer that claimed it (until commit) or the one consumer that took its position (until it
+// releases it): the sequence protocol hands each out exclusively, with Acquire/Release on `seq`.
 unsafe impl Sync for SampleRing {}
+// SAFETY: as for Sync.
 unsafe impl Send for SampleRing {}
 
 /// A claimed slot; `commit` publishes it.
@@ -53,6 +57,7 @@ impl Claim<'_> {
     /// Only the claimer may touch the data, and only until `commit`.
     #[allow(clippy::mut_from_ref)]
     pub unsafe fn data(&self) -> &mut SlotData {
+        // SAFETY: the caller keeps the contract above; the claim stands for the slot's exclusive ownership.
         unsafe { &mut *self.slot.data.get() }
     }
 
@@ -108,7 +113,8 @@ impl SampleRing {
         }
     }
 
-    /// Hands each complete sample to `f`, oldest first. One consumer at a time (the caller serialises).
+    /// Hands each complete sample to `f`, oldest first. Callers normally take turns (the engine drains under
+    /// a lock); should two drain at once, each position still goes to one of them alone.
     pub fn drain(&self, mut f: impl FnMut(&SlotData)) -> usize {
         let mut n = 0;
         loop {
@@ -117,9 +123,15 @@ impl SampleRing {
             if slot.seq.load(Ordering::Acquire) != pos + 1 {
                 return n;
             }
+            // Take the position before reading: a second drainer then cannot read the slot while the
+            // producer that gets it back after our release writes into it.
+            if self.dequeue.compare_exchange(pos, pos + 1, Ordering::Relaxed, Ordering::Relaxed).is_err() {
+                continue;
+            }
+            // SAFETY: the slot is complete (its producer committed with Release, seen by our Acquire) and the
+            // position is ours alone until the store below hands the slot back to producers.
             f(unsafe { &*slot.data.get() });
             slot.seq.store(pos + self.mask + 1, Ordering::Release);
-            self.dequeue.store(pos + 1, Ordering::Relaxed);
             n += 1;
         }
     }
@@ -139,6 +151,7 @@ mod tests {
         let ring = SampleRing::new(4);
         for i in 0..6 {
             if let Some(c) = ring.claim() {
+                // SAFETY: this claim is the only one for its slot and is committed right after.
                 unsafe { c.data().thread_serial = i };
                 c.commit();
             }
@@ -159,6 +172,7 @@ mod tests {
                 std::thread::spawn(move || {
                     for _ in 0..1000 {
                         let c = ring.claim().expect("room");
+                        // SAFETY: as above.
                         unsafe { c.data().thread_serial = t };
                         c.commit();
                     }

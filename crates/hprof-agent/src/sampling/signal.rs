@@ -108,6 +108,8 @@ pub enum ClockKind {
 // SAFETY: the raw JavaVM pointer is the process-wide JVM, valid for the process's lifetime and usable from
 // any thread; everything else in `Shared` is atomics or immutable after install.
 unsafe impl Sync for Shared {}
+// SAFETY: as for Sync: the JavaVM pointer may be used from any thread, the rest is atomics or fixed
+// after install.
 unsafe impl Send for Shared {}
 
 static SHARED: AtomicPtr<Shared> = AtomicPtr::new(std::ptr::null_mut());
@@ -161,6 +163,9 @@ impl Shared {
             walk_frames: AtomicUsize::new(MAX_FRAMES),
         }));
         SHARED.store(shared as *const Shared as *mut Shared, Ordering::Release);
+        // SAFETY: a zeroed sigaction is a valid empty one, filled with our handler's address and flags; `previous`
+        // is leaked, so the pointer PREVIOUS keeps stays valid for `chain` in any later signal. Installed from
+        // ordinary (not signal) context during setup.
         unsafe {
             let mut action: libc::sigaction = std::mem::zeroed();
             action.sa_sigaction = on_sigprof as *const () as usize;
@@ -284,6 +289,8 @@ impl Shared {
         let slot = &self.slots[index];
         slot.enabled.store(false, Ordering::Release);
         if let Some(timer) = timer_of(slot.timer.swap(NO_TIMER, Ordering::AcqRel)) {
+            // SAFETY: the timer was created by `posix_timer` and the swap took it out of the slot, so it is deleted
+            // once; a signal it queued before finds the slot without it and is harmless.
             unsafe { libc::timer_delete(timer) };
         }
         let fd = slot.perf_fd.swap(-1, Ordering::AcqRel);
@@ -307,6 +314,7 @@ impl Shared {
 
     /// The calling thread's slot, if it has a clock.
     pub fn current_thread_slot(&self) -> Option<&ThreadSlot> {
+        // SAFETY: gettid has no preconditions.
         let tid = unsafe { libc::gettid() };
         self.slots.iter().find(|s| s.in_use.load(Ordering::Acquire) && s.tid.load(Ordering::Acquire) == tid)
     }
@@ -328,6 +336,8 @@ impl Shared {
         }
         if let Some(timer) = timer_of(slot.timer.load(Ordering::Acquire)) {
             let spec = libc::itimerspec { it_interval: timespec_of(period), it_value: timespec_of(period) };
+            // SAFETY: the timer is the slot's own (created by `posix_timer`, deleted only by `stop` after the swap
+            // that removes it from the slot); `spec` lives across the call; a stale id at worst makes the call fail.
             unsafe { libc::timer_settime(timer, 0, &spec, std::ptr::null_mut()) };
         }
     }
@@ -342,10 +352,17 @@ fn thread_cpu_clock(tid: i32) -> libc::clockid_t {
 /// Reads `si_value.sival_ptr` of a timer signal. x86_64/aarch64 Linux layout: three ints and padding,
 /// then for timers `si_tid`, `si_overrun` and the value (offset 24).
 unsafe fn timer_value(info: *const libc::siginfo_t) -> *const c_void {
+    // SAFETY: the caller passes the kernel's siginfo of a timer signal (SI_TIMER), whose union holds
+    // `si_tid`, `si_overrun` and then the sigval at offset 24 on x86_64 and aarch64 Linux; the read stays
+    // inside the 128-byte siginfo_t.
     unsafe { *((info as *const u8).add(24) as *const *const c_void) }
 }
 
 extern "C" fn on_sigprof(sig: libc::c_int, info: *mut libc::siginfo_t, ucontext: *mut c_void) {
+    // SAFETY: runs as the SIGPROF handler with the kernel's `info` and `ucontext`. Everything below is
+    // async-signal-safe: errno is read through its thread-local location and restored, SHARED is a leaked
+    // `Shared` or null, `take_sample` keeps to atomics and system calls (see the module comment), `monotonic_ns`
+    // is clock_gettime, and `chain` only calls the previous handler with the same arguments.
     unsafe {
         let errno = *libc::__errno_location();
         let shared = SHARED.load(Ordering::Acquire).as_ref();
@@ -365,14 +382,19 @@ extern "C" fn on_sigprof(sig: libc::c_int, info: *mut libc::siginfo_t, ucontext:
 
 /// Returns false if the signal is not ours. Async-signal-safe: atomics, syscalls, the walker.
 unsafe fn take_sample(info: *mut libc::siginfo_t, ucontext: *mut c_void) -> bool {
+    // SAFETY: SHARED is null or a leaked `Shared` that is never freed.
     let Some(shared) = (unsafe { SHARED.load(Ordering::Acquire).as_ref() }) else { return false };
     if info.is_null() {
         return false;
     }
+    // SAFETY: `info` is the kernel's siginfo for this signal, checked for null above.
     let code = unsafe { (*info).si_code };
     if code == libc::SI_TIMER {
+        // SAFETY: `si_code` is SI_TIMER, so the value is the one `posix_timer` put there (a slot pointer, checked
+        // by `slot_index` before use).
         let ptr = unsafe { timer_value(info) } as *const ThreadSlot;
         let Some(index) = shared.slot_index(ptr) else { return false };
+        // SAFETY: `index` is a valid slot index and `ucontext` the kernel's for this signal.
         unsafe { sample_into_ring(shared, index, ucontext) };
         // Re-arm the slot's timer with a fresh jittered period (a stale signal for a reused slot only
         // jitters the new owner's next sample).
@@ -382,16 +404,19 @@ unsafe fn take_sample(info: *mut libc::siginfo_t, ucontext: *mut c_void) -> bool
             let (value, interval) =
                 if on { (next_period(slot), slot.period_ns.load(Ordering::Relaxed)) } else { (0, 0) };
             let spec = libc::itimerspec { it_interval: timespec_of(interval), it_value: timespec_of(value) };
+            // SAFETY: the slot's own timer and a stack `spec`; timer_settime is async-signal-safe (a system call).
             unsafe { libc::timer_settime(timer, 0, &spec, std::ptr::null_mut()) };
             // Switched off meanwhile, after set_enabled's own timer_settime: stop it again.
             if on && !slot.enabled.load(Ordering::SeqCst) {
                 let zero = libc::itimerspec { it_interval: timespec_of(0), it_value: timespec_of(0) };
+                // SAFETY: as above.
                 unsafe { libc::timer_settime(timer, 0, &zero, std::ptr::null_mut()) };
             }
         }
         return true;
     }
     if code == perf_clock::POLL_IN || code == perf_clock::POLL_HUP {
+        // SAFETY: `si_code` is POLL_IN/POLL_HUP, an I/O signal whose siginfo carries `si_fd`.
         let fd = unsafe { perf_clock::signal_fd(info) };
         if fd < 0 || fd as usize >= FD_TABLE {
             return false;
@@ -400,6 +425,7 @@ unsafe fn take_sample(info: *mut libc::siginfo_t, ucontext: *mut c_void) -> bool
         if mapped == 0 {
             return false;
         }
+        // SAFETY: `mapped - 1` is a slot index the table was filled with, `ucontext` the kernel's.
         unsafe { sample_into_ring(shared, mapped as usize - 1, ucontext) };
         let slot = &shared.slots[mapped as usize - 1];
         let clock = slot.perf_clock(fd);
@@ -451,6 +477,7 @@ unsafe fn sample_into_ring(shared: &Shared, index: usize, ucontext: *mut c_void)
     if !shared.running.load(Ordering::Acquire) || !slot.enabled.load(Ordering::Acquire) {
         return;
     }
+    // SAFETY: gettid is a system call without preconditions, async-signal-safe.
     if slot.tid.load(Ordering::Acquire) != unsafe { libc::gettid() } {
         return;
     }
@@ -460,6 +487,8 @@ unsafe fn sample_into_ring(shared: &Shared, index: usize, ucontext: *mut c_void)
     let depth = shared.walk_frames.load(Ordering::Relaxed).min(MAX_FRAMES) as i32;
     let mut env = slot.env.load(Ordering::Acquire);
     if env.is_null() && depth > 0 {
+        // SAFETY: `shared.vm` is the process's JavaVM or null (checked by the callee); we are on the interrupted
+        // thread, whose env GetEnv looks up.
         env = unsafe { env_of_current_thread(shared.vm) };
         if env.is_null() {
             return;
@@ -517,11 +546,14 @@ unsafe fn env_of_current_thread(vm: *mut JavaVM) -> *mut JNIEnv {
 /// Passes a SIGPROF that is not ours to whoever had the signal before us. The default action of SIGPROF
 /// would kill the process, so with no previous handler the signal is ignored.
 unsafe fn chain(sig: libc::c_int, info: *mut libc::siginfo_t, ucontext: *mut c_void) {
+    // SAFETY: PREVIOUS is null or the leaked sigaction `install` filled, never freed.
     let Some(prev) = (unsafe { PREVIOUS.load(Ordering::Acquire).as_ref() }) else { return };
     let handler = prev.sa_sigaction;
     if handler == libc::SIG_DFL || handler == libc::SIG_IGN {
         return;
     }
+    // SAFETY: `handler` is not SIG_DFL/SIG_IGN, so it is the previous handler's function address; SA_SIGINFO
+    // says which of the two signatures it has. It is called in the same signal context it would have had.
     unsafe {
         if prev.sa_flags & libc::SA_SIGINFO != 0 {
             let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut c_void) = std::mem::transmute(handler);

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 /// A TRACE record: its thread (thread=y) and frames as printed.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Trace {
     pub thread: Option<u32>,
     pub frames: Vec<String>,
@@ -37,7 +37,7 @@ pub fn traces(text: &str) -> HashMap<u32, Trace> {
 }
 
 /// One row of CPU SAMPLES / CPU TIME / MONITOR TIME: rank, self %, accum %, count, trace, method.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RankedRow {
     pub rank: u32,
     pub self_pct: f64,

@@ -10,12 +10,17 @@ use std::path::Path;
 /// The flat profile of `path` if it is a text report that holds one; `None` for anything else (binary
 /// files first of all, which the caller then opens as such).
 pub fn read(path: &Path) -> Option<FlatProfile> {
+    parse_flat_profile(&text_report(path)?)
+}
+
+/// The text of `path` if it is a text report: `format=a`'s, or cpu=old's (which has no header). A binary
+/// profile's header line ends in a NUL; a text report has none.
+pub fn text_report(path: &Path) -> Option<String> {
     let bytes = std::fs::read(path).ok()?;
-    // A binary profile's header line ends in a NUL; a text report has none.
-    if !bytes.starts_with(b"JAVA PROFILE") || bytes.contains(&0) {
+    if !(bytes.starts_with(b"JAVA PROFILE") || bytes.starts_with(b"count callee caller time")) || bytes.contains(&0) {
         return None;
     }
-    parse_flat_profile(&String::from_utf8_lossy(&bytes))
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// The profile in -Xprof's layout, rows below `cutoff` of their thread left out.

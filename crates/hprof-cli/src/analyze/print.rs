@@ -1,5 +1,6 @@
 //! `hprof print`: a binary profile as the text report `format=a` writes, record for record; a text report
-//! with a flat profile (`cpu=flat`, `-Xprof`, text only) as that profile.
+//! with a flat profile (`cpu=flat`, `-Xprof`, text only) as that profile; one with CPU TIME sections
+//! (`cpu=times`, text only) as those sections and their traces; cpu=old's file as its pairs.
 
 use super::{Bar, damage, open};
 use hprof_analysis::Dump;
@@ -8,6 +9,8 @@ use hprof_analysis::layout::Layout;
 use hprof_format::binary::{HeapRecord, HeapRecords, Record, Records, Value};
 use hprof_format::model::{CpuReport, CpuReportKind, CpuRow, Site, SiteOrder, SitesReport, ThreadStart};
 use hprof_format::tags::{BasicType, record as tag};
+use hprof_format::text::cpu_time::{parse_cpu_times, parse_old_prof, write_cpu_times, write_old_prof};
+use hprof_format::text::flat::parse_flat_profile;
 use hprof_format::text::heap::{self as lines, ClassLine, RootLine};
 use hprof_format::text::{
     write_cpu_report, write_header_as, write_sites, write_thread_end, write_thread_start, write_trace,
@@ -21,7 +24,8 @@ const CUTOFF: f64 = 0.0001;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A binary HPROF profile (format=b) or heap dump, or a text report with a flat profile (cpu=flat).
+    /// A binary HPROF profile (format=b) or heap dump, or a text report with a flat profile (cpu=flat),
+    /// CPU TIME (cpu=times) or cpu=old's pairs.
     pub file: PathBuf,
     /// Write to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
@@ -30,15 +34,41 @@ pub struct Args {
     pub layout: super::LayoutArg,
 }
 
-pub fn run(a: &Args) -> Result<(), String> {
-    if let Some(flat) = super::flat_text::read(&a.file) {
+/// Prints what a text report holds that has no binary form; false when it holds none of it.
+fn print_text_report(a: &Args, text: &str) -> Result<bool, String> {
+    let open_output = || -> Result<BufWriter<Box<dyn Write>>, String> {
         let out: Box<dyn Write> = match &a.output {
             Some(p) => Box::new(std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?),
             None => Box::new(io::stdout().lock()),
         };
-        let mut w = BufWriter::new(out);
-        super::flat_text::print(&mut w, &flat, CUTOFF).and_then(|_| w.flush()).map_err(|e| e.to_string())?;
-        return Ok(());
+        Ok(BufWriter::new(out))
+    };
+    let written = if let Some(flat) = parse_flat_profile(text) {
+        let mut w = open_output()?;
+        super::flat_text::print(&mut w, &flat, CUTOFF).and_then(|_| w.flush())
+    } else if let Some(times) = parse_cpu_times(text) {
+        let mut w = open_output()?;
+        write_cpu_times(&mut w, &times, CUTOFF).and_then(|_| w.flush())
+    } else if let Some(old) = parse_old_prof(text) {
+        let mut w = open_output()?;
+        write_old_prof(&mut w, &old).and_then(|_| w.flush())
+    } else {
+        return Ok(false);
+    };
+    written.map_err(|e| e.to_string())?;
+    Ok(true)
+}
+
+pub fn run(a: &Args) -> Result<(), String> {
+    if let Some(text) = super::flat_text::text_report(&a.file) {
+        if print_text_report(a, &text)? {
+            return Ok(());
+        }
+        return Err(format!(
+            "{}: a text report without a flat profile, CPU TIME or cpu=old's pairs; `hprof print` shows those \
+             (the other records of a text report are readable as they are)",
+            a.file.display()
+        ));
     }
     let bar = Bar::new();
     let d = open(&a.file, &bar)?;
@@ -171,7 +201,8 @@ pub fn write_report(w: &mut dyn Write, d: &Dump, layout: Layout) -> io::Result<O
                     })
                     .collect();
                 rows.sort_by(|a, b| b.weight.cmp(&a.weight).then(a.trace_serial.cmp(&b.trace_serial)));
-                let report = CpuReport { kind: CpuReportKind::Samples, total: total as u64, cutoff: CUTOFF, rows };
+                let report =
+                    CpuReport { kind: CpuReportKind::Samples, total: total as u64, cutoff: CUTOFF, rows, note: None };
                 write_cpu_report(w, &report, &date(d, raw.micros))?;
             }
             _ => {}

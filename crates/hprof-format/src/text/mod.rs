@@ -1,6 +1,7 @@
 //! The text report (`format=a`), in the layout the original HPROF printed, so that existing readers and
 //! habits keep working. Each function writes one record kind.
 
+pub mod cpu_time;
 pub mod flat;
 pub mod heap;
 mod monitor;

@@ -45,6 +45,9 @@ pub fn write_cpu_report(w: &mut dyn Write, report: &CpuReport, date: &str) -> io
         CpuReportKind::Times => report.total / 1_000_000,
     };
     writeln!(w, "{name} BEGIN (total = {total}) {date}")?;
+    if let Some(note) = &report.note {
+        writeln!(w, "{note}")?;
+    }
     let mut rows = report.ranked().peekable();
     if rows.peek().is_some() {
         writeln!(w, "rank   self  accum   count trace method")?;
@@ -141,6 +144,7 @@ mod tests {
                 CpuRow { weight: 8, count: 8, trace_serial: 300118, top_method: Some("CpuBound.mapWork".into()) },
                 CpuRow { weight: 2, count: 2, trace_serial: 300039, top_method: None },
             ],
+            note: None,
         };
         let mut out = Vec::new();
         write_cpu_report(&mut out, &report, "DATE").unwrap();
@@ -154,7 +158,7 @@ mod tests {
 
     #[test]
     fn empty_cpu_report_has_no_column_line() {
-        let report = CpuReport { kind: CpuReportKind::Times, total: 0, cutoff: 0.0001, rows: vec![] };
+        let report = CpuReport { kind: CpuReportKind::Times, total: 0, cutoff: 0.0001, rows: vec![], note: None };
         let mut out = Vec::new();
         write_cpu_report(&mut out, &report, "D").unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), "CPU TIME (ms) BEGIN (total = 0) D\nCPU TIME (ms) END\n");

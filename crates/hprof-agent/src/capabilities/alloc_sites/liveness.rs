@@ -218,6 +218,9 @@ impl Liveness {
         let read_slots = !crate::collector::is_concurrent();
         let is_dead = |r: &Record| {
             if read_slots {
+                // SAFETY: every record holds a live weak global reference (null ones are never recorded; a record's
+                // reference is deleted only when the record is dropped below), and the handle minus its tag bits is the
+                // address of its slot in the JVM's weak handle storage, which stays allocated while the reference lives.
                 unsafe { std::ptr::read_volatile((r.weak & !WEAK_TAG_BITS) as *const usize) == 0 }
             } else {
                 jni.is_same_object(r.weak as sys::jobject, std::ptr::null_mut())

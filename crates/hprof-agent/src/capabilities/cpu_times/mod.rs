@@ -14,7 +14,7 @@ mod probe_class;
 mod recorder;
 mod report;
 
-use crate::agent::{Agent, agent};
+use crate::context::{Context, current};
 use crate::hub::{Capability, ControlCommand, DumpReason};
 use crate::log;
 use crate::options::{CpuMode, Options};
@@ -22,7 +22,7 @@ use jvmti::{CapabilityFlag, EventHandler, Jni, sys};
 use method_table::{MethodEntry, MethodTable};
 use recorder::{Registry, Settings};
 use std::ffi::{CStr, CString};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// What the probes reach without a `self`: they are plain native functions.
@@ -33,10 +33,12 @@ struct Shared {
     /// The probe class is defined and bound: from now on classes get probes.
     ready: AtomicBool,
     thread_serials: bool,
-    /// Methods and classes left without probes, and why (printed once, at the first dump).
+    /// Methods and classes left without probes, and why: on stderr at the first dump, and in the reports,
+    /// each in the first report written after it was found.
     notes: Mutex<Vec<String>>,
     native_methods: AtomicU64,
     notes_printed: AtomicBool,
+    notes_reported: AtomicUsize,
 }
 
 static SHARED: OnceLock<Shared> = OnceLock::new();
@@ -68,6 +70,7 @@ impl CpuTimes {
             notes: Mutex::new(Vec::new()),
             native_methods: AtomicU64::new(0),
             notes_printed: AtomicBool::new(false),
+            notes_reported: AtomicUsize::new(0),
         });
         CpuTimes { old: options.cpu == Some(CpuMode::Old), cutoff: options.cutoff }
     }
@@ -85,7 +88,7 @@ fn thread_serial(s: &Shared) -> u32 {
     if !s.thread_serials {
         return 0;
     }
-    let Some(a) = agent() else { return 0 };
+    let Some(a) = current() else { return 0 };
     match a.jvmti.current_thread() {
         Ok(t) => a.threads.serial_of(a, t),
         Err(_) => 0,
@@ -140,7 +143,7 @@ fn install_probes(jni: Jni) -> Result<(), String> {
 
 /// Gives probes to the classes loaded before the hook was live, a batch at a time; a batch the JVM refuses
 /// is retried class by class so that one class cannot keep the others out.
-fn retransform_loaded(agent: &Agent, jni: Jni, s: &Shared) {
+fn retransform_loaded(agent: &Context, jni: Jni, s: &Shared) {
     let Ok(classes) = agent.jvmti.loaded_classes() else { return };
     let mut modifiable = Vec::new();
     for c in classes {
@@ -166,7 +169,7 @@ fn retransform_loaded(agent: &Agent, jni: Jni, s: &Shared) {
 }
 
 /// Its classes arrive through the agent's chain of class rewriters (`Capability::on_class_file_load`).
-impl EventHandler<Agent> for CpuTimes {}
+impl EventHandler<Context> for CpuTimes {}
 
 impl Capability for CpuTimes {
     fn name(&self) -> &'static str {
@@ -181,7 +184,7 @@ impl Capability for CpuTimes {
         vec![CapabilityFlag::CanRetransformClasses, CapabilityFlag::CanRetransformAnyClass]
     }
 
-    fn on_vm_init(&self, agent: &Agent, jni: Jni) {
+    fn on_vm_init(&self, agent: &Context, jni: Jni) {
         let Some(s) = shared() else { return };
         if let Err(e) = install_probes(jni) {
             log::error(&format!("cpu=times: {e}; no method will be timed"));
@@ -193,7 +196,7 @@ impl Capability for CpuTimes {
 
     fn on_class_file_load(
         &self,
-        _agent: &Agent,
+        _agent: &Context,
         _jni: Option<Jni>,
         _class_being_redefined: sys::jclass,
         _loader: sys::jobject,
@@ -249,18 +252,19 @@ impl Capability for CpuTimes {
         Some((40, "CPU usage by timing methods"))
     }
 
-    fn write_dump(&self, agent: &Agent, _jni: Option<Jni>, _reason: DumpReason) {
+    fn write_dump(&self, agent: &Context, _jni: Option<Jni>, _reason: DumpReason) {
         let Some(s) = shared() else { return };
         self.print_notes_once(s);
+        let note = new_notes(s);
         if self.old {
-            agent.output.text(|w| report::write_old(w, &s.methods, &s.registry));
+            agent.output.text(|w| report::write_old(w, &s.methods, &s.registry, note.as_deref()));
         } else {
-            let r = report::cpu_time(agent, &s.methods, &s.registry, self.cutoff);
+            let r = report::cpu_time(agent, &s.methods, &s.registry, self.cutoff, note);
             agent.output.cpu(agent, &r);
         }
     }
 
-    fn handle_command(&self, agent: &Agent, jni: Option<Jni>, command: &ControlCommand) -> bool {
+    fn handle_command(&self, agent: &Context, jni: Option<Jni>, command: &ControlCommand) -> bool {
         match command {
             ControlCommand::CpuSamples { .. } => {
                 self.write_dump(agent, jni, DumpReason::Command);
@@ -270,6 +274,13 @@ impl Capability for CpuTimes {
             _ => false,
         }
     }
+}
+
+/// The report's note: the native methods so far, and the methods not listed in an earlier report.
+fn new_notes(s: &Shared) -> Option<String> {
+    let notes = s.notes.lock().unwrap_or_else(|e| e.into_inner());
+    let from = s.notes_reported.swap(notes.len(), Ordering::Relaxed).min(notes.len());
+    report::not_timed(s.native_methods.load(Ordering::Relaxed), &notes[from..])
 }
 
 impl CpuTimes {

@@ -3,7 +3,7 @@
 
 use super::method_table::{MethodEntry, MethodTable};
 use super::recorder::{ROOT, Registry};
-use crate::agent::Agent;
+use crate::context::Context;
 use hprof_format::model::{CpuReport, CpuReportKind, CpuRow, Frame, LineNumber};
 use rustc_hash::FxHashMap;
 use std::io::{self, Write};
@@ -42,7 +42,13 @@ fn frame_of(methods: &MethodTable, id: u32) -> Frame {
     }
 }
 
-pub fn cpu_time(agent: &Agent, methods: &MethodTable, registry: &Registry, cutoff: f64) -> CpuReport {
+pub fn cpu_time(
+    agent: &Context,
+    methods: &MethodTable,
+    registry: &Registry,
+    cutoff: f64,
+    note: Option<String>,
+) -> CpuReport {
     let depth = agent.depth();
     let mut frame_index: FxHashMap<u32, u32> = FxHashMap::default();
     let mut by_trace: FxHashMap<u32, (u64, f64)> = FxHashMap::default();
@@ -80,7 +86,7 @@ pub fn cpu_time(agent: &Agent, methods: &MethodTable, registry: &Registry, cutof
         })
         .collect();
     rows.sort_by(|a, b| b.weight.cmp(&a.weight).then(a.trace_serial.cmp(&b.trace_serial)));
-    CpuReport { kind: CpuReportKind::Times, total: total as u64, cutoff, rows }
+    CpuReport { kind: CpuReportKind::Times, total: total as u64, cutoff, rows, note }
 }
 
 fn qualified(methods: &MethodTable, id: u32, unknown: &str) -> String {
@@ -90,9 +96,22 @@ fn qualified(methods: &MethodTable, id: u32, unknown: &str) -> String {
     }
 }
 
+/// The methods left without probes, for the report: how many native ones, then each other method or class
+/// with its reason, `(not timed: …)` a line, as SITES prints its notes. `notes` are the ones no earlier
+/// report listed.
+pub fn not_timed(native_methods: u64, notes: &[String]) -> Option<String> {
+    let mut lines = Vec::with_capacity(notes.len() + 1);
+    if native_methods > 0 {
+        lines.push(format!("(not timed: {native_methods} native methods, which have no bytecode)"));
+    }
+    lines.extend(notes.iter().map(|n| format!("(not timed: {n})")));
+    if lines.is_empty() { None } else { Some(lines.join("\n")) }
+}
+
 /// cpu=old: `count callee caller time`, one line per (callee, caller) pair, most calls first; time is the
-/// callee's inclusive CPU time in milliseconds.
-pub fn write_old(w: &mut dyn Write, methods: &MethodTable, registry: &Registry) -> io::Result<()> {
+/// callee's inclusive CPU time in milliseconds. The methods not timed follow the pairs, as `(not timed: …)`
+/// lines (the old format has no header to put them under).
+pub fn write_old(w: &mut dyn Write, methods: &MethodTable, registry: &Registry, note: Option<&str>) -> io::Result<()> {
     let mut pairs: FxHashMap<(u32, u32), (u64, f64)> = FxHashMap::default();
     for snap in snapshots(registry) {
         let mut inclusive: Vec<f64> = snap.nodes.iter().map(|n| n.3.max(0.0)).collect();
@@ -121,6 +140,9 @@ pub fn write_old(w: &mut dyn Write, methods: &MethodTable, registry: &Registry) 
             qualified(methods, caller, "<unknown caller>"),
             (ns / 1e6) as u64
         )?;
+    }
+    if let Some(note) = note {
+        writeln!(w, "{note}")?;
     }
     Ok(())
 }

@@ -9,7 +9,7 @@
 //! the primordial phase, when JVMTI cannot name methods yet: we recognise it by that address. Virtual threads
 //! park instead of reaching it, so they print no SLEEP lines.
 
-use crate::agent::{Agent, agent};
+use crate::context::{Context, current};
 use crate::panic_guard::guard;
 use hprof_format::text::write_sleep;
 use jvmti::{Jni, sys};
@@ -22,7 +22,7 @@ static ORIGINAL_MILLIS: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut())
 static ORIGINAL_NANOS: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
 
 /// NativeMethodBind: redirects the binding to `JVM_Sleep` to our wrapper.
-pub fn on_native_method_bind(agent: &Agent, address: *mut c_void, new_address: *mut *mut c_void) {
+pub fn on_native_method_bind(agent: &Context, address: *mut c_void, new_address: *mut *mut c_void) {
     if address.is_null() || new_address.is_null() {
         return;
     }
@@ -37,6 +37,8 @@ pub fn on_native_method_bind(agent: &Agent, address: *mut c_void, new_address: *
             (&ORIGINAL_MILLIS, sleep_millis)
         };
     original.store(address, Ordering::Release);
+    // SAFETY: `new_address` is NativeMethodBind's out-parameter, non-null (checked above) and writable for
+    // the duration of the event; the wrapper has the signature of the function it replaces.
     unsafe { *new_address = wrapper as *mut c_void };
 }
 
@@ -53,11 +55,13 @@ fn jvm_sleep_functions() -> (*mut c_void, *mut c_void) {
 
 unsafe extern "system" fn sleep_millis(env: *mut sys::JNIEnv, class: sys::jclass, millis: sys::jlong) {
     report(env, millis);
+    // SAFETY: the JVM calls this in place of JVM_Sleep with that function's arguments.
     unsafe { call(&ORIGINAL_MILLIS, env, class, millis) }
 }
 
 unsafe extern "system" fn sleep_nanos(env: *mut sys::JNIEnv, class: sys::jclass, nanos: sys::jlong) {
     report(env, nanos / 1_000_000);
+    // SAFETY: the JVM calls this in place of JVM_Sleep/JVM_SleepNanos with that function's arguments.
     unsafe { call(&ORIGINAL_NANOS, env, class, nanos) }
 }
 
@@ -65,7 +69,10 @@ unsafe fn call(original: &AtomicPtr<c_void>, env: *mut sys::JNIEnv, class: sys::
     let f = original.load(Ordering::Acquire);
     // Set before the wrapper was handed to the JVM, so never null here.
     if !f.is_null() {
+        // SAFETY: a non-null value in `original` is the address of the JVM function the wrapper replaced, which
+        // has the SleepFn signature.
         let f: SleepFn = unsafe { std::mem::transmute::<*mut c_void, SleepFn>(f) };
+        // SAFETY: the original function, called with the arguments the JVM gave the wrapper, on the same thread.
         unsafe { f(env, class, arg) }
     }
 }
@@ -74,10 +81,12 @@ unsafe fn call(original: &AtomicPtr<c_void>, env: *mut sys::JNIEnv, class: sys::
 fn report(env: *mut sys::JNIEnv, timeout_ms: i64) {
     guard(
         || {
-            let Some(agent) = agent() else { return };
+            let Some(agent) = current() else { return };
             if !agent.is_live() || env.is_null() {
                 return;
             }
+            // SAFETY: `env` is the sleeping thread's JNIEnv (checked non-null above), passed by the JVM to the native
+            // method, and we are on that thread.
             let jni = unsafe { Jni::from_raw(env) };
             let serial = match agent.jvmti.current_thread() {
                 Ok(thread) => {
