@@ -149,6 +149,7 @@ impl Running {
     }
 
     pub fn signal(&self, sig: i32) {
+        // SAFETY: kill has no memory preconditions; the child is ours and not yet reaped while `self` holds it.
         unsafe { libc::kill(self.child.id() as i32, sig) };
     }
 

@@ -6,7 +6,7 @@
 
 use super::class_of;
 use super::lock_stacks::LockStacks;
-use crate::agent::Agent;
+use crate::context::Context;
 use crate::traces::RawFrame;
 use hprof_format::model::{MonitorTimeReport, MonitorTimeRow};
 use jvmti::{Jni, sys};
@@ -58,7 +58,7 @@ impl Contention {
     }
 
     /// MonitorContendedEnter: `thread` (the current one, with key `key`) is about to block on `object`.
-    pub fn on_enter(&self, agent: &Agent, jni: Jni, thread: sys::jthread, key: u64, object: sys::jobject) {
+    pub fn on_enter(&self, agent: &Context, jni: Jni, thread: sys::jthread, key: u64, object: sys::jobject) {
         let class_serial = class_of(agent, jni, object).map(|c| c.serial).unwrap_or(0);
         let raw = self.current_stack(agent);
         let depth = agent.depth().min(raw.len());
@@ -87,7 +87,7 @@ impl Contention {
     }
 
     /// The current thread's stack, top first: depth= frames, or the full stack for the lock flame graph.
-    fn current_stack(&self, agent: &Agent) -> Vec<RawFrame> {
+    fn current_stack(&self, agent: &Context) -> Vec<RawFrame> {
         let depth = agent.depth();
         if self.lock_stacks.is_none() {
             return stack_of_current_thread(agent, depth);
@@ -102,7 +102,7 @@ impl Contention {
     }
 
     /// MONITOR TIME so far, waits still in progress included: rows by blocked time, largest first.
-    pub fn report(&self, agent: &Agent) -> MonitorTimeReport {
+    pub fn report(&self, agent: &Context) -> MonitorTimeReport {
         let now = Instant::now();
         let mut totals: FxHashMap<RowKey, Totals> = {
             let state = self.lock();
@@ -132,7 +132,7 @@ impl Contention {
     }
 
     /// Writes the lock flame graph and/or collapsed stacks, if asked for, waits in progress included.
-    pub fn write_lock_stacks(&self, agent: &Agent) {
+    pub fn write_lock_stacks(&self, agent: &Context) {
         let Some(stacks) = &self.lock_stacks else { return };
         let now = Instant::now();
         let in_progress: Vec<(u32, u64)> =
@@ -144,7 +144,7 @@ impl Contention {
 /// Frames a full-stack walk asks for first.
 const FIRST_TRY_FRAMES: usize = 128;
 
-fn stack_of_current_thread(agent: &Agent, frames: usize) -> Vec<RawFrame> {
+fn stack_of_current_thread(agent: &Context, frames: usize) -> Vec<RawFrame> {
     // SAFETY: jvmtiFrameInfo is a plain C struct (a method id pointer and a location) for which all zero
     // bytes are valid.
     let mut buf = vec![unsafe { std::mem::zeroed::<sys::jvmtiFrameInfo>() }; frames];
