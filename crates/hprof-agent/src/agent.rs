@@ -110,6 +110,8 @@ pub fn start_session(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Res
     let (hub, capabilities) = subscribe(capabilities::build(&options)?, kind);
     hub.request_capabilities(jvmti).map_err(|e| e.to_string())?;
     let output = Output::open(&options)?;
+    // From here on an error would not stop the JVM from starting: errorexit=y makes it end the JVM.
+    log::exit_on_error(options.error_exit);
     let session = *sessions + 1;
     let ctx =
         Context::new(vm, jvmti, jvmti_version, options, output, kind, session, option_string.unwrap_or("").to_owned());
@@ -177,8 +179,9 @@ fn need_of(flag: CapabilityFlag, kind: LoadKind) -> Need {
 extern "C" fn flush_at_exit() {
     crate::panic_guard::guard(
         || {
+            log::process_exiting();
             if let Some(a) = agent() {
-                if a.ctx.is_live() && !a.ctx.is_exiting() {
+                if a.ctx.is_live() && !a.ctx.is_exiting() && !log::terminating() {
                     a.exit_without_vm_death();
                 }
                 a.ctx.output.flush_at_exit();
