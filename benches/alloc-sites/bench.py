@@ -4,8 +4,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
-from common import (AGENT, build, compile_java, fresh_dir, interleaved_samples, java, print_paired_table,  # noqa: E402
-                    javac_workload, log, timed, wall_and_cpu)
+import common  # noqa: E402
+from common import AGENT, build, compile_java, fresh_dir, java, javac_runs, print_paired_table, program_runs, timed  # noqa: E402
 
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 8
 EXPECTED = {  # class: (allocated objects, live objects) as AllocSites makes them
@@ -45,29 +45,16 @@ def exactness(classes):
 
 
 def overhead(classes):
-    javac_args, files = javac_workload()
     jfr_dir = fresh_dir("sites-jfr")
     agent_dir = fresh_dir("sites-agent")
-    out = fresh_dir("sites-javac-out")
-    javac = str(Path(java()).with_name("javac"))
-
-    def run_javac(extra):
-        return lambda: wall_and_cpu([javac] + [f"-J{e}" for e in extra] + javac_args + [str(out)] + files)
-
-    def run_alloc(extra):
-        return lambda: wall_and_cpu([java()] + extra + ["-cp", str(classes), "AllocSites", "60"])
-
     configs = {
         "none": [],
         "exact depth=4": [f"-agentpath:{AGENT}=heap=sites,depth=4,file={agent_dir}/exact.txt"],
         "sampled 512k": [f"-agentpath:{AGENT}=heap=sites,depth=4,alloc_interval=512k,file={agent_dir}/sampled.txt"],
         "JFR profile": [f"-XX:StartFlightRecording=settings=profile,filename={jfr_dir}/rec.jfr"],
     }
-    results = {}
-    for workload, runner in (("javac java/util", run_javac), ("AllocSites 60", run_alloc)):
-        log(f"overhead: {workload}")
-        results[workload] = interleaved_samples({name: runner(extra) for name, extra in configs.items()}, RUNS)
-    return results
+    workloads = {"javac java/util": javac_runs("sites"), "AllocSites 60": program_runs(classes, "AllocSites", 60)}
+    return common.overhead(workloads, configs, RUNS)
 
 
 def memory_per_object(classes, n=2_000_000):

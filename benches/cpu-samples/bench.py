@@ -4,8 +4,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
-from common import (AGENT, build, compile_java, fresh_dir, interleaved_samples, java, javac_workload, log,  # noqa: E402
-                    print_paired_table, timed, wall_and_cpu)
+import common  # noqa: E402
+from common import AGENT, build, compile_java, fresh_dir, java, javac_runs, print_paired_table, program_runs, timed  # noqa: E402
 
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 10
 # About 10 s: long enough that JVM start-up and warm-up do not make the whole run.
@@ -58,18 +58,8 @@ def accuracy(classes, sampler, seconds=20):
 
 def overhead(classes):
     """Every configuration RUNS times, interleaved; wall and CPU time of the whole process tree."""
-    javac_args, files = javac_workload()
     jfr_dir = fresh_dir("cpu-jfr")
     agent_dir = fresh_dir("cpu-agent")
-    out = fresh_dir("cpu-javac-out")
-    javac = str(Path(java()).with_name("javac"))
-
-    def run_javac(extra):
-        return lambda: wall_and_cpu([javac] + [f"-J{e}" for e in extra] + javac_args + [str(out)] + files)
-
-    def run_bound(extra):
-        return lambda: wall_and_cpu([java()] + extra + ["-cp", str(classes), "CpuBound", str(BOUND_ROUNDS)])
-
     configs = {
         "none": [],
         "cpu=samples": [f"-agentpath:{AGENT}=cpu=samples,interval=10,file={agent_dir}/out.txt"],
@@ -77,11 +67,9 @@ def overhead(classes):
         # What the JIT's extra debug information costs on its own, without any agent.
         "DebugNonSafepoints": ["-XX:+UnlockDiagnosticVMOptions", "-XX:+DebugNonSafepoints"],
     }
-    results = {}
-    for workload, runner in ((f"javac java/util", run_javac), (f"CpuBound {BOUND_ROUNDS}", run_bound)):
-        log(f"overhead: {workload}")
-        results[workload] = interleaved_samples({name: runner(extra) for name, extra in configs.items()}, RUNS)
-    return results
+    workloads = {"javac java/util": javac_runs("cpu"),
+                 f"CpuBound {BOUND_ROUNDS}": program_runs(classes, "CpuBound", BOUND_ROUNDS)}
+    return common.overhead(workloads, configs, RUNS)
 
 
 def main():

@@ -8,28 +8,20 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
-from common import AGENT, build, fresh_dir, interleaved_samples, java, javac_workload, log, print_paired_table, wall_and_cpu  # noqa: E402
+from common import AGENT, build, fresh_dir, javac_runs, overhead, print_paired_table  # noqa: E402
 
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 8
 
 
 def main():
     build()
-    javac_args, files = javac_workload()
-    out = fresh_dir("flat-javac-out")
     agent_dir = fresh_dir("flat-agent")
-    javac = str(Path(java()).with_name("javac"))
-
-    def run(extra):
-        return lambda: wall_and_cpu([javac] + [f"-J{e}" for e in extra] + javac_args + [str(out)] + files)
-
     configs = {
         "none": [],
         "cpu=samples": [f"-agentpath:{AGENT}=cpu=samples,interval=10,file={agent_dir}/samples.txt"],
         "cpu=flat": [f"-agentpath:{AGENT}=cpu=flat,interval=10,file={agent_dir}/flat.txt"],
     }
-    log("overhead: javac java/util")
-    results = {"javac java/util": interleaved_samples({n: run(e) for n, e in configs.items()}, RUNS)}
+    results = overhead({"javac java/util": javac_runs("flat")}, configs, RUNS)
     flat = (agent_dir / "flat.txt").read_text()
     if "Flat profile of" not in flat or "Global summary of" not in flat:
         sys.exit("cpu=flat wrote no flat profile")

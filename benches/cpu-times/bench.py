@@ -4,8 +4,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
-from common import (AGENT, build, compile_java, fresh_dir, interleaved_samples, java, javac_workload, log,  # noqa: E402
-                    print_paired_table, wall_and_cpu)
+import common  # noqa: E402
+from common import AGENT, build, compile_java, fresh_dir, javac_runs, print_paired_table, program_runs  # noqa: E402
 
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 3
 # HPROF's own CpuBound figure (54x) came from a run of about 10 s without an agent.
@@ -13,27 +13,15 @@ BOUND_ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 100
 
 
 def overhead(classes):
-    javac_args, files = javac_workload()
     agent_dir = fresh_dir("cpu-times-agent")
-    out = fresh_dir("cpu-times-javac-out")
-    javac = str(Path(java()).with_name("javac"))
-
-    def run_javac(extra):
-        return lambda: wall_and_cpu([javac] + [f"-J{e}" for e in extra] + javac_args + [str(out)] + files)
-
-    def run_bound(extra):
-        return lambda: wall_and_cpu([java()] + extra + ["-cp", str(classes), "CpuBound", str(BOUND_ROUNDS)])
-
     configs = {
         "none": [],
         "cpu=samples": [f"-agentpath:{AGENT}=cpu=samples,interval=10,file={agent_dir}/samples.txt"],
         "cpu=times": [f"-agentpath:{AGENT}=cpu=times,file={agent_dir}/times.txt"],
     }
-    results = {}
-    for workload, runner in (("javac java/util", run_javac), (f"CpuBound {BOUND_ROUNDS}", run_bound)):
-        log(f"overhead: {workload}")
-        results[workload] = interleaved_samples({name: runner(extra) for name, extra in configs.items()}, RUNS)
-    return results
+    workloads = {"javac java/util": javac_runs("cpu-times"),
+                 f"CpuBound {BOUND_ROUNDS}": program_runs(classes, "CpuBound", BOUND_ROUNDS)}
+    return common.overhead(workloads, configs, RUNS)
 
 
 def main():

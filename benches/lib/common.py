@@ -81,6 +81,37 @@ def wall_and_cpu(cmd):
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def javac_runs(name):
+    """Runs of javac compiling java/util (see `javac_workload`) under extra JVM options: returns
+    `run(extra)`, which gives a function that makes one run and returns its (wall, CPU) seconds. `name`
+    keys the directory the classes are written to."""
+    javac_args, files = javac_workload()
+    out = fresh_dir(f"{name}-javac-out")
+    javac = str(Path(java()).with_name("javac"))
+
+    def run(extra):
+        return lambda: wall_and_cpu([javac] + [f"-J{e}" for e in extra] + javac_args + [str(out)] + files)
+    return run
+
+
+def program_runs(classes, *program):
+    """Runs of a Java program (main class and arguments) from `classes` under extra JVM options, as
+    `javac_runs` gives them."""
+    def run(extra):
+        return lambda: wall_and_cpu([java()] + extra + ["-cp", str(classes)] + [str(a) for a in program])
+    return run
+
+
+def overhead(workloads, configs, runs):
+    """Each workload (name → runs from `javac_runs`/`program_runs`) under every configuration (name → JVM
+    options), interleaved `runs` times: workload → config → [(wall, cpu), …] for `print_paired_table`."""
+    results = {}
+    for workload, runner in workloads.items():
+        log(f"overhead: {workload}")
+        results[workload] = interleaved_samples({name: runner(extra) for name, extra in configs.items()}, runs)
+    return results
+
+
 def paired_ratio(base, other, resamples=4000, seed=1):
     """Median of the per-round ratios other[i] / base[i] (rounds run interleaved, so that drift in the
     machine's speed hits both alike) and a 95% bootstrap interval for it: (median, low, high)."""

@@ -17,9 +17,6 @@
 //! [`WalkError`] and the caller falls back to JVMTI. Only x86-64 Linux is supported; elsewhere
 //! [`Walker::new`] says so.
 
-// Every unsafe block says why it is sound (`// SAFETY: …`); `make lint` keeps it so.
-#![warn(clippy::undocumented_unsafe_blocks)]
-
 mod code_cache;
 pub mod heap;
 pub mod java_thread;

@@ -5,8 +5,10 @@ pub fn ctime(millis_since_epoch: u64) -> String {
     const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
     const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
     let secs = (millis_since_epoch / 1000) as libc::time_t;
+    // SAFETY: libc::tm is a C struct of integers and a pointer, valid when zeroed.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
     // localtime_r is thread-safe; it reads TZ once per process through tzset.
+    // SAFETY: both pointers are to live locals; localtime_r writes only `tm`.
     if unsafe { libc::localtime_r(&secs, &mut tm) }.is_null() {
         return format!("@{}", millis_since_epoch / 1000);
     }

@@ -6,6 +6,7 @@
 
 use hprof_format::binary::{Body, RecordWriter};
 use hprof_format::tags::{heap as sub, record};
+use jvm_harness::mutation::{Rng, mutate};
 use std::path::PathBuf;
 
 include!("../../../fuzz/fuzz_targets/records_exercise.rs");
@@ -41,54 +42,6 @@ fn every_corpus_input_parses_or_fails_cleanly() {
         if name.starts_with("seed-") {
             // The seeds are whole dumps: every sub-record must be read, or the mutations below test little.
             assert!(subs >= 12, "{name}: only {subs} heap sub-records read");
-        }
-    }
-}
-
-/// xorshift: deterministic, so a failure names a replayable (seed, round).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
-fn mutate(rng: &mut Rng, data: &mut Vec<u8>) {
-    for _ in 0..1 + rng.below(4) {
-        if data.is_empty() {
-            return;
-        }
-        let at = rng.below(data.len());
-        match rng.below(6) {
-            0 => data[at] ^= 1 << rng.below(8),
-            1 => data[at] = [0, 0xFF, 0x7F, 0x80][rng.below(4)],
-            2 => {
-                // A length or count rewritten: four bytes big-endian, huge or small.
-                let v: u32 = [0, 1, 0xFFFF_FFFF, 0x7FFF_FFFF, rng.next() as u32][rng.below(5)];
-                for (i, b) in v.to_be_bytes().iter().enumerate() {
-                    if let Some(x) = data.get_mut(at + i) {
-                        *x = *b;
-                    }
-                }
-            }
-            3 => data.truncate(at),
-            4 => {
-                let n = rng.below(16).min(data.len() - at);
-                data.drain(at..at + n);
-            }
-            _ => {
-                let from = rng.below(data.len());
-                let n = rng.below(32).min(data.len() - from);
-                let chunk: Vec<u8> = data[from..from + n].to_vec();
-                data.splice(at..at, chunk);
-            }
         }
     }
 }

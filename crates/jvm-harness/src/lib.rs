@@ -5,6 +5,7 @@
 //! across all test threads and test processes (a file lock per slot).
 
 mod jdk;
+pub mod mutation;
 mod run;
 mod skip;
 mod slots;

@@ -13,18 +13,21 @@ pub(crate) struct FileLock(File);
 impl FileLock {
     pub(crate) fn exclusive(path: &Path) -> FileLock {
         let f = OpenOptions::new().create(true).truncate(false).write(true).open(path).expect("lock file");
+        // SAFETY: flock on the descriptor of a file we just opened and own.
         unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) };
         FileLock(f)
     }
 
     fn try_exclusive(path: &Path) -> Option<FileLock> {
         let f = OpenOptions::new().create(true).truncate(false).write(true).open(path).ok()?;
+        // SAFETY: as in `exclusive`.
         (unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0).then_some(FileLock(f))
     }
 }
 
 impl Drop for FileLock {
     fn drop(&mut self) {
+        // SAFETY: flock on the descriptor `self` owns, still open until the File drops after this.
         unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
     }
 }

@@ -130,12 +130,14 @@ pub enum Event<'a> {
 /// # Safety
 /// `p` must be null or a NUL-terminated string that outlives `'a`.
 unsafe fn text<'a>(p: *const c_char) -> &'a str {
+    // SAFETY: non-null, and the caller guarantees a NUL-terminated string that outlives 'a.
     if p.is_null() { "" } else { unsafe { CStr::from_ptr(p) }.to_str().unwrap_or("?") }
 }
 
 /// # Safety
 /// `p` must point to `n` elements (or `n` be 0) that outlive `'a`.
 unsafe fn slice<'a, T>(p: *const T, n: i32) -> &'a [T] {
+    // SAFETY: non-null with n > 0, and the caller guarantees n elements that outlive 'a.
     if p.is_null() || n <= 0 { &[] } else { unsafe { std::slice::from_raw_parts(p, n as usize) } }
 }
 
@@ -145,6 +147,7 @@ unsafe fn bytes<'a>(begin: *const c_char, end: *const c_char) -> &'a [u8] {
     if begin.is_null() || end < begin {
         return &[];
     }
+    // SAFETY: the caller guarantees one buffer from `begin` to `end` (end >= begin checked) that outlives 'a.
     unsafe { std::slice::from_raw_parts(begin.cast(), end.offset_from(begin) as usize) }
 }
 
@@ -154,7 +157,7 @@ impl<'a> Event<'a> {
     pub(crate) unsafe fn decode(raw: &'a JVMPI_Event) -> Event<'a> {
         let env = raw.env_id;
         let u = &raw.u;
-        // SAFETY (whole match): each arm reads the union member of its event type, as the VM filled it.
+        // SAFETY: (the whole match) each arm reads the union member of its event type, as the VM filled it.
         unsafe {
             match raw.event_type & !JVMPI_REQUESTED_EVENT {
                 JVMPI_EVENT_CLASS_LOAD => {

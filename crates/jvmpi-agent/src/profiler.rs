@@ -9,6 +9,7 @@ pub struct Profiler(*mut JVMPI_Interface);
 
 // SAFETY: the interface is a table of functions the VM allows from any thread.
 unsafe impl Send for Profiler {}
+// SAFETY: as for Send.
 unsafe impl Sync for Profiler {}
 
 /// The events an agent can enable.

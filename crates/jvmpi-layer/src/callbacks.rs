@@ -91,116 +91,55 @@ pub fn install(layer: &Layer) -> Result<(), String> {
 }
 
 /// Runs `f` with the layer and the thread's JNI, for an event on a Java thread.
-fn on_thread(jni: *mut sys::JNIEnv, f: impl FnOnce(&'static Layer, Jni)) {
+fn on_thread(jni: Jni, f: impl FnOnce(&'static Layer, Jni)) {
     guard(
         || {
             if let Some(l) = layer()
-                && !jni.is_null()
+                && !jni.raw().is_null()
             {
-                // SAFETY: the JVM passes the current thread's JNIEnv to its callbacks.
-                f(l, unsafe { Jni::from_raw(jni) })
+                f(l, jni)
             }
         },
         (),
     )
 }
 
-/// A simple per-thread event: the thread is defined first, then the event is filled and sent.
-fn send_simple(l: &Layer, jni: Jni, thread: sys::jthread, event_type: sys::jint, fill: impl FnOnce(&mut JVMPI_Event)) {
-    if !l.is_enabled(event_type) {
-        return;
-    }
-    if !crate::threads::ensure_started(l, jni, thread) {
-        return;
-    }
-    let mut ev = JVMPI_Event::new(event_type, jni.raw());
+/// Runs `f` with the layer, for an event JVMTI may send on a thread without a JNIEnv.
+fn on_any_thread(f: impl FnOnce(&'static Layer)) {
+    guard(
+        || {
+            if let Some(l) = layer() {
+                f(l)
+            }
+        },
+        (),
+    )
+}
+
+/// Fills and delivers one event; `env` is its env_id (null: the event belongs to no thread).
+fn fill_and_deliver(event_type: sys::jint, env: *mut sys::JNIEnv, fill: impl FnOnce(&mut JVMPI_Event)) {
+    let mut ev = JVMPI_Event::new(event_type, env);
     fill(&mut ev);
     deliver(&mut ev, false);
 }
 
-fn on_vm_init(jni: *mut sys::JNIEnv, thread: sys::jthread) {
-    on_thread(jni, |l, jni| {
-        l.live.store(true, Ordering::Release);
-        crate::control::apply_at_vm_init(l);
-        crate::heap_figures::init();
-        crate::threads::current(l, jni, thread);
-        crate::threads::ensure_started(l, jni, thread);
-        crate::classes::announce_loaded(l, jni);
-        if l.is_enabled(JVMPI_EVENT_OBJECT_ALLOC) {
-            crate::alloc::prime_current_thread(jni);
-        }
-        send_simple(l, jni, thread, JVMPI_EVENT_JVM_INIT_DONE, |_| {});
-    })
+/// An event not tied to a thread's definition, sent if the agent enabled it.
+fn send(l: &Layer, event_type: sys::jint, env: *mut sys::JNIEnv, fill: impl FnOnce(&mut JVMPI_Event)) {
+    if l.is_enabled(event_type) {
+        fill_and_deliver(event_type, env, fill);
+    }
 }
 
-fn on_vm_death(jni: *mut sys::JNIEnv) {
-    on_thread(jni, |l, jni| {
-        send_simple(l, jni, std::ptr::null_mut(), JVMPI_EVENT_JVM_SHUT_DOWN, |_| {});
-        l.shut_down.store(true, Ordering::Release);
-    })
+/// A simple per-thread event: the thread is defined first, then the event is filled and sent.
+fn send_simple(l: &Layer, jni: Jni, thread: sys::jthread, event_type: sys::jint, fill: impl FnOnce(&mut JVMPI_Event)) {
+    if l.is_enabled(event_type) && crate::threads::ensure_started(l, jni, thread) {
+        fill_and_deliver(event_type, jni.raw(), fill);
+    }
 }
 
-fn on_thread_start(jni: *mut sys::JNIEnv, thread: sys::jthread) {
-    on_thread(jni, |l, jni| {
-        // The record names the thread by its JNIEnv in dumps and thread functions, whatever the agent enabled.
-        crate::threads::current(l, jni, thread);
-        crate::threads::ensure_started(l, jni, thread);
-    })
-}
-
-fn on_thread_end(jni: *mut sys::JNIEnv, thread: sys::jthread) {
-    on_thread(jni, |l, jni| crate::threads::end(l, jni, thread))
-}
-
-fn on_class_prepare(jni: *mut sys::JNIEnv, thread: sys::jthread, class: sys::jclass) {
-    on_thread(jni, |l, jni| {
-        if l.is_enabled(JVMPI_EVENT_CLASS_LOAD) && crate::threads::ensure_started(l, jni, thread) {
-            crate::classes::ensure_announced(l, jni, class);
-        }
-    })
-}
-
-/// CLASS_LOAD_HOOK: the agent may replace the class file; its new bytes must come from `malloc_f`, which
-/// allocates through JVMTI as ClassFileLoadHook requires.
-#[allow(clippy::too_many_arguments)]
-fn on_class_file_load_hook(
-    jni: *mut sys::JNIEnv,
-    _class_being_redefined: sys::jclass,
-    _loader: sys::jobject,
-    _name: *const std::ffi::c_char,
-    _protection_domain: sys::jobject,
-    class_data_len: sys::jint,
-    class_data: *const std::ffi::c_uchar,
-    new_class_data_len: *mut sys::jint,
-    new_class_data: *mut *mut std::ffi::c_uchar,
-) {
-    guard(
-        || {
-            let Some(l) = layer() else { return };
-            if !l.is_enabled(JVMPI_EVENT_CLASS_LOAD_HOOK) {
-                return;
-            }
-            let mut ev = JVMPI_Event::new(JVMPI_EVENT_CLASS_LOAD_HOOK, jni);
-            ev.u.class_load_hook = ClassLoadHook {
-                class_data: class_data as *mut _,
-                class_data_len,
-                new_class_data: class_data as *mut _,
-                new_class_data_len: class_data_len,
-                malloc_f: Some(jvmti_malloc),
-            };
-            deliver(&mut ev, false);
-            // SAFETY: reading back the fields the agent may have changed.
-            let hook = unsafe { ev.u.class_load_hook };
-            if !std::ptr::eq(hook.new_class_data, class_data) && !hook.new_class_data.is_null() {
-                // SAFETY: JVMTI's out-parameters; the buffer came from malloc_f, i.e. JVMTI Allocate.
-                unsafe {
-                    *new_class_data_len = hook.new_class_data_len;
-                    *new_class_data = hook.new_class_data;
-                }
-            }
-        },
-        (),
-    )
+/// The env_id of an event JVMTI sends without a JNIEnv: the current thread's, or null.
+fn current_env(l: &Layer) -> *mut sys::JNIEnv {
+    l.current_jni().map(|j| j.raw()).unwrap_or(std::ptr::null_mut())
 }
 
 unsafe extern "C" fn jvmti_malloc(size: std::ffi::c_uint) -> *mut std::ffi::c_void {
@@ -222,64 +161,6 @@ unsafe extern "C" fn jvmti_malloc(size: std::ffi::c_uint) -> *mut std::ffi::c_vo
     )
 }
 
-fn on_sampled_object_alloc(
-    jni: *mut sys::JNIEnv,
-    thread: sys::jthread,
-    object: sys::jobject,
-    class: sys::jclass,
-    size: sys::jlong,
-) {
-    on_thread(jni, |l, jni| crate::alloc::on_alloc(l, jni, thread, object, class, size, true))
-}
-
-fn on_vm_object_alloc(
-    jni: *mut sys::JNIEnv,
-    thread: sys::jthread,
-    object: sys::jobject,
-    class: sys::jclass,
-    size: sys::jlong,
-) {
-    on_thread(jni, |l, jni| crate::alloc::on_alloc(l, jni, thread, object, class, size, false))
-}
-
-/// A tagged object died: CLASS_UNLOAD for a class, OBJECT_FREE otherwise. JVMTI sends this on a VM
-/// service thread without a JNIEnv, so env_id is null.
-fn on_object_free(tag: sys::jlong) {
-    guard(
-        || {
-            let Some(l) = layer() else { return };
-            if crate::classes::take_class_tag(tag) {
-                if l.is_enabled(JVMPI_EVENT_CLASS_UNLOAD) {
-                    let mut ev = JVMPI_Event::new(JVMPI_EVENT_CLASS_UNLOAD, std::ptr::null_mut());
-                    ev.u.class_unload = ClassUnload { class_id: crate::ids::as_id(tag) };
-                    deliver(&mut ev, false);
-                }
-            } else if l.is_enabled(JVMPI_EVENT_OBJECT_FREE) {
-                let mut ev = JVMPI_Event::new(JVMPI_EVENT_OBJECT_FREE, std::ptr::null_mut());
-                ev.u.obj_free = ObjFree { obj_id: crate::ids::as_id(tag) };
-                deliver(&mut ev, false);
-            }
-        },
-        (),
-    )
-}
-
-fn on_method_entry(jni: *mut sys::JNIEnv, thread: sys::jthread, method: sys::jmethodID) {
-    on_thread(jni, |l, jni| {
-        send_simple(l, jni, thread, JVMPI_EVENT_METHOD_ENTRY, |ev| ev.u.method = Method { method_id: method });
-        if l.is_enabled(JVMPI_EVENT_METHOD_ENTRY2) {
-            let receiver = receiver_of(l, method);
-            let obj_id = crate::ids::id_of(l, receiver);
-            if !receiver.is_null() {
-                jni.delete_local_ref(receiver);
-            }
-            send_simple(l, jni, thread, JVMPI_EVENT_METHOD_ENTRY2, |ev| {
-                ev.u.method_entry2 = MethodEntry2 { method_id: method, obj_id }
-            });
-        }
-    })
-}
-
 /// `this` of the method just entered on the current thread; null for static and native methods.
 fn receiver_of(l: &Layer, method: sys::jmethodID) -> sys::jobject {
     let is_static = l.jvmti.method_modifiers(method).map(|m| m & 0x0008 != 0).unwrap_or(true);
@@ -298,30 +179,187 @@ fn receiver_of(l: &Layer, method: sys::jmethodID) -> sys::jobject {
     if rc == sys::JVMTI_ERROR_NONE { this } else { std::ptr::null_mut() }
 }
 
-fn on_method_exit(
-    jni: *mut sys::JNIEnv,
-    thread: sys::jthread,
-    method: sys::jmethodID,
-    _by_exception: sys::jboolean,
-    _value: sys::jvalue,
-) {
+/// MONITOR_CONTENDED_ENTER and _ENTERED.
+fn monitor_event(jni: Jni, thread: sys::jthread, object: sys::jobject, event_type: sys::jint) {
     on_thread(jni, |l, jni| {
-        send_simple(l, jni, thread, JVMPI_EVENT_METHOD_EXIT, |ev| ev.u.method = Method { method_id: method })
+        if l.is_enabled(event_type) {
+            let id = crate::ids::id_of(l, object);
+            send_simple(l, jni, thread, event_type, |ev| ev.u.monitor = Monitor { object: id });
+        }
     })
 }
 
-/// COMPILED_METHOD_LOAD, with the line table built from JVMTI's address → bytecode-index map.
-fn on_compiled_method_load(
-    method: sys::jmethodID,
-    code_size: sys::jint,
-    code_addr: *const std::ffi::c_void,
-    map_length: sys::jint,
-    map: *const sys::jvmtiAddrLocationMap,
-    _compile_info: *const std::ffi::c_void,
-) {
-    guard(
-        || {
-            let Some(l) = layer() else { return };
+/// Each JVMTI event turned into the JVMPI event it stands for.
+impl EventHandler<Layer> for JvmpiEvents {
+    fn vm_init(&self, _: &Layer, _: Jvmti, jni: Jni, thread: sys::jthread) {
+        on_thread(jni, |l, jni| {
+            l.live.store(true, Ordering::Release);
+            crate::control::apply_at_vm_init(l);
+            crate::heap_figures::init();
+            crate::threads::current(l, jni, thread);
+            crate::threads::ensure_started(l, jni, thread);
+            crate::classes::announce_loaded(l, jni);
+            if l.is_enabled(JVMPI_EVENT_OBJECT_ALLOC) {
+                crate::alloc::prime_current_thread(jni);
+            }
+            send_simple(l, jni, thread, JVMPI_EVENT_JVM_INIT_DONE, |_| {});
+        })
+    }
+
+    fn vm_death(&self, _: &Layer, _: Jvmti, jni: Jni) {
+        on_thread(jni, |l, jni| {
+            send_simple(l, jni, std::ptr::null_mut(), JVMPI_EVENT_JVM_SHUT_DOWN, |_| {});
+            l.shut_down.store(true, Ordering::Release);
+        })
+    }
+
+    fn thread_start(&self, _: &Layer, _: Jvmti, jni: Jni, thread: sys::jthread) {
+        on_thread(jni, |l, jni| {
+            // The record names the thread by its JNIEnv in dumps and thread functions, whatever the agent enabled.
+            crate::threads::current(l, jni, thread);
+            crate::threads::ensure_started(l, jni, thread);
+        })
+    }
+
+    fn thread_end(&self, _: &Layer, _: Jvmti, jni: Jni, thread: sys::jthread) {
+        on_thread(jni, |l, jni| crate::threads::end(l, jni, thread))
+    }
+
+    fn class_prepare(&self, _: &Layer, _: Jvmti, jni: Jni, thread: sys::jthread, class: sys::jclass) {
+        on_thread(jni, |l, jni| {
+            if l.is_enabled(JVMPI_EVENT_CLASS_LOAD) && crate::threads::ensure_started(l, jni, thread) {
+                crate::classes::ensure_announced(l, jni, class);
+            }
+        })
+    }
+
+    /// CLASS_LOAD_HOOK: the agent may replace the class file; its new bytes must come from `malloc_f`, which
+    /// allocates through JVMTI as ClassFileLoadHook requires.
+    #[allow(clippy::too_many_arguments)]
+    fn class_file_load_hook(
+        &self,
+        _: &Layer,
+        _: Jvmti,
+        jni: Jni,
+        _class_being_redefined: sys::jclass,
+        _loader: sys::jobject,
+        _name: *const std::ffi::c_char,
+        _protection_domain: sys::jobject,
+        class_data_len: sys::jint,
+        class_data: *const std::ffi::c_uchar,
+        new_class_data_len: *mut sys::jint,
+        new_class_data: *mut *mut std::ffi::c_uchar,
+    ) {
+        on_any_thread(|l| {
+            if !l.is_enabled(JVMPI_EVENT_CLASS_LOAD_HOOK) {
+                return;
+            }
+            let mut ev = JVMPI_Event::new(JVMPI_EVENT_CLASS_LOAD_HOOK, jni.raw());
+            ev.u.class_load_hook = ClassLoadHook {
+                class_data: class_data as *mut _,
+                class_data_len,
+                new_class_data: class_data as *mut _,
+                new_class_data_len: class_data_len,
+                malloc_f: Some(jvmti_malloc),
+            };
+            deliver(&mut ev, false);
+            // SAFETY: reading back the fields the agent may have changed.
+            let hook = unsafe { ev.u.class_load_hook };
+            if !std::ptr::eq(hook.new_class_data, class_data) && !hook.new_class_data.is_null() {
+                // SAFETY: JVMTI's out-parameters; the buffer came from malloc_f, i.e. JVMTI Allocate.
+                unsafe {
+                    *new_class_data_len = hook.new_class_data_len;
+                    *new_class_data = hook.new_class_data;
+                }
+            }
+        })
+    }
+
+    fn sampled_object_alloc(
+        &self,
+        _: &Layer,
+        _: Jvmti,
+        jni: Jni,
+        thread: sys::jthread,
+        object: sys::jobject,
+        class: sys::jclass,
+        size: sys::jlong,
+    ) {
+        on_thread(jni, |l, jni| crate::alloc::on_alloc(l, jni, thread, object, class, size, true))
+    }
+
+    fn vm_object_alloc(
+        &self,
+        _: &Layer,
+        _: Jvmti,
+        jni: Jni,
+        thread: sys::jthread,
+        object: sys::jobject,
+        class: sys::jclass,
+        size: sys::jlong,
+    ) {
+        on_thread(jni, |l, jni| crate::alloc::on_alloc(l, jni, thread, object, class, size, false))
+    }
+
+    /// A tagged object died: CLASS_UNLOAD for a class, OBJECT_FREE otherwise. JVMTI sends this on a VM
+    /// service thread without a JNIEnv, so env_id is null.
+    fn object_free(&self, _: &Layer, _: Jvmti, tag: sys::jlong) {
+        on_any_thread(|l| {
+            let id = crate::ids::as_id(tag);
+            if crate::classes::take_class_tag(tag) {
+                send(l, JVMPI_EVENT_CLASS_UNLOAD, std::ptr::null_mut(), |ev| {
+                    ev.u.class_unload = ClassUnload { class_id: id }
+                });
+            } else {
+                send(l, JVMPI_EVENT_OBJECT_FREE, std::ptr::null_mut(), |ev| ev.u.obj_free = ObjFree { obj_id: id });
+            }
+        })
+    }
+
+    fn method_entry(&self, _: &Layer, _: Jvmti, jni: Jni, thread: sys::jthread, method: sys::jmethodID) {
+        on_thread(jni, |l, jni| {
+            send_simple(l, jni, thread, JVMPI_EVENT_METHOD_ENTRY, |ev| ev.u.method = Method { method_id: method });
+            if l.is_enabled(JVMPI_EVENT_METHOD_ENTRY2) {
+                let receiver = receiver_of(l, method);
+                let obj_id = crate::ids::id_of(l, receiver);
+                if !receiver.is_null() {
+                    jni.delete_local_ref(receiver);
+                }
+                send_simple(l, jni, thread, JVMPI_EVENT_METHOD_ENTRY2, |ev| {
+                    ev.u.method_entry2 = MethodEntry2 { method_id: method, obj_id }
+                });
+            }
+        })
+    }
+
+    fn method_exit(
+        &self,
+        _: &Layer,
+        _: Jvmti,
+        jni: Jni,
+        thread: sys::jthread,
+        method: sys::jmethodID,
+        _by_exception: sys::jboolean,
+        _value: sys::jvalue,
+    ) {
+        on_thread(jni, |l, jni| {
+            send_simple(l, jni, thread, JVMPI_EVENT_METHOD_EXIT, |ev| ev.u.method = Method { method_id: method })
+        })
+    }
+
+    /// COMPILED_METHOD_LOAD, with the line table built from JVMTI's address → bytecode-index map.
+    fn compiled_method_load(
+        &self,
+        _: &Layer,
+        _: Jvmti,
+        method: sys::jmethodID,
+        code_size: sys::jint,
+        code_addr: *const std::ffi::c_void,
+        map_length: sys::jint,
+        map: *const sys::jvmtiAddrLocationMap,
+        _compile_info: *const std::ffi::c_void,
+    ) {
+        on_any_thread(|l| {
             if !l.is_enabled(JVMPI_EVENT_COMPILED_METHOD_LOAD) {
                 return;
             }
@@ -337,219 +375,34 @@ fn on_compiled_method_load(
                     }
                 }
             }
-            let jni = l.current_jni().map(|j| j.raw()).unwrap_or(std::ptr::null_mut());
-            let mut ev = JVMPI_Event::new(JVMPI_EVENT_COMPILED_METHOD_LOAD, jni);
-            ev.u.compiled_method_load = CompiledMethodLoad {
-                method_id: method,
-                code_addr: code_addr as *mut _,
-                code_size,
-                lineno_table_size: table.len() as i32,
-                lineno_table: table.as_mut_ptr(),
-            };
-            deliver(&mut ev, false);
-        },
-        (),
-    )
-}
-
-fn on_compiled_method_unload(method: sys::jmethodID, _code_addr: *const std::ffi::c_void) {
-    guard(
-        || {
-            let Some(l) = layer() else { return };
-            if l.is_enabled(JVMPI_EVENT_COMPILED_METHOD_UNLOAD) {
-                let jni = l.current_jni().map(|j| j.raw()).unwrap_or(std::ptr::null_mut());
-                let mut ev = JVMPI_Event::new(JVMPI_EVENT_COMPILED_METHOD_UNLOAD, jni);
-                ev.u.compiled_method_unload = CompiledMethodUnload { method_id: method };
-                deliver(&mut ev, false);
-            }
-        },
-        (),
-    )
-}
-
-fn monitor_event(jni: *mut sys::JNIEnv, thread: sys::jthread, object: sys::jobject, event_type: sys::jint) {
-    on_thread(jni, |l, jni| {
-        if l.is_enabled(event_type) {
-            let id = crate::ids::id_of(l, object);
-            send_simple(l, jni, thread, event_type, |ev| ev.u.monitor = Monitor { object: id });
-        }
-    })
-}
-
-fn on_monitor_contended_enter(jni: *mut sys::JNIEnv, thread: sys::jthread, object: sys::jobject) {
-    monitor_event(jni, thread, object, JVMPI_EVENT_MONITOR_CONTENDED_ENTER)
-}
-
-fn on_monitor_contended_entered(jni: *mut sys::JNIEnv, thread: sys::jthread, object: sys::jobject) {
-    monitor_event(jni, thread, object, JVMPI_EVENT_MONITOR_CONTENDED_ENTERED)
-}
-
-fn on_monitor_wait(jni: *mut sys::JNIEnv, thread: sys::jthread, object: sys::jobject, timeout: sys::jlong) {
-    on_thread(jni, |l, jni| {
-        if let Some(r) = crate::threads::current(l, jni, thread) {
-            r.wait_began.store(l.jvmti.time_nanos().unwrap_or(0), Ordering::Relaxed);
-        }
-        if l.is_enabled(JVMPI_EVENT_MONITOR_WAIT) {
-            let id = crate::ids::id_of(l, object);
-            send_simple(l, jni, thread, JVMPI_EVENT_MONITOR_WAIT, |ev| {
-                ev.u.monitor_wait = MonitorWait { object: id, timeout }
-            });
-        }
-    })
-}
-
-/// MONITOR_WAITED's timeout is the time the thread waited, in milliseconds.
-fn on_monitor_waited(jni: *mut sys::JNIEnv, thread: sys::jthread, object: sys::jobject, _timed_out: sys::jboolean) {
-    on_thread(jni, |l, jni| {
-        if !l.is_enabled(JVMPI_EVENT_MONITOR_WAITED) {
-            return;
-        }
-        let began = crate::threads::current(l, jni, thread).map(|r| r.wait_began.load(Ordering::Relaxed)).unwrap_or(0);
-        let now = l.jvmti.time_nanos().unwrap_or(began);
-        let waited_ms = if began > 0 { (now - began).max(0) / 1_000_000 } else { 0 };
-        let id = crate::ids::id_of(l, object);
-        send_simple(l, jni, thread, JVMPI_EVENT_MONITOR_WAITED, |ev| {
-            ev.u.monitor_wait = MonitorWait { object: id, timeout: waited_ms }
-        });
-    })
-}
-
-fn on_gc_start() {
-    guard(crate::gc::on_start, ())
-}
-
-fn on_gc_finish() {
-    guard(crate::gc::on_finish, ())
-}
-
-/// Ctrl-\ (SIGQUIT): JVMTI's DataDumpRequest, on the JVM's signal thread.
-fn on_data_dump_request() {
-    guard(
-        || {
-            let Some(l) = layer() else { return };
-            if l.is_enabled(JVMPI_EVENT_DATA_DUMP_REQUEST) {
-                let jni = l.current_jni();
-                if let Some(j) = jni {
-                    crate::threads::ensure_started(l, j, std::ptr::null_mut());
+            fill_and_deliver(JVMPI_EVENT_COMPILED_METHOD_LOAD, current_env(l), |ev| {
+                ev.u.compiled_method_load = CompiledMethodLoad {
+                    method_id: method,
+                    code_addr: code_addr as *mut _,
+                    code_size,
+                    lineno_table_size: table.len() as i32,
+                    lineno_table: table.as_mut_ptr(),
                 }
-                let mut ev = JVMPI_Event::new(
-                    JVMPI_EVENT_DATA_DUMP_REQUEST,
-                    jni.map(|j| j.raw()).unwrap_or(std::ptr::null_mut()),
-                );
-                deliver(&mut ev, false);
-            }
-        },
-        (),
-    )
-}
+            });
+        })
+    }
 
-impl EventHandler<Layer> for JvmpiEvents {
-    fn vm_init(&self, _: &Layer, _: Jvmti, jni: Jni, thread: sys::jthread) {
-        on_vm_init(jni.raw(), thread)
+    fn compiled_method_unload(&self, _: &Layer, _: Jvmti, method: sys::jmethodID, _: *const std::ffi::c_void) {
+        on_any_thread(|l| {
+            send(l, JVMPI_EVENT_COMPILED_METHOD_UNLOAD, current_env(l), |ev| {
+                ev.u.compiled_method_unload = CompiledMethodUnload { method_id: method }
+            })
+        })
     }
-    fn vm_death(&self, _: &Layer, _: Jvmti, jni: Jni) {
-        on_vm_death(jni.raw())
-    }
-    fn thread_start(&self, _: &Layer, _: Jvmti, jni: Jni, thread: sys::jthread) {
-        on_thread_start(jni.raw(), thread)
-    }
-    fn thread_end(&self, _: &Layer, _: Jvmti, jni: Jni, thread: sys::jthread) {
-        on_thread_end(jni.raw(), thread)
-    }
-    fn class_prepare(&self, _: &Layer, _: Jvmti, jni: Jni, thread: sys::jthread, class: sys::jclass) {
-        on_class_prepare(jni.raw(), thread, class)
-    }
-    #[allow(clippy::too_many_arguments)]
-    fn class_file_load_hook(
-        &self,
-        _: &Layer,
-        _: Jvmti,
-        jni: Jni,
-        class_being_redefined: sys::jclass,
-        loader: sys::jobject,
-        name: *const std::ffi::c_char,
-        protection_domain: sys::jobject,
-        class_data_len: sys::jint,
-        class_data: *const std::ffi::c_uchar,
-        new_class_data_len: *mut sys::jint,
-        new_class_data: *mut *mut std::ffi::c_uchar,
-    ) {
-        on_class_file_load_hook(
-            jni.raw(),
-            class_being_redefined,
-            loader,
-            name,
-            protection_domain,
-            class_data_len,
-            class_data,
-            new_class_data_len,
-            new_class_data,
-        )
-    }
-    fn sampled_object_alloc(
-        &self,
-        _: &Layer,
-        _: Jvmti,
-        jni: Jni,
-        thread: sys::jthread,
-        object: sys::jobject,
-        class: sys::jclass,
-        size: sys::jlong,
-    ) {
-        on_sampled_object_alloc(jni.raw(), thread, object, class, size)
-    }
-    fn vm_object_alloc(
-        &self,
-        _: &Layer,
-        _: Jvmti,
-        jni: Jni,
-        thread: sys::jthread,
-        object: sys::jobject,
-        class: sys::jclass,
-        size: sys::jlong,
-    ) {
-        on_vm_object_alloc(jni.raw(), thread, object, class, size)
-    }
-    fn object_free(&self, _: &Layer, _: Jvmti, tag: sys::jlong) {
-        on_object_free(tag)
-    }
-    fn method_entry(&self, _: &Layer, _: Jvmti, jni: Jni, thread: sys::jthread, method: sys::jmethodID) {
-        on_method_entry(jni.raw(), thread, method)
-    }
-    fn method_exit(
-        &self,
-        _: &Layer,
-        _: Jvmti,
-        jni: Jni,
-        thread: sys::jthread,
-        method: sys::jmethodID,
-        by_exception: sys::jboolean,
-        value: sys::jvalue,
-    ) {
-        on_method_exit(jni.raw(), thread, method, by_exception, value)
-    }
-    fn compiled_method_load(
-        &self,
-        _: &Layer,
-        _: Jvmti,
-        method: sys::jmethodID,
-        code_size: sys::jint,
-        code_addr: *const std::ffi::c_void,
-        map_length: sys::jint,
-        map: *const sys::jvmtiAddrLocationMap,
-        compile_info: *const std::ffi::c_void,
-    ) {
-        on_compiled_method_load(method, code_size, code_addr, map_length, map, compile_info)
-    }
-    fn compiled_method_unload(&self, _: &Layer, _: Jvmti, method: sys::jmethodID, code_addr: *const std::ffi::c_void) {
-        on_compiled_method_unload(method, code_addr)
-    }
+
     fn monitor_contended_enter(&self, _: &Layer, _: Jvmti, jni: Jni, thread: sys::jthread, object: sys::jobject) {
-        on_monitor_contended_enter(jni.raw(), thread, object)
+        monitor_event(jni, thread, object, JVMPI_EVENT_MONITOR_CONTENDED_ENTER)
     }
+
     fn monitor_contended_entered(&self, _: &Layer, _: Jvmti, jni: Jni, thread: sys::jthread, object: sys::jobject) {
-        on_monitor_contended_entered(jni.raw(), thread, object)
+        monitor_event(jni, thread, object, JVMPI_EVENT_MONITOR_CONTENDED_ENTERED)
     }
+
     fn monitor_wait(
         &self,
         _: &Layer,
@@ -559,8 +412,20 @@ impl EventHandler<Layer> for JvmpiEvents {
         object: sys::jobject,
         timeout: sys::jlong,
     ) {
-        on_monitor_wait(jni.raw(), thread, object, timeout)
+        on_thread(jni, |l, jni| {
+            if let Some(r) = crate::threads::current(l, jni, thread) {
+                r.wait_began.store(l.jvmti.time_nanos().unwrap_or(0), Ordering::Relaxed);
+            }
+            if l.is_enabled(JVMPI_EVENT_MONITOR_WAIT) {
+                let id = crate::ids::id_of(l, object);
+                send_simple(l, jni, thread, JVMPI_EVENT_MONITOR_WAIT, |ev| {
+                    ev.u.monitor_wait = MonitorWait { object: id, timeout }
+                });
+            }
+        })
     }
+
+    /// MONITOR_WAITED's timeout is the time the thread waited, in milliseconds.
     fn monitor_waited(
         &self,
         _: &Layer,
@@ -568,17 +433,46 @@ impl EventHandler<Layer> for JvmpiEvents {
         jni: Jni,
         thread: sys::jthread,
         object: sys::jobject,
-        timed_out: sys::jboolean,
+        _timed_out: sys::jboolean,
     ) {
-        on_monitor_waited(jni.raw(), thread, object, timed_out)
+        on_thread(jni, |l, jni| {
+            if !l.is_enabled(JVMPI_EVENT_MONITOR_WAITED) {
+                return;
+            }
+            let began =
+                crate::threads::current(l, jni, thread).map(|r| r.wait_began.load(Ordering::Relaxed)).unwrap_or(0);
+            let now = l.jvmti.time_nanos().unwrap_or(began);
+            let waited_ms = if began > 0 { (now - began).max(0) / 1_000_000 } else { 0 };
+            let id = crate::ids::id_of(l, object);
+            send_simple(l, jni, thread, JVMPI_EVENT_MONITOR_WAITED, |ev| {
+                ev.u.monitor_wait = MonitorWait { object: id, timeout: waited_ms }
+            });
+        })
     }
+
     fn garbage_collection_start(&self, _: &Layer, _: Jvmti) {
-        on_gc_start()
+        guard(crate::gc::on_start, ())
     }
+
     fn garbage_collection_finish(&self, _: &Layer, _: Jvmti) {
-        on_gc_finish()
+        guard(crate::gc::on_finish, ())
     }
+
+    /// Ctrl-\ (SIGQUIT): JVMTI's DataDumpRequest, on the JVM's signal thread.
     fn data_dump_request(&self, _: &Layer, _: Jvmti) {
-        on_data_dump_request()
+        on_any_thread(|l| {
+            if !l.is_enabled(JVMPI_EVENT_DATA_DUMP_REQUEST) {
+                return;
+            }
+            let jni = l.current_jni();
+            if let Some(j) = jni {
+                crate::threads::ensure_started(l, j, std::ptr::null_mut());
+            }
+            fill_and_deliver(
+                JVMPI_EVENT_DATA_DUMP_REQUEST,
+                jni.map(|j| j.raw()).unwrap_or(std::ptr::null_mut()),
+                |_| {},
+            );
+        })
     }
 }

@@ -19,6 +19,7 @@ struct Tables {
 
 // SAFETY: the tables are written once, before any other thread can read them, and never changed after.
 unsafe impl Send for Tables {}
+// SAFETY: as for Send.
 unsafe impl Sync for Tables {}
 
 static TABLES: OnceLock<Tables> = OnceLock::new();

@@ -15,6 +15,7 @@ struct Original(sys::JNINativeInterface_);
 
 // SAFETY: a table of function pointers, written once.
 unsafe impl Send for Original {}
+// SAFETY: as for Send.
 unsafe impl Sync for Original {}
 
 static ORIGINAL: OnceLock<Original> = OnceLock::new();

@@ -17,6 +17,7 @@ pub fn load_agent(vm: *mut sys::JavaVM, spec: &str) -> Result<(), String> {
     if handle.is_null() {
         // SAFETY: dlerror returns a NUL-terminated message or null.
         let why = unsafe { libc::dlerror() };
+        // SAFETY: a non-null dlerror message is NUL-terminated and stays valid until the next dl call.
         let why = if why.is_null() { "unknown error".into() } else { unsafe { CStr::from_ptr(why) }.to_string_lossy() };
         return Err(format!("cannot load JVMPI agent {path}: {why}"));
     }

@@ -46,6 +46,7 @@ fn call(l: &Layer, f: impl FnOnce(*mut sys::jvmtiEnv, &sys::jvmtiInterface_1_) -
 /// # Safety
 /// `m` must be a handle from [`create`] not yet destroyed.
 unsafe fn get<'a>(m: JVMPI_RawMonitor) -> Option<&'a RawMon> {
+    // SAFETY: non-null, and the caller guarantees a live handle from `create`, i.e. a leaked RawMon.
     if m.is_null() { None } else { Some(unsafe { &*m.cast::<RawMon>() }) }
 }
 

@@ -48,7 +48,8 @@ unsafe extern "C" fn trampoline(_jvmti: *mut sys::jvmtiEnv, jni: *mut sys::JNIEn
             }
             // SAFETY: `arg` is the agent's function, passed through RunAgentThread unchanged.
             let f: AgentFn = unsafe { std::mem::transmute::<*mut c_void, AgentFn>(arg) };
-            // The reference VM passed no argument.
+            // SAFETY: the agent's thread function, called on the new thread as CreateSystemThread promised; the
+            // reference VM passed it no argument.
             unsafe { f(std::ptr::null_mut()) };
         },
         (),

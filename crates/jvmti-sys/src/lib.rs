@@ -6,6 +6,8 @@
 //! a function that an older JVM lacks (its slot is null there).
 #![allow(non_upper_case_globals, non_camel_case_types, non_snake_case, dead_code)]
 #![allow(clippy::all)]
+// The generated layout tests and accessors carry no SAFETY comments (restriction lints are not in `all`).
+#![allow(clippy::undocumented_unsafe_blocks)]
 
 mod bindings;
 pub use bindings::*;

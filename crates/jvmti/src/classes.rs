@@ -56,6 +56,7 @@ impl Jvmti {
     pub fn class_signature(self, class: sys::jclass) -> Result<String> {
         let mut sig: *mut c_char = std::ptr::null_mut();
         jvmti_call!(self, GetClassSignature, class, &mut sig, std::ptr::null_mut())?;
+        // SAFETY: the JVMTI call succeeded, so `sig` is null or a string this environment allocated for us.
         Ok(unsafe { self.take_string(sig) }.unwrap_or_default())
     }
 
@@ -63,6 +64,7 @@ impl Jvmti {
     pub fn source_file_name(self, class: sys::jclass) -> Result<Option<String>> {
         let mut name: *mut c_char = std::ptr::null_mut();
         match jvmti_call!(self, GetSourceFileName, class, &mut name) {
+            // SAFETY: the JVMTI call succeeded, so `name` is null or a string this environment allocated for us.
             Ok(()) => Ok(unsafe { self.take_string(name) }),
             Err(JvmtiError(sys::JVMTI_ERROR_ABSENT_INFORMATION)) => Ok(None),
             Err(e) => Err(e),
@@ -86,6 +88,8 @@ impl Jvmti {
         let mut count: sys::jint = 0;
         let mut classes: *mut sys::jclass = std::ptr::null_mut();
         jvmti_call!(self, GetLoadedClasses, &mut count, &mut classes)?;
+        // SAFETY: the JVMTI call succeeded, so `classes` is null or this environment's allocation of as many
+        // elements as it said, ours to free.
         Ok(unsafe { self.take_array(classes, count) })
     }
 
@@ -95,6 +99,8 @@ impl Jvmti {
         let mut count: sys::jint = 0;
         let mut methods: *mut sys::jmethodID = std::ptr::null_mut();
         jvmti_call!(self, GetClassMethods, class, &mut count, &mut methods)?;
+        // SAFETY: the JVMTI call succeeded, so `methods` is null or this environment's allocation of as many
+        // elements as it said, ours to free.
         Ok(unsafe { self.take_array(methods, count) })
     }
 
@@ -102,6 +108,8 @@ impl Jvmti {
         let mut count: sys::jint = 0;
         let mut fields: *mut sys::jfieldID = std::ptr::null_mut();
         jvmti_call!(self, GetClassFields, class, &mut count, &mut fields)?;
+        // SAFETY: the JVMTI call succeeded, so `fields` is null or this environment's allocation of as many
+        // elements as it said, ours to free.
         Ok(unsafe { self.take_array(fields, count) })
     }
 
@@ -117,7 +125,9 @@ impl Jvmti {
                 jvmti_call!(self, GetFieldModifiers, class, field, &mut modifiers)?;
                 Ok(FieldInfo {
                     field,
+                    // SAFETY: the JVMTI call succeeded, so `name` is null or a string this environment allocated for us.
                     name: unsafe { self.take_string(name) }.unwrap_or_default(),
+                    // SAFETY: the JVMTI call succeeded, so `sig` is null or a string this environment allocated for us.
                     signature: unsafe { self.take_string(sig) }.unwrap_or_default(),
                     modifiers,
                 })
@@ -129,6 +139,8 @@ impl Jvmti {
         let mut count: sys::jint = 0;
         let mut ifaces: *mut sys::jclass = std::ptr::null_mut();
         jvmti_call!(self, GetImplementedInterfaces, class, &mut count, &mut ifaces)?;
+        // SAFETY: the JVMTI call succeeded, so `ifaces` is null or this environment's allocation of as many
+        // elements as it said, ours to free.
         Ok(unsafe { self.take_array(ifaces, count) })
     }
 
@@ -144,7 +156,9 @@ impl Jvmti {
         let mut sig: *mut c_char = std::ptr::null_mut();
         jvmti_call!(self, GetMethodName, method, &mut name, &mut sig, std::ptr::null_mut())?;
         Ok(MethodName {
+            // SAFETY: the JVMTI call succeeded, so `name` is null or a string this environment allocated for us.
             name: unsafe { self.take_string(name) }.unwrap_or_default(),
+            // SAFETY: the JVMTI call succeeded, so `sig` is null or a string this environment allocated for us.
             signature: unsafe { self.take_string(sig) }.unwrap_or_default(),
         })
     }
@@ -174,6 +188,8 @@ impl Jvmti {
         let mut table: *mut sys::jvmtiLineNumberEntry = std::ptr::null_mut();
         match jvmti_call!(self, GetLineNumberTable, method, &mut count, &mut table) {
             Ok(()) => {
+                // SAFETY: the JVMTI call succeeded, so `table` is null or this environment's allocation of as many
+                // elements as it said, ours to free.
                 let entries = unsafe { self.take_array(table, count) };
                 Ok(LineTable::new(entries.iter().map(|e| (e.start_location, e.line_number)).collect()))
             }

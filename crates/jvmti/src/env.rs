@@ -6,8 +6,10 @@ use std::ffi::{CStr, c_char, c_void};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Jvmti(pub(crate) *mut sys::jvmtiEnv);
 
-// A jvmtiEnv may be used from any attached thread (JVMTI spec, "Environment Local Storage").
+// SAFETY: a jvmtiEnv may be used from any thread attached to the VM (JVMTI spec, "Environment Local
+// Storage"), and its functions synchronise themselves.
 unsafe impl Send for Jvmti {}
+// SAFETY: as for Send.
 unsafe impl Sync for Jvmti {}
 
 /// Calls a function from the JVMTI table, turning an empty slot into `NOT_AVAILABLE` and a non-zero
@@ -15,6 +17,10 @@ unsafe impl Sync for Jvmti {}
 macro_rules! jvmti_call {
     ($env:expr, $name:ident $(, $arg:expr)* $(,)?) => {{
         let env: $crate::env::Jvmti = $env;
+        // SAFETY: a `Jvmti` holds the environment the JVM gave us (made only by the unsafe `from_raw`), whose
+        // function table lives as long as the VM; an empty slot becomes NOT_AVAILABLE instead of a call. The
+        // arguments are the wrapper's, typed by the function's signature; JVMTI checks the phase and the handles'
+        // kinds and answers with an error code.
         #[allow(unused_unsafe)]
         let code = unsafe {
             match (**env.raw()).$name {
@@ -66,6 +72,7 @@ impl Jvmti {
     }
 
     pub fn potential_capabilities(self) -> Result<sys::jvmtiCapabilities> {
+        // SAFETY: a plain C struct of integers and pointers, for which all zeroes is valid; JVMTI fills it.
         let mut caps: sys::jvmtiCapabilities = unsafe { std::mem::zeroed() };
         jvmti_call!(self, GetPotentialCapabilities, &mut caps)?;
         Ok(caps)
@@ -76,6 +83,7 @@ impl Jvmti {
     }
 
     pub fn capabilities(self) -> Result<sys::jvmtiCapabilities> {
+        // SAFETY: a plain C struct of integers and pointers, for which all zeroes is valid; JVMTI fills it.
         let mut caps: sys::jvmtiCapabilities = unsafe { std::mem::zeroed() };
         jvmti_call!(self, GetCapabilities, &mut caps)?;
         Ok(caps)
@@ -108,7 +116,9 @@ impl Jvmti {
         if ptr.is_null() {
             return None;
         }
+        // SAFETY: the caller guarantees a NUL-terminated string from this environment, not yet freed.
         let s = unsafe { decode_modified_utf8(CStr::from_ptr(ptr).to_bytes()) };
+        // SAFETY: the string came from this environment's Allocate and is no longer read.
         unsafe { self.deallocate(ptr) };
         Some(s)
     }
@@ -121,7 +131,9 @@ impl Jvmti {
         if ptr.is_null() {
             return Vec::new();
         }
+        // SAFETY: the caller guarantees `len` initialised elements at `ptr`, allocated by this environment.
         let v = unsafe { std::slice::from_raw_parts(ptr, len.max(0) as usize) }.to_vec();
+        // SAFETY: the array came from this environment's Allocate and was copied out above.
         unsafe { self.deallocate(ptr) };
         v
     }
@@ -144,6 +156,7 @@ impl Jvmti {
     pub fn system_property(self, name: &CStr) -> Result<String> {
         let mut value: *mut c_char = std::ptr::null_mut();
         jvmti_call!(self, GetSystemProperty, name.as_ptr(), &mut value)?;
+        // SAFETY: the JVMTI call succeeded, so `value` is null or a string this environment allocated for us.
         Ok(unsafe { self.take_string(value) }.unwrap_or_default())
     }
 

@@ -33,7 +33,11 @@ impl Jvmti {
             &mut objects,
             &mut tag_out
         )?;
+        // SAFETY: the JVMTI call succeeded, so `objects` is null or this environment's allocation of as many
+        // elements as it said, ours to free.
         let objects = unsafe { self.take_array(objects, count) };
+        // SAFETY: the JVMTI call succeeded, so `tag_out` is null or this environment's allocation of as many
+        // elements as it said, ours to free.
         let tag_out = unsafe { self.take_array(tag_out, count) };
         Ok(objects.into_iter().zip(tag_out).collect())
     }

@@ -11,7 +11,10 @@ pub struct RawMonitor {
     raw: sys::jrawMonitorID,
 }
 
+// SAFETY: a raw monitor is made for use from any thread (that is what it is for); the environment is
+// shareable (see `Jvmti`).
 unsafe impl Send for RawMonitor {}
+// SAFETY: as for Send.
 unsafe impl Sync for RawMonitor {}
 
 /// Holds a raw monitor until dropped.
@@ -63,12 +66,17 @@ impl Jvmti {
     }
 
     pub fn object_monitor_usage(self, object: sys::jobject) -> Result<MonitorUsage> {
+        // SAFETY: a plain C struct of integers and pointers, for which all zeroes is valid; JVMTI fills it.
         let mut usage: sys::jvmtiMonitorUsage = unsafe { std::mem::zeroed() };
         jvmti_call!(self, GetObjectMonitorUsage, object, &mut usage)?;
         Ok(MonitorUsage {
             owner: usage.owner,
             entry_count: usage.entry_count,
+            // SAFETY: the JVMTI call succeeded, so `usage.waiters` is null or this environment's allocation of as many
+            // elements as it said, ours to free.
             waiters: unsafe { self.take_array(usage.waiters, usage.waiter_count) },
+            // SAFETY: the JVMTI call succeeded, so `usage.notify_waiters` is null or this environment's allocation of as many
+            // elements as it said, ours to free.
             notify_waiters: unsafe { self.take_array(usage.notify_waiters, usage.notify_waiter_count) },
         })
     }
@@ -78,6 +86,8 @@ impl Jvmti {
         let mut count: sys::jint = 0;
         let mut monitors: *mut sys::jobject = std::ptr::null_mut();
         jvmti_call!(self, GetOwnedMonitorInfo, thread, &mut count, &mut monitors)?;
+        // SAFETY: the JVMTI call succeeded, so `monitors` is null or this environment's allocation of as many
+        // elements as it said, ours to free.
         Ok(unsafe { self.take_array(monitors, count) })
     }
 

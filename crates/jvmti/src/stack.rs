@@ -69,6 +69,8 @@ impl Jvmti {
             max_frames,
             &mut infos
         )?;
+        // SAFETY: the JVMTI call succeeded, so `infos` is null or this environment's allocation of as many
+        // elements as it said, ours to free.
         Ok(unsafe { self.take_stack_infos(infos, threads.len() as sys::jint) })
     }
 
@@ -77,6 +79,8 @@ impl Jvmti {
         let mut infos: *mut sys::jvmtiStackInfo = std::ptr::null_mut();
         let mut count: sys::jint = 0;
         jvmti_call!(self, GetAllStackTraces, max_frames, &mut infos, &mut count)?;
+        // SAFETY: the JVMTI call succeeded, so `infos` is null or this environment's allocation of as many
+        // elements as it said, ours to free.
         Ok(unsafe { self.take_stack_infos(infos, count) })
     }
 
@@ -85,6 +89,7 @@ impl Jvmti {
         if infos.is_null() {
             return Vec::new();
         }
+        // SAFETY: the caller guarantees `count` jvmtiStackInfo records at `infos`, from this environment.
         let out = unsafe { std::slice::from_raw_parts(infos, count.max(0) as usize) }
             .iter()
             .map(|si| StackInfo {
@@ -93,10 +98,13 @@ impl Jvmti {
                 frames: if si.frame_buffer.is_null() {
                     Vec::new()
                 } else {
+                    // SAFETY: JVMTI fills each record's `frame_buffer` with `frame_count` frames, inside the same allocation.
                     unsafe { std::slice::from_raw_parts(si.frame_buffer, si.frame_count.max(0) as usize) }.to_vec()
                 },
             })
             .collect();
+        // SAFETY: one allocation holds the records and their frames (JVMTI spec, GetThreadListStackTraces); it
+        // was copied out above.
         unsafe { self.deallocate(infos) };
         out
     }

@@ -42,9 +42,11 @@ impl ThreadState {
 
 impl Jvmti {
     pub fn thread_info(self, thread: sys::jthread) -> Result<ThreadInfo> {
+        // SAFETY: a plain C struct of integers and pointers, for which all zeroes is valid; JVMTI fills it.
         let mut info: sys::jvmtiThreadInfo = unsafe { std::mem::zeroed() };
         jvmti_call!(self, GetThreadInfo, thread, &mut info)?;
         Ok(ThreadInfo {
+            // SAFETY: the JVMTI call succeeded, so `info.name` is null or a string this environment allocated for us.
             name: unsafe { self.take_string(info.name) }.unwrap_or_default(),
             priority: info.priority,
             is_daemon: info.is_daemon != 0,
@@ -54,10 +56,12 @@ impl Jvmti {
     }
 
     pub fn thread_group_info(self, group: sys::jthreadGroup) -> Result<ThreadGroupInfo> {
+        // SAFETY: a plain C struct of integers and pointers, for which all zeroes is valid; JVMTI fills it.
         let mut info: sys::jvmtiThreadGroupInfo = unsafe { std::mem::zeroed() };
         jvmti_call!(self, GetThreadGroupInfo, group, &mut info)?;
         Ok(ThreadGroupInfo {
             parent: info.parent,
+            // SAFETY: the JVMTI call succeeded, so `info.name` is null or a string this environment allocated for us.
             name: unsafe { self.take_string(info.name) }.unwrap_or_default(),
             max_priority: info.max_priority,
             is_daemon: info.is_daemon != 0,
@@ -69,6 +73,8 @@ impl Jvmti {
         let mut count: sys::jint = 0;
         let mut threads: *mut sys::jthread = std::ptr::null_mut();
         jvmti_call!(self, GetAllThreads, &mut count, &mut threads)?;
+        // SAFETY: the JVMTI call succeeded, so `threads` is null or this environment's allocation of as many
+        // elements as it said, ours to free.
         Ok(unsafe { self.take_array(threads, count) })
     }
 

@@ -8,7 +8,9 @@ use std::ffi::{CStr, c_void};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Vm(*mut sys::JavaVM);
 
+// SAFETY: the JavaVM is one per process and its invocation functions may be called from any thread.
 unsafe impl Send for Vm {}
+// SAFETY: as for Send.
 unsafe impl Sync for Vm {}
 
 impl Vm {
@@ -26,17 +28,22 @@ impl Vm {
     /// callbacks and tag map.
     pub fn jvmti(self, version: u32) -> Result<Jvmti, JniError> {
         let mut env: *mut c_void = std::ptr::null_mut();
+        // SAFETY: a `Vm` holds the JavaVM the JVM passed to the agent (made only by the unsafe `from_raw`), whose
+        // invocation table lives as long as the process; `env` is a live out-parameter.
         let rc = unsafe { (**self.0).GetEnv.expect("GetEnv")(self.0, &mut env, version as sys::jint) };
         if rc != sys::JNI_OK as sys::jint || env.is_null() {
             return Err(JniError::Code(rc));
         }
+        // SAFETY: GetEnv succeeded with a JVMTI version, so `env` is a JVMTI environment.
         Ok(unsafe { Jvmti::from_raw(env as *mut sys::jvmtiEnv) })
     }
 
     /// The current thread's JNI environment, if it is attached.
     pub fn jni(self) -> Option<Jni> {
         let mut env: *mut c_void = std::ptr::null_mut();
+        // SAFETY: as in `jvmti`.
         let rc = unsafe { (**self.0).GetEnv.expect("GetEnv")(self.0, &mut env, sys::JNI_VERSION_1_8 as sys::jint) };
+        // SAFETY: GetEnv with a JNI version answers the calling thread's own JNIEnv.
         (rc == sys::JNI_OK as sys::jint && !env.is_null()).then(|| unsafe { Jni::from_raw(env as *mut sys::JNIEnv) })
     }
 
@@ -48,6 +55,8 @@ impl Vm {
             name: name.as_ptr() as *mut _,
             group: std::ptr::null_mut(),
         };
+        // SAFETY: the process's JavaVM (see `jvmti`); `env` and `args` are live for the call, and `name` outlives
+        // it (the JVM copies it).
         let rc = unsafe {
             (**self.0).AttachCurrentThreadAsDaemon.expect("AttachCurrentThreadAsDaemon")(
                 self.0,
@@ -58,10 +67,14 @@ impl Vm {
         if rc != sys::JNI_OK as sys::jint {
             return Err(JniError::Code(rc));
         }
+        // SAFETY: AttachCurrentThreadAsDaemon succeeded, so `env` is the calling thread's JNIEnv.
         Ok(unsafe { Jni::from_raw(env as *mut sys::JNIEnv) })
     }
 
+    /// Detaches the calling thread. Its JNIEnv is freed: no `Jni` of this thread may be used afterwards.
     pub fn detach(self) {
+        // SAFETY: the process's JavaVM. Detaching frees the thread's JNIEnv: callers must not use a `Jni` of this
+        // thread afterwards (today's two callers detach after their last use of it).
         unsafe {
             let _ = (**self.0).DetachCurrentThread.expect("DetachCurrentThread")(self.0);
         }
