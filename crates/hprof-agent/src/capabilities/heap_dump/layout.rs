@@ -544,15 +544,15 @@ fn gather(
 /// such classes exist (the CDS archive maps them in with their classes: 57 classes on JDK 25), and a dump
 /// on a full heap cannot link a class then: linking allocates (an OutOfMemoryError), and the dump could
 /// not place those objects' values. Returns how many classes it linked.
-pub fn link_unprepared(agent: &Agent, jni: Jni) -> usize {
+pub fn link_unprepared(ctx: &Context, jni: Jni) -> usize {
     const READY: u32 = sys::JVMTI_CLASS_STATUS_PREPARED
         | sys::JVMTI_CLASS_STATUS_ARRAY
         | sys::JVMTI_CLASS_STATUS_PRIMITIVE
         | sys::JVMTI_CLASS_STATUS_ERROR;
     let Some(link) = Linker::new(jni) else { return 0 };
     let mut linked = 0;
-    for class in agent.jvmti.loaded_classes().unwrap_or_default() {
-        if agent.jvmti.class_status(class).is_ok_and(|s| s & READY == 0) {
+    for class in ctx.jvmti.loaded_classes().unwrap_or_default() {
+        if ctx.jvmti.class_status(class).is_ok_and(|s| s & READY == 0) {
             link.link(jni, class);
             linked += 1;
         }

@@ -147,9 +147,9 @@ impl Capability for HeapDump {
         "heap=dump"
     }
 
-    fn on_vm_init(&self, agent: &Agent, jni: Jni) {
+    fn on_vm_init(&self, ctx: &Context, jni: Jni) {
         let started = std::time::Instant::now();
-        let n = layout::link_unprepared(agent, jni);
+        let n = layout::link_unprepared(ctx, jni);
         if std::env::var_os("HPROF_HEAP_DUMP_STATS").is_some() {
             log::warning(&format!("heap dump: {n} classes linked in {} ms", started.elapsed().as_millis()));
         }
