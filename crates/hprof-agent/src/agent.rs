@@ -1,24 +1,23 @@
-//! The agent: startup from the option string, the shared tables, the core reactions to JVM events
-//! (threads, classes, dumps), and the hand-over to the capabilities.
+//! The agent: startup from the option string, the wiring of the [`Context`], the hub and the capabilities,
+//! the core's reactions to JVM events (threads, classes, dumps) and the session's end. Only the JVM's entry
+//! points (`entry`) call into it; everything else reaches the agent through [`AgentControl`].
 
 use crate::capabilities;
 use crate::capabilities::Registered;
-use crate::classes::{ClassEnv, ClassRecord, ClassTable};
-use crate::hub::{AgentHost, CORE_EVENTS, Capability, ClassFileChain, ControlCommand, Core, DumpReason};
-use crate::ids::ObjectIds;
+use crate::commands::{ControlCommand, DumpReason};
+pub use crate::context::LoadKind;
+use crate::context::{AgentControl, Context};
+use crate::hub::{Capability, ClassFileChain};
+use crate::ids::main_tag;
 use crate::log;
-use crate::methods::{MethodCache, MethodEnv};
 use crate::options::{CpuMode, Options, Parsed};
-use crate::output::{Output, ReportTables};
-use crate::threads::{ThreadEnv, ThreadTable};
-use crate::traces::RawFrame;
-use crate::traces::{TraceEnv, TraceTable};
+use crate::output::Output;
 use jvmti::{
-    CapabilityFlag, Event, EventHub, EventHubBuilder, HubError, Jni, Jvmti, JvmtiVersion, Need, SubscriberId, Vm, sys,
+    CapabilityFlag, Event, EventHandler, EventHost, EventHub, EventHubBuilder, HubError, Jni, Jvmti, Need,
+    SubscriberId, Vm, sys,
 };
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
-use std::time::Instant;
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 /// The current session's agent. A session that ends (`duration=`, `hprof attach PID stop`) leaves its
 /// agent in place, stopped; a later attach starts a new one here (see `attach`). An agent is never freed:
@@ -28,45 +27,17 @@ static AGENT: AtomicPtr<Agent> = AtomicPtr::new(std::ptr::null_mut());
 static SESSIONS: Mutex<u32> = Mutex::new(0);
 
 /// The running agent, once Agent_OnLoad/OnAttach has succeeded.
-pub fn agent() -> Option<&'static Agent> {
+fn agent() -> Option<&'static Agent> {
     // SAFETY: the pointer is null or comes from Box::leak, and agents are never freed.
     unsafe { AGENT.load(Ordering::Acquire).as_ref() }
 }
 
-pub struct Agent {
-    pub vm: Vm,
-    pub jvmti: Jvmti,
-    pub jvmti_version: JvmtiVersion,
-    pub options: Options,
-    pub output: Output,
-    pub ids: ObjectIds,
-    pub threads: ThreadTable,
-    pub classes: ClassTable,
-    pub methods: MethodCache,
-    pub traces: TraceTable,
-    pub started: Instant,
-    pub load_kind: LoadKind,
-    /// 1 for the first session in this JVM, 2 for the next attach after it ended, …
-    pub session: u32,
-    /// The option string the session started with (for `status`).
-    pub option_string: String,
+/// One session: its context, the hub that feeds it events, and the capabilities the options chose.
+struct Agent {
+    ctx: Context,
     capabilities: Vec<(SubscriberId, &'static dyn Capability)>,
-    hub: EventHub<Agent>,
+    hub: EventHub<Context>,
     dump_lock: Mutex<()>,
-    dead: AtomicBool,
-    /// Set as VMDeath begins (before the exit dump), when the collector has already stopped.
-    exiting: AtomicBool,
-    /// depth=, changeable at run time by the front end's CONTROL command.
-    depth: AtomicU32,
-}
-
-/// How the agent was loaded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LoadKind {
-    /// -agentlib / -agentpath / -Xrun, before the VM starts.
-    Startup,
-    /// Into a running VM (Agent_OnAttach).
-    Attach,
 }
 
 /// Agent_OnLoad / Agent_OnAttach: returns JNI_OK or JNI_ERR (after printing why).
@@ -93,7 +64,7 @@ fn vm_input_arguments() -> Vec<String> {
 
 /// Starts a session: parses the options, takes a JVMTI environment of its own and switches on what the
 /// options ask for. In a running JVM (`kind` Attach) it also does what VMInit would have done.
-pub fn start_session(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<&'static Agent, String> {
+pub fn start_session(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Result<&'static Context, String> {
     let options = match Options::parse_for_vm(option_string, &vm_input_arguments()).map_err(|e| e.0)? {
         // Exiting after the help is HPROF's way at startup; a running JVM must go on.
         Parsed::Help if kind == LoadKind::Attach => {
@@ -117,7 +88,7 @@ pub fn start_session(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Res
             .into());
     }
     let mut sessions = SESSIONS.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(running) = agent().filter(|a| a.is_live()) {
+    if let Some(running) = agent().map(|a| &a.ctx).filter(|c| c.is_live()) {
         return Err(format!(
             "hprof already profiles this JVM (session {}: {}); end it first with `hprof attach PID stop`",
             running.session, running.option_string
@@ -146,38 +117,22 @@ pub fn start_session(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Res
     let (hub, capabilities) = subscribe(capabilities::build(&options)?, kind);
     hub.request_capabilities(jvmti).map_err(|e| e.to_string())?;
     let output = Output::open(&options)?;
-    let agent = Agent {
-        vm,
-        jvmti,
-        jvmti_version,
-        traces: TraceTable::new(options.lineno),
-        options,
-        output,
-        ids: ObjectIds::default(),
-        threads: ThreadTable::new(),
-        classes: ClassTable::default(),
-        methods: MethodCache::default(),
-        started: Instant::now(),
-        load_kind: kind,
-        session: *sessions + 1,
-        option_string: option_string.unwrap_or("").to_owned(),
-        capabilities,
-        hub,
-        dump_lock: Mutex::new(()),
-        dead: AtomicBool::new(false),
-        exiting: AtomicBool::new(false),
-        depth: AtomicU32::new(0),
-    };
-    agent.depth.store(agent.options.depth, Ordering::Relaxed);
+    // From here on an error would not stop the JVM from starting: errorexit=y makes it end the JVM.
+    log::exit_on_error(options.error_exit);
+    let session = *sessions + 1;
+    let ctx =
+        Context::new(vm, jvmti, jvmti_version, options, output, kind, session, option_string.unwrap_or("").to_owned());
+    let agent = Agent { ctx, capabilities, hub, dump_lock: Mutex::new(()) };
     *sessions += 1;
     let agent: &'static Agent = Box::leak(Box::new(agent));
+    agent.ctx.make_current(agent);
     AGENT.store(agent as *const Agent as *mut Agent, Ordering::Release);
 
     for (_, c) in &agent.capabilities {
-        c.on_load(agent)?;
+        c.on_load(&agent.ctx)?;
     }
     agent.hub.install::<AgentHost>(jvmti).map_err(|e| format!("cannot set up JVMTI events: {e}"))?;
-    if agent.session == 1 {
+    if agent.ctx.session == 1 {
         // SAFETY: flush_at_exit is an extern "C" fn that catches panics; registered once per process.
         unsafe { libc::atexit(flush_at_exit) };
     }
@@ -188,14 +143,14 @@ pub fn start_session(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Res
         let current = jvmti.current_thread().map_err(|e| format!("GetCurrentThread: {e}"))?;
         agent.on_vm_init(jni, current);
     }
-    Ok(agent)
+    Ok(&agent.ctx)
 }
 
 /// Subscribes the core, then each capability in the order the options chose them, to the hub.
 fn subscribe(
     capabilities: Vec<Registered>,
     kind: LoadKind,
-) -> (EventHub<Agent>, Vec<(SubscriberId, &'static dyn Capability)>) {
+) -> (EventHub<Context>, Vec<(SubscriberId, &'static dyn Capability)>) {
     let mut hub = EventHubBuilder::new();
     hub.subscribe(&Core, CORE_EVENTS);
     hub.need(CapabilityFlag::CanTagObjects, Need::Required);
@@ -231,11 +186,12 @@ fn need_of(flag: CapabilityFlag, kind: LoadKind) -> Need {
 extern "C" fn flush_at_exit() {
     crate::panic_guard::guard(
         || {
+            log::process_exiting();
             if let Some(a) = agent() {
-                if a.is_live() && !a.is_exiting() {
+                if a.ctx.is_live() && !a.ctx.is_exiting() && !log::terminating() {
                     a.exit_without_vm_death();
                 }
-                a.output.flush_at_exit();
+                a.ctx.output.flush_at_exit();
             }
         },
         (),
@@ -247,244 +203,71 @@ extern "C" fn flush_at_exit() {
 const EXIT_REPORTS_START: std::time::Duration = std::time::Duration::from_secs(5);
 const EXIT_REPORTS_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
 
-// The shared tables and the writer take what they need through these traits, so that none of them
-// depends on the agent.
-impl ClassEnv for Agent {
-    fn jvmti(&self) -> Jvmti {
-        self.jvmti
-    }
-    fn ids(&self) -> &ObjectIds {
-        &self.ids
-    }
-    fn class_loaded(&self, record: &ClassRecord) {
-        self.output.load_class(record);
-    }
-    fn class_unloaded(&self, serial: u32) {
-        self.output.unload_class(serial);
-    }
-}
-
-impl ThreadEnv for Agent {
-    fn jvmti(&self) -> Jvmti {
-        self.jvmti
-    }
-    fn ids(&self) -> &ObjectIds {
-        &self.ids
-    }
-    fn thread_started(&self, thread: &hprof_format::model::ThreadStart) {
-        self.output.thread_start(thread);
-    }
-    fn thread_ended(&self, serial: u32) {
-        self.output.thread_end(serial);
-    }
-}
-
-impl MethodEnv for Agent {
-    fn classes(&self) -> &ClassTable {
-        &self.classes
-    }
-}
-
-impl TraceEnv for Agent {
-    fn methods(&self) -> &MethodCache {
-        &self.methods
-    }
-}
-
-impl ReportTables for Agent {
-    fn traces(&self) -> &TraceTable {
-        &self.traces
-    }
-    fn classes(&self) -> &ClassTable {
-        &self.classes
-    }
-}
-
 impl Agent {
     pub fn capabilities(&self) -> impl Iterator<Item = &'static dyn Capability> + '_ {
         self.capabilities.iter().map(|(_, c)| *c)
     }
 
-    pub fn hub(&self) -> &EventHub<Agent> {
-        &self.hub
-    }
-
-    /// Turns a capability's events on or off at run time. The hub counts subscribers, so another
-    /// capability that wants the same event keeps receiving it.
-    pub fn switch_events(&self, capability: &str, events: &[Event], on: bool) -> Result<(), HubError> {
-        let Some(&(id, _)) = self.capabilities.iter().find(|(_, c)| c.name() == capability) else {
-            return Ok(());
-        };
-        for &event in events {
-            if on {
-                self.hub.enable(self.jvmti, id, event)?;
-            } else {
-                self.hub.disable(self.jvmti, id, event)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// The current maximum trace depth (depth=, or what the front end set since).
-    pub fn depth(&self) -> usize {
-        self.depth.load(Ordering::Relaxed) as usize
-    }
-
-    pub fn set_depth(&self, depth: u32) {
-        self.depth.store(depth.min(crate::options::MAX_DEPTH), Ordering::Relaxed);
-    }
-
-    /// The thread serial a trace should carry: the thread's with thread=y, else 0.
-    pub fn trace_thread_serial(&self, thread_serial: u32) -> u32 {
-        if self.options.thread { thread_serial } else { 0 }
-    }
-
-    /// The trace serial of `thread`'s current stack (null = the calling thread), up to depth= frames, taken
-    /// with JVMTI GetStackTrace. 300000 ("no trace") if the stack cannot be taken.
-    pub fn trace_of_thread(&self, jni: Option<Jni>, thread: sys::jthread) -> u32 {
-        let depth = self.depth();
-        // SAFETY: jvmtiFrameInfo is a plain C struct (a method id pointer and a location) for which all zero
-        // bytes are valid.
-        let mut buf = vec![unsafe { std::mem::zeroed::<sys::jvmtiFrameInfo>() }; depth];
-        let Ok(n) = self.jvmti.stack_trace(thread, 0, &mut buf) else {
-            return hprof_format::serial_base::TRACE;
-        };
-        let raw: Vec<RawFrame> = buf[..n].iter().map(RawFrame::from_jvmti).collect();
-        let thread_serial = self.trace_thread_serial(self.threads.serial_of(self, thread));
-        self.traces.intern_raw(self, jni, thread_serial, &raw)
-    }
-
-    /// Carries out a front-end command: the core's own (FORCE GC, DUMP TRACES, depth) here, the rest by
-    /// the capabilities that own the data. Returns false if nothing acted on it.
-    pub fn command(&self, jni: Option<Jni>, command: &ControlCommand) -> bool {
-        let mut handled = false;
-        for c in self.capabilities() {
-            handled |= c.handle_command(self, jni, command);
-        }
-        handled
-    }
-
-    /// FORCE GC (0x01).
-    pub fn force_gc(&self) {
-        let _ = self.jvmti.force_garbage_collection();
-    }
-
-    /// DUMP TRACES (0x06): every trace not yet written.
-    pub fn dump_traces(&self) {
-        self.output.traces(self, self.traces.serials());
-        self.output.flush();
-    }
-
-    /// False once VMDeath has begun.
-    pub fn is_live(&self) -> bool {
-        !self.dead.load(Ordering::Relaxed)
-    }
-
-    /// True once the JVM has begun to exit (VMDeath): no collection can be forced any more.
-    pub fn is_exiting(&self) -> bool {
-        self.exiting.load(Ordering::Relaxed)
-    }
-
-    /// Writes each capability's report as a checkpoint (see [`crate::worker`]) and everything buffered.
-    /// Skipped while a dump is being written: it writes the reports itself.
-    pub(crate) fn checkpoint(&self, jni: Jni) {
-        let _no_dump = match self.dump_lock.try_lock() {
-            Ok(guard) => guard,
-            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => return,
-        };
-        if !self.is_live() {
-            return;
-        }
-        let reports: Vec<_> = self.capabilities().filter_map(|c| c.checkpoint(self, jni)).collect();
-        self.output.checkpoint(self, &reports);
-        self.output.flush();
-    }
-
     pub(crate) fn on_vm_init(&self, jni: Jni, current: sys::jthread) {
         // Classes and threads that predate our events.
-        if let Ok(classes) = self.jvmti.loaded_classes() {
+        if let Ok(classes) = self.ctx.jvmti.loaded_classes() {
             for class in classes {
-                self.classes.register(self, class);
+                self.ctx.classes.register(&self.ctx, class);
                 jni.delete_local_ref(class);
             }
         }
         let mut existing = Vec::new();
-        if let Ok(threads) = self.jvmti.all_threads() {
+        if let Ok(threads) = self.ctx.jvmti.all_threads() {
             for thread in threads {
                 let own = jni.is_same_object(thread, current);
-                if let Some((record, _)) = self.threads.register(self, thread, own) {
+                if let Some((record, _)) = self.ctx.threads.register(&self.ctx, thread, own) {
                     existing.push((thread, record, own));
                 }
             }
         }
         for c in self.capabilities() {
-            c.on_vm_init(self, jni);
+            c.on_vm_init(&self.ctx, jni);
         }
-        if self.options.net.is_some() {
-            crate::net::start(self, jni);
+        if self.ctx.options.net.is_some() {
+            crate::net::start(&self.ctx, jni);
         }
-        crate::worker::start(self, jni);
-        if let Some(seconds) = self.options.duration_s {
-            crate::attach::end_after(self, jni, seconds);
+        crate::worker::start(&self.ctx, jni);
+        if let Some(seconds) = self.ctx.options.duration_s {
+            crate::attach::end_after(&self.ctx, jni, seconds);
         }
         for (thread, record, own) in existing {
             for c in self.capabilities() {
-                c.on_thread_start(self, jni, thread, &record, own);
+                c.on_thread_start(&self.ctx, jni, thread, &record, own);
             }
             jni.delete_local_ref(thread);
         }
     }
 
-    /// Ends the session before the JVM ends: what VMDeath does (samplers stop, the reports are written,
-    /// the output closed), and then every event off and every capability given back, so that the JVM runs
-    /// on as if the agent had never come, and a later attach can start a session of its own. Returns false
-    /// if the session had already ended.
-    pub fn end_session(&self, jni: Jni) -> bool {
-        let _one_at_a_time = SESSIONS.lock().unwrap_or_else(|e| e.into_inner());
-        if !self.is_live() {
-            return false;
-        }
-        for c in self.capabilities() {
-            c.on_vm_death(self, jni);
-        }
-        self.dump(Some(jni), DumpReason::SessionEnd);
-        self.dead.store(true, Ordering::Relaxed);
-        self.output.close();
-        for event in Event::ALL {
-            let _ = self.jvmti.set_event_enabled(*event, false, std::ptr::null_mut());
-        }
-        if let Ok(caps) = self.jvmti.capabilities() {
-            let _ = self.jvmti.relinquish_capabilities(&caps);
-        }
-        true
-    }
-
     pub(crate) fn on_vm_death(&self, jni: Jni) {
-        self.exiting.store(true, Ordering::Relaxed);
+        self.ctx.mark_exiting();
         for c in self.capabilities() {
-            c.on_vm_death(self, jni);
+            c.on_vm_death(&self.ctx, jni);
         }
-        if self.options.dump_on_exit {
+        if self.ctx.options.dump_on_exit {
             self.dump(Some(jni), DumpReason::Exit);
         }
-        self.dead.store(true, Ordering::Relaxed);
-        self.output.close();
+        self.ctx.mark_dead();
+        self.ctx.output.close();
     }
 
     /// The process exits and VMDeath never came: the launcher's DestroyJavaVM could not attach its thread,
     /// which needs a new Thread object (G1 with a full heap), and the launcher went on to `exit()`. The
     /// JVM still runs, so the exit reports are written as VMDeath would, on the worker — a Java thread since
     /// VMInit, where this thread is attached no more and could not attach without the heap either.
-    fn exit_without_vm_death(&self) {
+    fn exit_without_vm_death(&'static self) {
         // 0: queued, 1: the worker took it, 2: written.
         let progress = std::sync::Arc::new((Mutex::new(0u8), std::sync::Condvar::new()));
         let report = progress.clone();
-        let submitted = crate::worker::submit(move |agent, jni| {
+        let submitted = crate::worker::submit(move |_, jni| {
             let (lock, wake) = &*report;
             *lock.lock().unwrap_or_else(|e| e.into_inner()) = 1;
             wake.notify_all();
-            agent.on_vm_death(jni);
+            self.on_vm_death(jni);
             *lock.lock().unwrap_or_else(|e| e.into_inner()) = 2;
             wake.notify_all();
         });
@@ -509,52 +292,181 @@ impl Agent {
     }
 
     pub(crate) fn on_thread_start(&self, jni: Jni, thread: sys::jthread) {
-        let known_tid = self.threads.of(self, thread).map(|r| r.os_tid.load(Ordering::Relaxed) != 0);
-        let Some((record, _)) = self.threads.register(self, thread, true) else { return };
+        let known_tid = self.ctx.threads.of(&self.ctx, thread).map(|r| r.os_tid.load(Ordering::Relaxed) != 0);
+        let Some((record, _)) = self.ctx.threads.register(&self.ctx, thread, true) else { return };
         // Listed at VMInit before its own ThreadStart: now it runs on its own thread for the first time.
         if known_tid == Some(false) {
             record.os_tid.store(crate::threads::current_os_tid(), Ordering::Relaxed);
         }
         if known_tid != Some(true) {
             for c in self.capabilities() {
-                c.on_thread_start(self, jni, thread, &record, true);
+                c.on_thread_start(&self.ctx, jni, thread, &record, true);
             }
         }
     }
 
     pub(crate) fn on_thread_end(&self, jni: Jni, thread: sys::jthread) {
-        let Some(record) = self.threads.of(self, thread) else { return };
+        let Some(record) = self.ctx.threads.of(&self.ctx, thread) else { return };
         for c in self.capabilities() {
-            c.on_thread_end(self, jni, thread, &record);
+            c.on_thread_end(&self.ctx, jni, thread, &record);
         }
-        self.threads.mark_ended(self, &record);
+        self.ctx.threads.mark_ended(&self.ctx, &record);
+    }
+}
+
+impl AgentControl for Agent {
+    /// The core's own commands (FORCE GC, DUMP TRACES, depth) are the context's; the rest are carried
+    /// out by the capabilities that own the data.
+    fn command(&self, jni: Option<Jni>, command: &ControlCommand) -> bool {
+        let mut handled = false;
+        for c in self.capabilities() {
+            handled |= c.handle_command(&self.ctx, jni, command);
+        }
+        handled
     }
 
-    pub(crate) fn on_data_dump_request(&self) {
-        let jni = self.vm.jni();
-        self.dump(jni, DumpReason::DataDumpRequest);
+    /// The hub counts subscribers, so another capability that wants the same event keeps receiving it.
+    fn switch_events(&self, capability: &str, events: &[Event], on: bool) -> Result<(), HubError> {
+        let Some(&(id, _)) = self.capabilities.iter().find(|(_, c)| c.name() == capability) else {
+            return Ok(());
+        };
+        for &event in events {
+            if on {
+                self.hub.enable(self.ctx.jvmti, id, event)?;
+            } else {
+                self.hub.disable(self.ctx.jvmti, id, event)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Skipped while a dump is being written: it writes the reports itself.
+    fn checkpoint(&self, jni: Jni) {
+        let _no_dump = match self.dump_lock.try_lock() {
+            Ok(guard) => guard,
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return,
+        };
+        if !self.ctx.is_live() {
+            return;
+        }
+        let reports: Vec<_> = self.capabilities().filter_map(|c| c.checkpoint(&self.ctx, jni)).collect();
+        self.ctx.output.checkpoint(&self.ctx, &reports);
+        self.ctx.output.flush();
     }
 
     /// Writes every capability's section, in HPROF's order, and flushes. One dump at a time.
-    pub fn dump(&self, jni: Option<Jni>, reason: DumpReason) {
+    fn dump(&self, jni: Option<Jni>, reason: DumpReason) {
         let _one_at_a_time = self.dump_lock.lock().unwrap_or_else(|e| e.into_inner());
-        if !self.is_live() {
+        if !self.ctx.is_live() {
             return;
         }
         let mut sections: Vec<(u32, &'static str, &dyn Capability)> =
             self.capabilities().filter_map(|c| c.dump_section().map(|(rank, label)| (rank, label, c))).collect();
         sections.sort_by_key(|s| s.0);
         if sections.is_empty() {
-            self.output.flush();
+            self.ctx.output.flush();
             return;
         }
-        let verbose = self.options.verbose;
+        let verbose = self.ctx.options.verbose;
         log::verbose(verbose, "Dumping");
         for (_, label, c) in sections {
             log::verbose(verbose, &format!(" {label} ..."));
-            c.write_dump(self, jni, reason);
+            c.write_dump(&self.ctx, jni, reason);
         }
-        self.output.flush();
+        self.ctx.output.flush();
         log::verbose(verbose, " done.\n");
+    }
+
+    /// Ends the session before the JVM ends: what VMDeath does (samplers stop, the reports are written,
+    /// the output closed), and then every event off and every capability given back, so that the JVM runs
+    /// on as if the agent had never come, and a later attach can start a session of its own. Returns false
+    /// if the session had already ended.
+    fn end_session(&self, jni: Jni) -> bool {
+        let _one_at_a_time = SESSIONS.lock().unwrap_or_else(|e| e.into_inner());
+        if !self.ctx.is_live() {
+            return false;
+        }
+        for c in self.capabilities() {
+            c.on_vm_death(&self.ctx, jni);
+        }
+        self.dump(Some(jni), DumpReason::SessionEnd);
+        self.ctx.mark_dead();
+        self.ctx.output.close();
+        for event in Event::ALL {
+            let _ = self.ctx.jvmti.set_event_enabled(*event, false, std::ptr::null_mut());
+        }
+        if let Ok(caps) = self.ctx.jvmti.capabilities() {
+            let _ = self.ctx.jvmti.relinquish_capabilities(&caps);
+        }
+        true
+    }
+}
+
+/// The events the agent's core always handles.
+const CORE_EVENTS: [Event; 7] = [
+    Event::VmInit,
+    Event::VmDeath,
+    Event::ThreadStart,
+    Event::ThreadEnd,
+    Event::ClassPrepare,
+    Event::DataDumpRequest,
+    Event::ObjectFree,
+];
+
+/// The core's subscription: the shared tables and dumps. It subscribes first, so that a class or thread
+/// is in the shared tables before a capability hears of it.
+struct Core;
+
+impl EventHandler<Context> for Core {
+    fn vm_init(&self, _: &Context, _: Jvmti, jni: Jni, thread: sys::jthread) {
+        if let Some(agent) = agent() {
+            agent.on_vm_init(jni, thread);
+        }
+    }
+
+    fn vm_death(&self, _: &Context, _: Jvmti, jni: Jni) {
+        if let Some(agent) = agent() {
+            agent.on_vm_death(jni);
+        }
+    }
+
+    fn thread_start(&self, _: &Context, _: Jvmti, jni: Jni, thread: sys::jthread) {
+        if let Some(agent) = agent() {
+            agent.on_thread_start(jni, thread);
+        }
+    }
+
+    fn thread_end(&self, _: &Context, _: Jvmti, jni: Jni, thread: sys::jthread) {
+        if let Some(agent) = agent() {
+            agent.on_thread_end(jni, thread);
+        }
+    }
+
+    fn class_prepare(&self, ctx: &Context, _: Jvmti, _jni: Jni, _thread: sys::jthread, class: sys::jclass) {
+        ctx.classes.register(ctx, class);
+    }
+
+    fn data_dump_request(&self, ctx: &Context, _: Jvmti) {
+        ctx.dump(ctx.vm.jni(), DumpReason::DataDumpRequest);
+    }
+
+    /// Class tags are the core's; other tags belong to capabilities that subscribe to ObjectFree.
+    fn object_free(&self, ctx: &Context, _: Jvmti, tag: sys::jlong) {
+        if main_tag::is_class(tag) {
+            ctx.classes.on_class_freed(ctx, tag);
+        }
+    }
+}
+
+/// Lets the hub's trampolines find the current session's hub and context.
+struct AgentHost;
+
+impl EventHost for AgentHost {
+    type Context = Context;
+
+    #[inline]
+    fn hub() -> Option<(&'static EventHub<Context>, &'static Context)> {
+        agent().map(|a| (&a.hub, &a.ctx))
     }
 }

@@ -1,20 +1,20 @@
 //! Agent threads: Java daemon threads (JVMTI RunAgentThread) whose body is Rust. Being Java threads, they
 //! can call JNI and every JVMTI function, which a plain native thread could not without attaching.
 
-use crate::agent::{Agent, agent};
+use crate::context::{Context, current};
 use crate::panic_guard::guard;
 use jvmti::{Jni, sys};
 use std::ffi::c_void;
 
-type Body = Box<dyn FnOnce(&'static Agent, Jni) + Send>;
+type Body = Box<dyn FnOnce(&'static Context, Jni) + Send>;
 
 /// Starts `body` on a new daemon thread named `name`, which must begin with "HPROF " so that the profile
 /// leaves it out (see [`crate::threads::is_agent_thread`]).
 pub fn spawn(
-    agent: &Agent,
+    agent: &Context,
     jni: Jni,
     name: &str,
-    body: impl FnOnce(&'static Agent, Jni) + Send + 'static,
+    body: impl FnOnce(&'static Context, Jni) + Send + 'static,
 ) -> Result<(), String> {
     debug_assert!(crate::threads::is_agent_thread(name), "agent thread {name} must be named HPROF …");
     let thread_class = jni.find_class(c"java/lang/Thread").map_err(|e| format!("agent thread {name}: {e}"))?;
@@ -45,7 +45,7 @@ unsafe extern "C" fn trampoline(_jvmti: *mut sys::jvmtiEnv, jni: *mut sys::JNIEn
     let body = unsafe { Box::from_raw(arg as *mut Body) };
     guard(
         move || {
-            if let Some(a) = agent() {
+            if let Some(a) = current() {
                 // SAFETY: the JVM calls the trampoline on the new agent thread with that thread's JNIEnv, valid for
                 // the thread's whole run.
                 body(a, unsafe { Jni::from_raw(jni) });

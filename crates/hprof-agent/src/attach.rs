@@ -11,7 +11,7 @@
 //! was started, the status, or why the request was refused. The same line goes to the JVM's stderr for
 //! `jcmd` users, who pass no reply file.
 
-use crate::agent::{Agent, LoadKind, agent, start_session};
+use crate::context::{Context, current};
 use crate::hub::DumpReason;
 use crate::log;
 use jvmti::{Jni, Vm, sys};
@@ -57,15 +57,20 @@ impl Request {
     }
 }
 
-/// Agent_OnAttach's body: JNI_OK, or JNI_ERR after saying why.
-pub fn on_attach(vm: Vm, option_string: Option<&str>) -> sys::jint {
+/// Agent_OnAttach's body: JNI_OK, or JNI_ERR after saying why. `start_session` is the agent's (the entry
+/// point passes it in), which starts a session in the running VM.
+pub fn on_attach(
+    vm: Vm,
+    option_string: Option<&str>,
+    start_session: impl FnOnce(Vm, &str) -> Result<&'static Context, String>,
+) -> sys::jint {
     crate::panic_guard::install_panic_hook();
     let request = Request::parse(option_string.unwrap_or(""));
     let outcome = match vm.jni() {
         None => Err("Agent_OnAttach: the attaching thread has no JNI environment".to_owned()),
         Some(jni) => match request.command {
             Some(command) => run_command(jni, command),
-            None => start(vm, jni, &request.options),
+            None => start(jni, start_session(vm, &request.options)),
         },
     };
     let (line, code) = match outcome {
@@ -98,8 +103,8 @@ fn answer(path: &str, line: &str) {
     }
 }
 
-fn start(vm: Vm, jni: Jni, options: &str) -> Result<String, String> {
-    let agent = start_session(vm, Some(options), LoadKind::Attach)?;
+fn start(jni: Jni, started: Result<&'static Context, String>) -> Result<String, String> {
+    let agent = started?;
     let out = destination(agent);
     let o = &agent.options;
     // A heap dump is a snapshot: asked for alone, it is taken now and the session is over.
@@ -115,7 +120,7 @@ fn start(vm: Vm, jni: Jni, options: &str) -> Result<String, String> {
 }
 
 fn run_command(jni: Jni, command: SessionCommand) -> Result<String, String> {
-    let Some(agent) = agent() else {
+    let Some(agent) = current() else {
         return match command {
             SessionCommand::Status => Ok("idle: hprof is loaded but no session has run".to_owned()),
             _ => Err("no hprof session runs in this JVM; start one with `hprof attach PID <options>`".to_owned()),
@@ -153,7 +158,7 @@ fn run_command(jni: Jni, command: SessionCommand) -> Result<String, String> {
 
 /// Where a session's reports go, as an absolute path (the front end's shell is elsewhere), and its
 /// flame graph and collapsed stacks.
-fn destination(agent: &Agent) -> String {
+fn destination(agent: &Context) -> String {
     let absolute = |p: &str| {
         if p.starts_with('/') || p.starts_with("socket ") {
             p.to_owned()
@@ -171,17 +176,17 @@ fn destination(agent: &Agent) -> String {
 }
 
 /// `duration=`: a daemon thread that ends the session after `seconds`, unless it ended before.
-pub fn end_after(agent: &Agent, jni: Jni, seconds: u32) {
-    let mine = agent as *const Agent as usize;
+pub fn end_after(agent: &Context, jni: Jni, seconds: u32) {
+    let mine = agent as *const Context as usize;
     let spawned = crate::agent_thread::spawn(agent, jni, "HPROF session timer", move |current, jni| {
         let deadline = std::time::Instant::now() + Duration::from_secs(seconds as u64);
         while std::time::Instant::now() < deadline {
-            if !current.is_live() || current as *const Agent as usize != mine {
+            if !current.is_live() || current as *const Context as usize != mine {
                 return;
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        if current as *const Agent as usize == mine && current.end_session(jni) {
+        if current as *const Context as usize == mine && current.end_session(jni) {
             log::verbose(
                 current.options.verbose,
                 &format!("HPROF: session {} ended after {seconds} s\n", current.session),

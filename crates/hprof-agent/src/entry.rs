@@ -1,6 +1,6 @@
 //! The functions the JVM looks up in libhprof.so. Each catches panics: one must never unwind into the JVM.
 
-use crate::agent::{LoadKind, start};
+use crate::agent::{LoadKind, start, start_session};
 use crate::panic_guard::guard;
 use jvmti::{Vm, sys};
 use std::ffi::{CStr, c_char, c_void};
@@ -41,7 +41,9 @@ pub unsafe extern "C" fn Agent_OnAttach(
         || {
             // SAFETY: the JVM calls Agent_OnAttach with its own, valid JavaVM.
             let vm = unsafe { Vm::from_raw(vm) };
-            crate::attach::on_attach(vm, option_string(options).as_deref())
+            crate::attach::on_attach(vm, option_string(options).as_deref(), |vm, options| {
+                start_session(vm, Some(options), LoadKind::Attach)
+            })
         },
         sys::JNI_ERR,
     )
@@ -55,7 +57,7 @@ pub unsafe extern "C" fn Agent_OnAttach(
 pub unsafe extern "C" fn Agent_OnUnload(_vm: *mut sys::JavaVM) {
     guard(
         || {
-            if let Some(a) = crate::agent::agent() {
+            if let Some(a) = crate::context::current() {
                 a.output.close();
             }
         },

@@ -1,15 +1,15 @@
 //! The agent's use of the event hub (`jvmti::hub`): the [`Capability`] trait every profiling capability
-//! implements, the core's own subscription (threads, classes, dumps), and the host that lets the hub's
-//! trampolines find the agent.
+//! implements, and the chain of class-file rewriters. (The core's own subscription and the host that lets
+//! the hub's trampolines find the session are the agent's, in `agent.rs`.)
 //!
-//! A capability receives JVMTI events by implementing [`jvmti::EventHandler<Agent>`] for them and listing
+//! A capability receives JVMTI events by implementing [`jvmti::EventHandler<Context>`] for them and listing
 //! them in [`Capability::events`]; it never touches the callback table itself. Adding an event to a
 //! capability is adding one method in its module:
 //!
 //! ```ignore
-//! impl EventHandler<Agent> for FlatProfile {
+//! impl EventHandler<Context> for FlatProfile {
 //!     // Where the JIT put each method, so that a sampled pc can be named.
-//!     fn compiled_method_load(&self, agent: &Agent, _: Jvmti, method: sys::jmethodID, code_size: sys::jint,
+//!     fn compiled_method_load(&self, ctx: &Context, _: Jvmti, method: sys::jmethodID, code_size: sys::jint,
 //!         code_addr: *const c_void, _map_length: sys::jint, _map: *const sys::jvmtiAddrLocationMap,
 //!         _compile_info: *const c_void) {
 //!         self.code.insert(code_addr as usize, code_size as usize, method);
@@ -28,59 +28,21 @@
 //! [`Capability`] instead, with the thread's record and after the core's bookkeeping (VMInit also replays
 //! ThreadStart for the threads that predate it).
 
-use crate::agent::{Agent, agent};
-use crate::ids::main_tag;
+pub use crate::commands::{ControlCommand, DumpReason};
+use crate::context::Context;
 use crate::threads::ThreadRecord;
-use jvmti::{CapabilityFlag, Event, EventHandler, EventHost, EventHub, Interest, Jni, Jvmti, sys};
+use jvmti::{CapabilityFlag, EventHandler, Interest, Jni, Jvmti, sys};
 use std::ffi::{CStr, c_char};
 
-/// Why a dump is being written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DumpReason {
-    /// The VM is exiting (doe=y).
-    Exit,
-    /// Ctrl-\ / SIGQUIT (JVMTI DataDumpRequest).
-    DataDumpRequest,
-    /// A command from the front end over the socket.
-    Command,
-    /// The session ends before the JVM does (`duration=`, `hprof attach PID stop`): the last reports, with
-    /// the capabilities already stopped as at exit, and the JVM runs on.
-    SessionEnd,
-}
-
-/// A request from the front end (the `net=` socket commands of HPROF's protocol, decoded). The agent core
-/// handles FORCE GC, EXIT and DUMP TRACES itself; each capability handles the commands about its data and
-/// ignores the rest.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ControlCommand {
-    /// DUMP HEAP (0x02): write a heap dump now.
-    DumpHeap,
-    /// ALLOC SITES (0x03): write the sites now. Flags: 0x1 incremental, 0x2 sort by allocated bytes,
-    /// 0x4 force a GC first.
-    AllocSites { flags: u16, cutoff: f32 },
-    /// HEAP SUMMARY (0x04).
-    HeapSummary,
-    /// CPU SAMPLES (0x07): write the samples so far.
-    CpuSamples { cutoff: f32 },
-    /// CONTROL 0x1 / 0x2: allocation tracking on or off.
-    AllocTracking(bool),
-    /// CONTROL 0x3 / 0x4: CPU sampling on or off, for one thread (its object id in our output) or all.
-    CpuSampling { thread_object_id: Option<u64>, on: bool },
-    /// CONTROL 0x5: forget the CPU samples so far.
-    ClearCpuSamples,
-    /// CONTROL: forget the allocation sites so far.
-    ResetSites,
-}
-
 /// One profiling capability: a subscriber to the hub (its JVMTI events arrive through its
-/// [`EventHandler<Agent>`] methods) with hooks for the agent's own moments. Every method has an empty
+/// [`EventHandler<Context>`] methods) with hooks for the agent's own moments. Every method has an empty
 /// default.
 #[allow(unused_variables)]
-pub trait Capability: EventHandler<Agent> {
+pub trait Capability: EventHandler<Context> {
     fn name(&self) -> &'static str;
 
     /// The JVMTI events it handles through [`EventHandler`], each on from the start unless marked
-    /// `.off()` (then [`Agent::switch_events`] turns it on).
+    /// `.off()` (then [`Context::switch_events`] turns it on).
     fn events(&self) -> Vec<Interest> {
         Vec::new()
     }
@@ -91,26 +53,26 @@ pub trait Capability: EventHandler<Agent> {
     }
 
     /// After the callbacks are set, still in Agent_OnLoad: e.g. set the heap sampling interval.
-    fn on_load(&self, agent: &Agent) -> Result<(), String> {
+    fn on_load(&self, ctx: &Context) -> Result<(), String> {
         Ok(())
     }
 
     /// VMInit, after the core has listed the classes and threads that predate it.
-    fn on_vm_init(&self, agent: &Agent, jni: Jni) {}
+    fn on_vm_init(&self, ctx: &Context, jni: Jni) {}
     /// VMDeath, before the final dump: stop sampling, drain buffers.
-    fn on_vm_death(&self, agent: &Agent, jni: Jni) {}
+    fn on_vm_death(&self, ctx: &Context, jni: Jni) {}
     /// A thread started (or, at VMInit, was found running: then `on_own_thread` is false unless it is the
     /// thread running VMInit).
     fn on_thread_start(
         &self,
-        agent: &Agent,
+        ctx: &Context,
         jni: Jni,
         thread: sys::jthread,
         record: &ThreadRecord,
         on_own_thread: bool,
     ) {
     }
-    fn on_thread_end(&self, agent: &Agent, jni: Jni, thread: sys::jthread, record: &ThreadRecord) {}
+    fn on_thread_end(&self, ctx: &Context, jni: Jni, thread: sys::jthread, record: &ThreadRecord) {}
 
     /// Whether it rewrites classes through [`Capability::on_class_file_load`]. Rewriters are chained: each
     /// sees the bytes the one before it returned, which separate ClassFileLoadHook handlers could not.
@@ -124,7 +86,7 @@ pub trait Capability: EventHandler<Agent> {
     #[allow(clippy::too_many_arguments)]
     fn on_class_file_load(
         &self,
-        agent: &Agent,
+        ctx: &Context,
         jni: Option<Jni>,
         class_being_redefined: sys::jclass,
         loader: sys::jobject,
@@ -140,65 +102,18 @@ pub trait Capability: EventHandler<Agent> {
         None
     }
 
-    /// Writes its part of a dump through `agent.output`. `jni` is present when the dumping thread is a
+    /// Writes its part of a dump through `ctx.output`. `jni` is present when the dumping thread is a
     /// Java thread (always, except for some socket commands handled on a native thread).
-    fn write_dump(&self, agent: &Agent, jni: Option<Jni>, reason: DumpReason) {}
+    fn write_dump(&self, ctx: &Context, jni: Option<Jni>, reason: DumpReason) {}
 
     /// Its report so far, for the checkpoint written every second (see [`crate::worker`]).
-    fn checkpoint(&self, agent: &Agent, jni: Jni) -> Option<crate::output::Checkpoint> {
+    fn checkpoint(&self, ctx: &Context, jni: Jni) -> Option<crate::output::Checkpoint> {
         None
     }
 
     /// Acts on a front-end command that concerns it; returns true if it did.
-    fn handle_command(&self, agent: &Agent, jni: Option<Jni>, command: &ControlCommand) -> bool {
+    fn handle_command(&self, ctx: &Context, jni: Option<Jni>, command: &ControlCommand) -> bool {
         false
-    }
-}
-
-/// The events the agent's core always handles.
-pub const CORE_EVENTS: [Event; 7] = [
-    Event::VmInit,
-    Event::VmDeath,
-    Event::ThreadStart,
-    Event::ThreadEnd,
-    Event::ClassPrepare,
-    Event::DataDumpRequest,
-    Event::ObjectFree,
-];
-
-/// The core's subscription: the shared tables and dumps.
-pub struct Core;
-
-impl EventHandler<Agent> for Core {
-    fn vm_init(&self, agent: &Agent, _: Jvmti, jni: Jni, thread: sys::jthread) {
-        agent.on_vm_init(jni, thread);
-    }
-
-    fn vm_death(&self, agent: &Agent, _: Jvmti, jni: Jni) {
-        agent.on_vm_death(jni);
-    }
-
-    fn thread_start(&self, agent: &Agent, _: Jvmti, jni: Jni, thread: sys::jthread) {
-        agent.on_thread_start(jni, thread);
-    }
-
-    fn thread_end(&self, agent: &Agent, _: Jvmti, jni: Jni, thread: sys::jthread) {
-        agent.on_thread_end(jni, thread);
-    }
-
-    fn class_prepare(&self, agent: &Agent, _: Jvmti, _jni: Jni, _thread: sys::jthread, class: sys::jclass) {
-        agent.classes.register(agent, class);
-    }
-
-    fn data_dump_request(&self, agent: &Agent, _: Jvmti) {
-        agent.on_data_dump_request();
-    }
-
-    /// Class tags are the core's; other tags belong to capabilities that subscribe to ObjectFree.
-    fn object_free(&self, agent: &Agent, _: Jvmti, tag: sys::jlong) {
-        if main_tag::is_class(tag) {
-            agent.classes.on_class_freed(agent, tag);
-        }
     }
 }
 
@@ -209,10 +124,10 @@ pub struct ClassFileChain {
 
 // The pointers are the JVM's own arguments for this event, valid during it (see EventHandler's docs).
 #[allow(clippy::not_unsafe_ptr_arg_deref)]
-impl EventHandler<Agent> for ClassFileChain {
+impl EventHandler<Context> for ClassFileChain {
     fn class_file_load_hook(
         &self,
-        agent: &Agent,
+        ctx: &Context,
         jvmti: Jvmti,
         jni: Jni,
         class_being_redefined: sys::jclass,
@@ -236,7 +151,7 @@ impl EventHandler<Agent> for ClassFileChain {
         let mut current: Option<Vec<u8>> = None;
         for c in &self.rewriters {
             let data = current.as_deref().unwrap_or(original);
-            if let Some(new) = c.on_class_file_load(agent, jni, class_being_redefined, loader, name, data) {
+            if let Some(new) = c.on_class_file_load(ctx, jni, class_being_redefined, loader, name, data) {
                 current = Some(new);
             }
         }
@@ -244,17 +159,5 @@ impl EventHandler<Agent> for ClassFileChain {
             // SAFETY: both out-pointers are the event's, checked non-null above.
             let _ = unsafe { jvmti.replace_class_file(&bytes, new_class_data_len, new_class_data) };
         }
-    }
-}
-
-/// Lets the trampolines find the agent.
-pub struct AgentHost;
-
-impl EventHost for AgentHost {
-    type Context = Agent;
-
-    #[inline]
-    fn hub() -> Option<(&'static EventHub<Agent>, &'static Agent)> {
-        agent().map(|a| (a.hub(), a))
     }
 }

@@ -1,16 +1,20 @@
 //! libhprof.so — the HPROF agent, rebuilt on JVMTI for JDK 17+.
 //!
-//! The JVM calls [`entry`]; [`agent`] parses the options, opens the [`output`] and sets up the [`hub`],
-//! which fans JVMTI events out to the [`capabilities`] the options chose. Shared tables —
-//! [`threads`], [`classes`], [`methods`], [`traces`] — give every capability the same serial numbers and
-//! names, and the output writes records that refer to them.
+//! The JVM calls [`entry`]; the agent (`agent.rs`, which only the entry points call) parses the options,
+//! opens the [`output`], builds the session's [`context`] and sets up the [`hub`], which fans JVMTI events
+//! out to the [`capabilities`] the options chose. Capabilities see the session only through the
+//! [`context::Context`]: shared tables — [`threads`], [`classes`], [`methods`], [`traces`] — that give
+//! every capability the same serial numbers and names, the writer, and a narrow handle on the agent
+//! ([`context::AgentControl`]).
 
-pub mod agent;
+mod agent;
 pub mod agent_thread;
 pub mod attach;
 pub mod capabilities;
 pub mod classes;
 pub mod collector;
+pub mod commands;
+pub mod context;
 pub mod entry;
 pub mod help;
 pub mod hub;

@@ -56,6 +56,8 @@ pub struct Options {
     pub dump_on_exit: bool,
     pub force: bool,
     pub verbose: bool,
+    /// `errorexit=y` (HPROF's, from its debug options): any error ends the JVM with exit code 9.
+    pub error_exit: bool,
     // Beyond HPROF.
     pub sampler: SamplerKind,
     pub clock: CpuClock,
@@ -88,6 +90,7 @@ impl Default for Options {
             dump_on_exit: true,
             force: true,
             verbose: true,
+            error_exit: false,
             sampler: SamplerKind::Async,
             clock: CpuClock::Perf,
             collapsed: None,
@@ -190,6 +193,7 @@ impl Options {
                 "doe" => o.dump_on_exit = yes_no(name, value)?,
                 "force" => o.force = yes_no(name, value)?,
                 "verbose" => o.verbose = yes_no(name, value)?,
+                "errorexit" => o.error_exit = yes_no(name, value)?,
                 "msa" => {
                     if yes_no(name, value)? {
                         o.warnings.push("msa=y (micro state accounting) exists only on Solaris; ignored".into());

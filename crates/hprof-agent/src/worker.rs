@@ -3,7 +3,7 @@
 //! profile up to its last second, and it runs the jobs nobody should wait for on their own thread (giving
 //! a heap dump's tags back, a forced collection that a dying JVM may never run).
 
-use crate::agent::Agent;
+use crate::context::Context;
 use crate::log;
 use jvmti::Jni;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
@@ -13,14 +13,14 @@ use std::time::{Duration, Instant};
 /// How often the reports are checkpointed (and everything buffered written out).
 pub const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
 
-type Job = Box<dyn FnOnce(&'static Agent, Jni) + Send>;
+type Job = Box<dyn FnOnce(&'static Context, Jni) + Send>;
 
 /// The current session's worker. A session started by a later attach (see `attach`) gets a worker of its
 /// own; the ended session's worker finds its sender dropped and ends.
 static JOBS: Mutex<Option<Sender<Job>>> = Mutex::new(None);
 
 /// Starts the worker (at VMInit, or as an attached session starts).
-pub fn start(agent: &Agent, jni: Jni) {
+pub fn start(agent: &Context, jni: Jni) {
     let (send, receive) = channel::<Job>();
     *JOBS.lock().unwrap_or_else(|e| e.into_inner()) = Some(send);
     if let Err(e) = crate::agent_thread::spawn(agent, jni, "HPROF worker", move |agent, jni| run(agent, jni, receive)) {
@@ -28,7 +28,7 @@ pub fn start(agent: &Agent, jni: Jni) {
     }
 }
 
-fn run(agent: &'static Agent, jni: Jni, jobs: Receiver<Job>) {
+fn run(agent: &'static Context, jni: Jni, jobs: Receiver<Job>) {
     let mut next_checkpoint = Instant::now() + CHECKPOINT_EVERY;
     while agent.is_live() {
         match jobs.recv_timeout(next_checkpoint.saturating_duration_since(Instant::now())) {
@@ -44,7 +44,7 @@ fn run(agent: &'static Agent, jni: Jni, jobs: Receiver<Job>) {
 }
 
 /// Hands `job` to the worker; false (and `job` dropped) if there is none yet, or no more.
-pub fn submit(job: impl FnOnce(&'static Agent, Jni) + Send + 'static) -> bool {
+pub fn submit(job: impl FnOnce(&'static Context, Jni) + Send + 'static) -> bool {
     let jobs = JOBS.lock().unwrap_or_else(|e| e.into_inner());
     jobs.as_ref().is_some_and(|j| j.send(Box::new(job)).is_ok())
 }
@@ -52,7 +52,7 @@ pub fn submit(job: impl FnOnce(&'static Agent, Jni) + Send + 'static) -> bool {
 /// Forces a garbage collection and waits for it — unless the JVM begins to exit meanwhile: a collector
 /// stops its threads before VMDeath, and ZGC or Shenandoah never answer a collection asked for after that
 /// (a report waiting for one held the exit up for ever). True if the collection ran.
-pub fn collect_garbage(agent: &Agent) -> bool {
+pub fn collect_garbage(agent: &Context) -> bool {
     let done = Arc::new((Mutex::new(false), Condvar::new()));
     let signal = done.clone();
     let submitted = submit(move |agent, _| {

@@ -176,25 +176,55 @@ fn checkpoints_leave_no_trace_after_a_normal_exit() {
     assert_eq!(totals.len(), 1, "only the exit dump's CPU SAMPLES: {totals:?}");
 }
 
-/// Item 6. A front end that nearly stops reading (512 bytes a second) holds the program up at most 10 s in
-/// all — not 10 s per write call, which a trickle resets for ever — and the agent says it stopped reading
-/// rather than that it is gone.
-#[test]
-fn a_front_end_that_stops_reading_holds_the_program_up_ten_seconds_at_most() {
+/// A front end on 127.0.0.1 that takes the agent's connection, reads as `pace` says (into the vector) until
+/// `done` is set, then reads everything left until the agent closes; returns what it received.
+fn slow_front_end(
+    pace: impl Fn(&mut std::net::TcpStream, &mut Vec<u8>) + Send + 'static,
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> (u16, std::thread::JoinHandle<Vec<u8>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
-    let holder = std::thread::spawn(move || {
+    let reader = std::thread::spawn(move || {
         let (mut stream, _) = listener.accept().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(100);
+        let mut received = Vec::new();
+        while !done.load(std::sync::atomic::Ordering::Relaxed) && Instant::now() < deadline {
+            pace(&mut stream, &mut received);
+        }
+        stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        stream.read_to_end(&mut received).expect("the rest of the stream");
+        received
+    });
+    (port, reader)
+}
+
+/// The number in `text` right before `after` (e.g. "1234 bytes went to socket").
+fn number_before(text: &str, after: &str) -> u64 {
+    let head =
+        text.split(after).next().filter(|h| h.len() < text.len()).unwrap_or_else(|| panic!("no {after:?} in:\n{text}"));
+    head.rsplit(|c: char| !c.is_ascii_digit())
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no number before {after:?}:\n{text}"))
+}
+
+/// Item 6. A front end that nearly stops reading (512 bytes a second) holds the program up at most 10 s in
+/// all — not 10 s per write call, which a trickle resets for ever — and the agent says it stopped reading
+/// rather than that it is gone. Nothing is lost: what the front end did not take is held, and at exit goes
+/// to `java.hprof.unsent`; the front end's bytes and that file, end to end, are the whole profile, and the
+/// agent's last message counts both exactly.
+#[test]
+fn a_front_end_that_stops_reading_holds_the_program_up_ten_seconds_at_most() {
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let trickle = |stream: &mut std::net::TcpStream, received: &mut Vec<u8>| {
         stream.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
         let mut chunk = [0u8; 512];
-        let until = Instant::now() + Duration::from_secs(100);
-        while Instant::now() < until {
-            match stream.read(&mut chunk) {
-                Ok(0) => return,
-                Ok(_) | Err(_) => std::thread::sleep(Duration::from_secs(1)),
-            }
+        if let Ok(n) = stream.read(&mut chunk) {
+            received.extend_from_slice(&chunk[..n]);
         }
-    });
+        std::thread::sleep(Duration::from_secs(1));
+    };
+    let (port, front_end) = slow_front_end(trickle, done.clone());
     let dir = scratch("net-stall");
     let started = Instant::now();
     // A heap dump of some 30 MB: more than the sockets' buffers hold.
@@ -205,11 +235,51 @@ fn a_front_end_that_stops_reading_holds_the_program_up_ten_seconds_at_most() {
         .timeout(Duration::from_secs(90))
         .run();
     let took = started.elapsed();
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let received = front_end.join().unwrap();
     assert_eq!(run.code(), Some(0), "{}", run.stderr);
     assert!(took < Duration::from_secs(30), "held up {took:?} by a front end that does not read:\n{}", run.stderr);
     assert!(run.stderr.contains("stopped reading"), "the message must say what happened:\n{}", run.stderr);
     assert!(!run.stderr.contains("is gone"), "a stalled front end is not gone:\n{}", run.stderr);
-    drop(holder);
+    let unsent = run.read_bytes("java.hprof.unsent");
+    assert_eq!(number_before(&run.stderr, " bytes went to socket"), received.len() as u64, "{}", run.stderr);
+    assert_eq!(number_before(&run.stderr, " bytes to java.hprof.unsent"), unsent.len() as u64, "{}", run.stderr);
+    assert!(unsent.len() > 1 << 20, "most of the dump was not taken: {} bytes unsent", unsent.len());
+    let whole = [received, unsent].concat();
+    let records = decode_all(&whole);
+    assert!(records.iter().any(|r| matches!(r, Record::HeapDumpEnd)), "the whole dump, end to end");
+}
+
+/// Item 6, a front end that reads again: what was held while it stalled past the limit is sent to it, and
+/// it gets the whole profile.
+#[test]
+fn a_front_end_that_reads_again_gets_what_was_held_during_its_stall() {
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (port, front_end) = slow_front_end(|_, _| std::thread::sleep(Duration::from_millis(50)), done.clone());
+    let dir = scratch("net-stall-resume");
+    let jvm = Java::new(&jdk17(), dir.path())
+        .agentpath(&format!("net=127.0.0.1:{port},heap=dump,format=b"))
+        .class("HeapFiller")
+        .args(&["keep", "500000"])
+        .timeout(Duration::from_secs(90))
+        .spawn();
+    // The front end reads again once the agent has given up waiting for it.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !jvm.stderr_so_far().contains("stopped reading") && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let run = jvm.wait();
+    let received = front_end.join().unwrap();
+    assert_eq!(run.code(), Some(0), "{}", run.stderr);
+    assert!(run.stderr.contains("stopped reading"), "the front end stalled past the limit:\n{}", run.stderr);
+    assert!(run.stderr.contains("reads again"), "{}", run.stderr);
+    assert!(run.stderr.contains("nothing was lost"), "{}", run.stderr);
+    assert!(!run.file("java.hprof.unsent").exists(), "nothing for the file:\n{}", run.stderr);
+    assert_eq!(number_before(&run.stderr, " bytes went to socket"), received.len() as u64, "{}", run.stderr);
+    assert!(number_before(&run.stderr, " of them held in memory") > 1 << 20, "{}", run.stderr);
+    let records = decode_all(&received);
+    assert!(records.iter().any(|r| matches!(r, Record::HeapDumpEnd)), "the whole dump reached the front end");
 }
 
 /// Item 7. Stacks deeper than the sampler walks are marked `[truncated]` at the root, never passed off as
@@ -264,6 +334,66 @@ fn output_files_that_cannot_be_written_are_refused_at_load() {
         );
         run.assert_no_crash_log();
     }
+}
+
+/// A write that fails at exit, when the program's exit code is already decided (a file system that fills
+/// up during the run: here a file size limit, EFBIG): an error names the file and the errno and says the
+/// file is incomplete; the exit code stays the program's. HPROF ended the JVM with exit code 9 on any
+/// failed write: `errorexit=y` (an HPROF option) does that for scripts that want it.
+#[test]
+fn a_profile_that_cannot_be_written_at_exit_is_named_and_errorexit_makes_it_exit_9() {
+    for jdk in all_jdks() {
+        for (extra, code) in [("", 0), (",errorexit=y", 9)] {
+            let dir = scratch("full-at-exit");
+            // Room for the header (written at load), not for the exit dump.
+            let run = Java::new(&jdk, dir.path())
+                .agentpath(&format!("heap=dump,format=b,file=out.hprof{extra}"))
+                .file_size_limit(64 << 10)
+                .class("Hello")
+                .run();
+            assert!(run.stdout.contains("Hello"), "JDK {}: the program ran:\n{}", jdk.version, run.stderr);
+            assert_eq!(run.code(), Some(code), "JDK {} {extra}: exit code:\n{}", jdk.version, run.stderr);
+            let named = "HPROF ERROR: cannot write the profile to out.hprof: File too large (os error 27)";
+            assert!(
+                run.stderr.contains(named),
+                "JDK {}: an error naming the file and errno:\n{}",
+                jdk.version,
+                run.stderr
+            );
+            assert!(run.stderr.contains("incomplete"), "{}", run.stderr);
+            assert_eq!(run.stderr.contains("HPROF TERMINATED PROCESS"), code == 9, "{}", run.stderr);
+            run.assert_no_crash_log();
+        }
+    }
+}
+
+/// `file=` on a pipe whose reader goes away (`java … file=/dev/stdout | head -c 100`): the write fails with
+/// EPIPE and says so. Opened for reading too, the pipe had the JVM itself as a reader: its writes never
+/// failed, and waited for ever once the pipe was full.
+#[test]
+fn a_pipe_closed_by_its_reader_fails_the_write_instead_of_hanging_the_jvm() {
+    let dir = scratch("closed-pipe");
+    let fifo = dir.path().join("profile.fifo");
+    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path that lives across the call.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0, "mkfifo");
+    let reader_path = fifo.clone();
+    let reader = std::thread::spawn(move || {
+        let mut head = [0u8; 100];
+        let mut pipe = std::fs::File::open(reader_path).unwrap();
+        pipe.read_exact(&mut head).unwrap();
+        head
+    });
+    let run = Java::new(&jdk17(), dir.path())
+        .agentpath(&format!("heap=dump,file={}", fifo.display()))
+        .class("Hello")
+        .timeout(Duration::from_secs(60))
+        .run();
+    let head = reader.join().unwrap();
+    assert!(head.starts_with(b"JAVA PROFILE 1.0.1"), "the reader got the header");
+    assert_eq!(run.code(), Some(0), "the program's exit code:\n{}", run.stderr);
+    let named = format!("cannot write the profile to {}: Broken pipe (os error 32)", fifo.display());
+    assert!(run.stderr.contains(&named), "an error naming the pipe and errno:\n{}", run.stderr);
 }
 
 /// Item 10. The agent's own threads (sampler, worker, heap dump helpers) are not in the profile, and heap

@@ -12,6 +12,8 @@ pub struct Java {
     env: Vec<(String, String)>,
     cwd: PathBuf,
     timeout: Duration,
+    /// RLIMIT_FSIZE for the JVM: writes past it fail with EFBIG (HotSpot ignores SIGXFSZ), as on a full disk.
+    file_size_limit: Option<u64>,
 }
 
 impl Java {
@@ -24,6 +26,7 @@ impl Java {
             env: Vec::new(),
             cwd: cwd.to_path_buf(),
             timeout: Duration::from_secs(180),
+            file_size_limit: None,
         }
     }
 
@@ -97,6 +100,13 @@ impl Java {
         self
     }
 
+    /// No file the JVM writes may grow past `bytes`: a write beyond fails with EFBIG, as one on a full
+    /// file system fails with ENOSPC.
+    pub fn file_size_limit(mut self, bytes: u64) -> Java {
+        self.file_size_limit = Some(bytes);
+        self
+    }
+
     /// The command line, for messages.
     pub fn describe(&self) -> String {
         format!("{} {} {}", self.jdk.java().display(), self.vm_args.join(" "), self.main.join(" "))
@@ -121,6 +131,20 @@ impl Java {
             .stderr(File::create(&stderr).expect("stderr file"));
         for (k, v) in &self.env {
             cmd.env(k, v);
+        }
+        if let Some(bytes) = self.file_size_limit {
+            use std::os::unix::process::CommandExt;
+            let limit = libc::rlimit { rlim_cur: bytes, rlim_max: bytes };
+            // SAFETY: runs in the child between fork and exec, calling only setrlimit (async-signal-safe)
+            // on a value copied in before the fork.
+            unsafe {
+                cmd.pre_exec(move || {
+                    if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                })
+            };
         }
         let describe = self.describe();
         let child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start {describe}: {e}"));

@@ -8,7 +8,7 @@ pub mod flat_profile;
 pub mod heap_dump;
 pub mod monitors;
 
-use crate::agent::Agent;
+use crate::context::Context;
 use crate::hub::Capability;
 use crate::options::{CpuMode, Options};
 use crate::sampling;
@@ -18,7 +18,7 @@ use jvmti::EventHandler;
 /// long as the process (the hub's dispatch reads them without a lock), so they are leaked.
 pub struct Registered {
     pub capability: &'static dyn Capability,
-    pub handler: &'static dyn EventHandler<Agent>,
+    pub handler: &'static dyn EventHandler<Context>,
 }
 
 impl Registered {

@@ -1,7 +1,7 @@
 //! The command reader: one agent thread that reads the front end's commands and carries them out.
 //! Bad commands are reported and skipped; a closed connection ends the reader, never the program.
 
-use crate::agent::Agent;
+use crate::context::Context;
 use crate::hub::ControlCommand;
 use crate::log;
 use crate::output::ID_SIZE;
@@ -18,7 +18,7 @@ const FLUSH_EVERY: Duration = Duration::from_millis(500);
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Starts the reader if the output goes to a socket.
-pub fn start(agent: &Agent, jni: Jni) {
+pub fn start(agent: &Context, jni: Jni) {
     let Some(stream) = agent.output.command_stream() else { return };
     if let Err(e) =
         crate::agent_thread::spawn(agent, jni, "HPROF net command reader", move |agent, jni| serve(agent, jni, stream))
@@ -27,7 +27,7 @@ pub fn start(agent: &Agent, jni: Jni) {
     }
 }
 
-fn serve(agent: &Agent, jni: Jni, stream: TcpStream) {
+fn serve(agent: &Context, jni: Jni, stream: TcpStream) {
     let _ = stream.set_read_timeout(Some(COMMAND_TIMEOUT));
     let fd = stream.as_raw_fd();
     let mut reader = BufReader::new(stream);
@@ -67,7 +67,7 @@ fn readable(fd: i32, timeout: Duration) -> bool {
     rc > 0
 }
 
-fn execute(agent: &Agent, jni: Jni, request: &Request) {
+fn execute(agent: &Context, jni: Jni, request: &Request) {
     let name = command_name(request.tag);
     let handled = match &request.command {
         Command::ForceGc => {

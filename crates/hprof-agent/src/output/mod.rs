@@ -6,6 +6,7 @@
 //! heap dump in progress is holding).
 
 mod binary;
+mod front_end;
 mod side_files;
 mod sink;
 
@@ -131,21 +132,15 @@ impl Output {
         let Some(state) = guard.as_mut() else { return };
         if let Err(e) = f(state) {
             if !self.failed.swap(true, std::sync::atomic::Ordering::Relaxed) {
-                if self.command_stream.is_some() && sink::is_stall(&e) {
-                    crate::log::warning(&format!(
-                        "the front end ({}) stopped reading: the program waited {} s for it and goes on without it; \
-                         no more profile data is sent",
-                        self.description,
-                        sink::STALL_LIMIT.as_secs()
-                    ));
-                } else if self.command_stream.is_some() {
+                if self.command_stream.is_some() {
                     crate::log::warning(&format!(
                         "the front end ({}) is gone ({e}); the program goes on and further profile data is discarded",
                         self.description
                     ));
                 } else {
                     crate::log::error(&format!(
-                        "cannot write profile to {}: {e}; further output is lost",
+                        "cannot write the profile to {}: {e}; the file is incomplete and the rest of the profile \
+                         is lost (the program's exit code stays its own; errorexit=y makes this exit code 9)",
                         self.description
                     ));
                 }
@@ -327,6 +322,7 @@ impl Output {
     pub fn close(&self) {
         self.flush();
         self.with_state(|s| s.sink().drop_checkpoint());
+        self.with_state(|s| s.sink().finish());
         self.state.lock().unwrap_or_else(|e| e.into_inner()).take();
     }
 
@@ -374,6 +370,11 @@ impl Flushed<'_> {
     fn drop_checkpoint(&mut self) -> io::Result<()> {
         self.0.flush()?;
         self.0.get_mut().drop_checkpoint()
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.0.flush()?;
+        self.0.get_mut().finish()
     }
 }
 

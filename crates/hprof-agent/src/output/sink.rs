@@ -1,11 +1,12 @@
 //! Where the profile goes: a file (HPROF's `file=` and `force=` rules) or a TCP connection (`net=`).
 
+use super::front_end::FrontEnd;
 use crate::options::{Options, OutputFormat};
 use std::fs::{File, OpenOptions};
 use std::io::{self, Seek, SeekFrom, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The opened destination, unbuffered; [`super::Output`] buffers it.
 pub enum Sink {
@@ -15,21 +16,22 @@ pub enum Sink {
         /// Where the last checkpoint's records start: they stand in for the reports until the next bytes
         /// arrive, which replace them (see [`Sink::mark_checkpoint`]).
         checkpoint_at: Option<u64>,
+        /// A regular file; not a pipe or a device (`file=/dev/stdout`), which cannot seek: no checkpoints
+        /// there, and no heap dump written into it in place.
+        seekable: bool,
     },
-    Socket {
-        stream: TcpStream,
-        peer: String,
-        /// Since when the front end has not been taking bytes as fast as they come (see [`STALL_LIMIT`]).
-        stalled_since: Option<Instant>,
-    },
+    Socket(FrontEnd),
     /// The file, lent to a heap dump that writes into it directly: what is written meanwhile waits here.
-    Lent { path: PathBuf, held: Vec<u8> },
+    Lent {
+        path: PathBuf,
+        held: Vec<u8>,
+    },
 }
 
 impl Sink {
     pub fn open(options: &Options) -> Result<Sink, String> {
         match &options.net {
-            Some((host, port)) => Self::connect(host, *port),
+            Some((host, port)) => Self::connect(host, *port, unsent_path(options)),
             None => Self::create_file(options),
         }
     }
@@ -41,8 +43,11 @@ impl Sink {
             path = unique_name(&path.to_string_lossy(), options.format, std::process::id());
         }
         // Readable too: a heap dump written into it in place may have to be moved (see heap_dump::in_place).
+        // Not a pipe (file=/dev/stdout): opened for reading, the JVM would be a reader of its own pipe, and
+        // once the real reader is gone (`| head`) its writes would wait for ever instead of failing.
+        let special = std::fs::metadata(&path).is_ok_and(|m| !m.file_type().is_file());
         let file = OpenOptions::new()
-            .read(true)
+            .read(!special)
             .write(true)
             .create(true)
             .truncate(true)
@@ -52,10 +57,11 @@ impl Sink {
     }
 
     pub fn file(file: File, path: PathBuf) -> Sink {
-        Sink::File { file, path, checkpoint_at: None }
+        let seekable = file.metadata().is_ok_and(|m| m.file_type().is_file());
+        Sink::File { file, path, checkpoint_at: None, seekable }
     }
 
-    fn connect(host: &str, port: u16) -> Result<Sink, String> {
+    fn connect(host: &str, port: u16, unsent: PathBuf) -> Result<Sink, String> {
         let peer = format!("{host}:{port}");
         let addrs = (host, port).to_socket_addrs().map_err(|e| format!("net={peer}: cannot resolve host: {e}"))?;
         let mut last = None;
@@ -63,7 +69,7 @@ impl Sink {
             match TcpStream::connect_timeout(&addr, Duration::from_secs(5)) {
                 Ok(stream) => {
                     let _ = stream.set_nodelay(true);
-                    return Ok(Sink::Socket { stream, peer, stalled_since: None });
+                    return Ok(Sink::Socket(FrontEnd::new(stream, peer, unsent)));
                 }
                 Err(e) => last = Some(e),
             }
@@ -78,7 +84,7 @@ impl Sink {
     /// meanwhile is held in memory until [`Sink::give_back`]. `None`: not a file, or lent already.
     pub fn lend(&mut self) -> Option<File> {
         self.drop_checkpoint().ok()?;
-        let Sink::File { path, .. } = self else { return None };
+        let Sink::File { path, seekable: true, .. } = self else { return None };
         let path = std::mem::take(path);
         match std::mem::replace(self, Sink::Lent { path, held: Vec::new() }) {
             Sink::File { file, .. } => Some(file),
@@ -112,7 +118,7 @@ impl Sink {
     pub fn checkpoint_start(&mut self) -> io::Result<Option<u64>> {
         self.drop_checkpoint()?;
         match self {
-            Sink::File { file, .. } => file.stream_position().map(Some),
+            Sink::File { file, seekable: true, .. } => file.stream_position().map(Some),
             _ => Ok(None),
         }
     }
@@ -138,15 +144,23 @@ impl Sink {
     pub fn describe(&self) -> String {
         match self {
             Sink::File { path, .. } | Sink::Lent { path, .. } => path.display().to_string(),
-            Sink::Socket { peer, .. } => format!("socket {peer}"),
+            Sink::Socket(front_end) => format!("socket {}", front_end.peer()),
         }
     }
 
     /// A second handle on the socket for reading the front end's commands.
     pub fn command_stream(&self) -> Option<TcpStream> {
         match self {
-            Sink::Socket { stream, .. } => stream.try_clone().ok(),
+            Sink::Socket(front_end) => front_end.command_stream(),
             Sink::File { .. } | Sink::Lent { .. } => None,
+        }
+    }
+
+    /// At exit: a stalled front end's last chance to take what is held for it (see [`FrontEnd::finish`]).
+    pub fn finish(&mut self) -> io::Result<()> {
+        match self {
+            Sink::Socket(front_end) => front_end.finish(),
+            _ => Ok(()),
         }
     }
 }
@@ -158,7 +172,7 @@ impl Write for Sink {
                 cut_checkpoint(file, checkpoint_at)?;
                 file.write(buf)
             }
-            Sink::Socket { stream, stalled_since, .. } => write_within_stall_limit(stream, stalled_since, buf),
+            Sink::Socket(front_end) => front_end.write(buf),
             Sink::Lent { held, .. } => {
                 held.extend_from_slice(buf);
                 Ok(buf.len())
@@ -169,43 +183,10 @@ impl Write for Sink {
     fn flush(&mut self) -> io::Result<()> {
         match self {
             Sink::File { file, .. } => file.flush(),
-            Sink::Socket { stream, .. } => stream.flush(),
+            Sink::Socket(front_end) => front_end.flush(),
             Sink::Lent { .. } => Ok(()),
         }
     }
-}
-
-/// How long in all a front end that stops reading may hold the program up (a thread writing a record waits
-/// for the socket, and others for the output). The limit is on the whole stall, not on each write call.
-pub const STALL_LIMIT: Duration = Duration::from_secs(10);
-/// A write that takes longer than this is a sign of a front end that is not keeping up.
-const SLOW_WRITE: Duration = Duration::from_millis(100);
-
-/// The error of a write given up on: [`super::Output`] names the stall from it.
-pub fn is_stall(e: &io::Error) -> bool {
-    matches!(e.kind(), io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock)
-}
-
-/// One write, given what is left of the stall budget: a stall begins with a slow write and lasts while
-/// writes stay slow; a write that goes through quickly ends it.
-fn write_within_stall_limit(
-    stream: &mut TcpStream,
-    stalled_since: &mut Option<Instant>,
-    buf: &[u8],
-) -> io::Result<usize> {
-    let start = Instant::now();
-    let left = STALL_LIMIT.saturating_sub(stalled_since.map_or(Duration::ZERO, |s| start - s));
-    if left.is_zero() {
-        return Err(io::Error::new(io::ErrorKind::TimedOut, "stall limit reached"));
-    }
-    stream.set_write_timeout(Some(left))?;
-    let written = stream.write(buf);
-    if start.elapsed() < SLOW_WRITE && written.is_ok() {
-        *stalled_since = None;
-    } else if stalled_since.is_none() {
-        *stalled_since = Some(start);
-    }
-    written
 }
 
 fn cut_checkpoint(file: &mut File, checkpoint_at: &mut Option<u64>) -> io::Result<()> {
@@ -215,6 +196,16 @@ fn cut_checkpoint(file: &mut File, checkpoint_at: &mut Option<u64>) -> io::Resul
         file.seek(SeekFrom::Start(start))?;
     }
     Ok(())
+}
+
+/// Where the profile's stream goes if the front end is given up: `java.hprof.unsent` (or
+/// `java.hprof.txt.unsent`) in the working directory, `.<pid>` added if that exists.
+fn unsent_path(options: &Options) -> PathBuf {
+    let name = format!("{}.unsent", options.output_file());
+    if std::path::Path::new(&name).exists() {
+        return PathBuf::from(format!("{name}.{}", std::process::id()));
+    }
+    PathBuf::from(name)
 }
 
 /// `java.hprof.txt` → `java.hprof.<pid>.txt`; `out.hprof` → `out.hprof.<pid>`.

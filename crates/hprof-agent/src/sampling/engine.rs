@@ -6,7 +6,7 @@ use super::registers::Registers;
 use super::ring::SlotData;
 use super::signal::{ClockKind, NOT_WALKED, Shared};
 use super::{asgct, cost};
-use crate::agent::Agent;
+use crate::context::Context;
 use crate::log;
 use crate::options::CpuClock;
 use jvmti::sys::ASGCT_CallFrame;
@@ -50,10 +50,10 @@ pub trait TickConsumer: Send + Sync {
     /// Frames each tick should carry for this consumer (0: registers only). Asked before every drain, so
     /// that a depth changed by the front end applies from then on; the handler walks the most any consumer
     /// wants.
-    fn frames_wanted(&self, agent: &Agent) -> usize;
+    fn frames_wanted(&self, agent: &Context) -> usize;
     /// The ticks taken since the last drain, oldest first. Called on the resolver thread or on a thread
     /// writing a report, never from the signal handler, one drain at a time.
-    fn on_ticks(&self, agent: &Agent, jni: Option<Jni>, ticks: &TickBatch);
+    fn on_ticks(&self, agent: &Context, jni: Option<Jni>, ticks: &TickBatch);
 }
 
 /// Ticks copied out of the ring, so that the ring's slots are free again before consumers look at them.
@@ -182,7 +182,7 @@ impl Engine {
     }
 
     /// Starts taking ticks and the resolver thread (at VMInit, once the consumers are registered).
-    pub fn start(&'static self, agent: &Agent, jni: Jni) {
+    pub fn start(&'static self, agent: &Context, jni: Jni) {
         self.update_walk_frames(agent);
         self.shared.running.store(true, Ordering::Release);
         if self.resolver_running.swap(true, Ordering::AcqRel) {
@@ -297,7 +297,7 @@ impl Engine {
         }
     }
 
-    fn update_walk_frames(&self, agent: &Agent) {
+    fn update_walk_frames(&self, agent: &Context) {
         let consumers = self.consumers.lock().unwrap_or_else(|e| e.into_inner());
         let frames = consumers.iter().map(|c| c.frames_wanted(agent)).max().unwrap_or(0);
         self.shared.set_walk_frames(frames);
@@ -305,7 +305,7 @@ impl Engine {
 
     /// Hands the ring's ticks to every consumer. Any thread may call it (a report drains first, so that it
     /// is up to date); drains take turns.
-    pub fn drain(&self, agent: &Agent, jni: Option<Jni>) {
+    pub fn drain(&self, agent: &Context, jni: Option<Jni>) {
         let mut batch = self.drain.lock().unwrap_or_else(|e| e.into_inner());
         batch.clear();
         self.shared.ring.drain(|sample| batch.push(sample));
@@ -327,14 +327,14 @@ impl Engine {
 
     /// Creates the jmethodIDs of a class's methods, which AsyncGetCallTrace cannot do in a signal handler.
     /// Consumers that want frames call it for each prepared class (and for the classes loaded before VMInit).
-    pub fn create_method_ids(&self, agent: &Agent, class: sys::jclass) {
+    pub fn create_method_ids(&self, agent: &Context, class: sys::jclass) {
         let start = cost::monotonic_ns();
         let _ = agent.jvmti.class_methods(class);
         cost::SamplerCost::add(&self.shared.cost.method_ids_ns, cost::monotonic_ns().saturating_sub(start));
     }
 
     /// The resolver thread: drains at `drain_interval` until `stop_all`.
-    fn resolve_until_stopped(&self, agent: &'static Agent, jni: Jni) {
+    fn resolve_until_stopped(&self, agent: &'static Context, jni: Jni) {
         let (lock, wake) = &*self.stop;
         let period = self.drain_interval();
         let mut stopped = lock.lock().unwrap_or_else(|e| e.into_inner());

@@ -23,7 +23,7 @@ pub use asgct::failure_label;
 pub use engine::{Engine, Frames, Tick, TickBatch, TickConsumer, installed};
 pub use ring::MAX_FRAMES;
 
-use crate::agent::{Agent, LoadKind};
+use crate::context::{Context, LoadKind};
 use crate::hub::Capability;
 use crate::threads::ThreadRecord;
 use jvmti::{Event, EventHandler, Interest, Jni, Jvmti, sys};
@@ -51,8 +51,8 @@ impl SamplingService {
     }
 }
 
-impl EventHandler<Agent> for SamplingService {
-    fn class_prepare(&self, agent: &Agent, _: Jvmti, _jni: Jni, _thread: sys::jthread, class: sys::jclass) {
+impl EventHandler<Context> for SamplingService {
+    fn class_prepare(&self, agent: &Context, _: Jvmti, _jni: Jni, _thread: sys::jthread, class: sys::jclass) {
         self.engine.create_method_ids(agent, class);
     }
 }
@@ -73,7 +73,7 @@ impl Capability for SamplingService {
         events.into_iter().map(Event::on).collect()
     }
 
-    fn on_vm_init(&self, agent: &Agent, jni: Jni) {
+    fn on_vm_init(&self, agent: &Context, jni: Jni) {
         // Classes loaded before our events: create their jmethodIDs now.
         if let Ok(classes) = agent.jvmti.loaded_classes() {
             for class in classes {
@@ -84,7 +84,7 @@ impl Capability for SamplingService {
         self.engine.start(agent, jni);
     }
 
-    fn on_thread_start(&self, agent: &Agent, jni: Jni, thread: sys::jthread, record: &ThreadRecord, own: bool) {
+    fn on_thread_start(&self, agent: &Context, jni: Jni, thread: sys::jthread, record: &ThreadRecord, own: bool) {
         // A thread's clock is armed from the thread itself where we can (its JNIEnv is then known without
         // asking the JVM in the handler). Threads that predate VMInit (Reference Handler, Signal Dispatcher,
         // …) never run an event on themselves; they are idle JVM threads and are not sampled.
@@ -106,11 +106,11 @@ impl Capability for SamplingService {
         }
     }
 
-    fn on_thread_end(&self, _agent: &Agent, _jni: Jni, _thread: sys::jthread, record: &ThreadRecord) {
+    fn on_thread_end(&self, _agent: &Context, _jni: Jni, _thread: sys::jthread, record: &ThreadRecord) {
         self.engine.thread_ended(record.serial);
     }
 
-    fn on_vm_death(&self, _agent: &Agent, _jni: Jni) {
+    fn on_vm_death(&self, _agent: &Context, _jni: Jni) {
         self.engine.stop_all();
     }
 }

@@ -22,7 +22,7 @@ mod size;
 mod thread_cache;
 mod weight;
 
-use crate::agent::Agent;
+use crate::context::Context;
 use crate::hub::{Capability, ControlCommand, DumpReason};
 use crate::log;
 use crate::options::Options;
@@ -74,7 +74,7 @@ impl AllocSites {
     #[allow(clippy::too_many_arguments)]
     fn record(
         &self,
-        agent: &Agent,
+        agent: &Context,
         jni: Jni,
         thread: sys::jthread,
         object: sys::jobject,
@@ -113,7 +113,7 @@ impl AllocSites {
     /// concurrent collector (ZGC, Shenandoah) has stopped its threads and a forced GC would never return —
     /// also for a report begun just before (a SIGQUIT dump racing the exit, which VMDeath then waits for):
     /// then the figures are those of the last collection; returns false.
-    fn settle_live_objects(&self, agent: &Agent, jni: Option<Jni>, at_exit: bool) -> bool {
+    fn settle_live_objects(&self, agent: &Context, jni: Option<Jni>, at_exit: bool) -> bool {
         let collect = if at_exit {
             // VMDeath: a stop-the-world collector still collects (in the VM thread); a concurrent one cannot.
             let can = !crate::collector::is_concurrent();
@@ -153,7 +153,7 @@ impl AllocSites {
         collect
     }
 
-    fn write_report(&self, agent: &Agent, jni: Option<Jni>, ask: Ask) {
+    fn write_report(&self, agent: &Context, jni: Option<Jni>, ask: Ask) {
         let collected = ask.force_gc && self.settle_live_objects(agent, jni, ask.at_exit);
         let figures = self.sites.snapshot();
         let mut last = self.last_reported.lock().unwrap_or_else(|e| e.into_inner());
@@ -178,7 +178,7 @@ impl AllocSites {
         );
     }
 
-    fn set_tracking(&self, agent: &Agent, on: bool) {
+    fn set_tracking(&self, agent: &Context, on: bool) {
         self.tracking.store(on, Ordering::Relaxed);
         if let Err(e) = agent.switch_events(self.name(), &self.alloc_events(), on) {
             log::error(&format!("heap=sites: allocation tracking {}: {e}", if on { "on" } else { "off" }));
@@ -195,40 +195,36 @@ impl AllocSites {
     }
 }
 
-impl EventHandler<Agent> for AllocSites {
-    fn garbage_collection_start(&self, _: &Agent, _: Jvmti) {
+/// SampledObjectAlloc and VMObjectAlloc pass the same arguments; the one difference for us is whether the
+/// heap sampler saw the object.
+macro_rules! allocation_event {
+    ($event:ident, sampled: $sampled:literal) => {
+        fn $event(
+            &self,
+            agent: &Context,
+            _: Jvmti,
+            jni: Jni,
+            thread: sys::jthread,
+            object: sys::jobject,
+            class: sys::jclass,
+            size: i64,
+        ) {
+            self.record(agent, jni, thread, object, class, size, $sampled);
+        }
+    };
+}
+
+impl EventHandler<Context> for AllocSites {
+    fn garbage_collection_start(&self, _: &Context, _: Jvmti) {
         self.finder.on_gc_start();
     }
 
-    fn garbage_collection_finish(&self, _: &Agent, _: Jvmti) {
+    fn garbage_collection_finish(&self, _: &Context, _: Jvmti) {
         self.liveness.on_gc_finish();
     }
 
-    fn sampled_object_alloc(
-        &self,
-        agent: &Agent,
-        _: Jvmti,
-        jni: Jni,
-        thread: sys::jthread,
-        object: sys::jobject,
-        class: sys::jclass,
-        size: i64,
-    ) {
-        self.record(agent, jni, thread, object, class, size, true);
-    }
-
-    fn vm_object_alloc(
-        &self,
-        agent: &Agent,
-        _: Jvmti,
-        jni: Jni,
-        thread: sys::jthread,
-        object: sys::jobject,
-        class: sys::jclass,
-        size: i64,
-    ) {
-        self.record(agent, jni, thread, object, class, size, false);
-    }
+    allocation_event!(sampled_object_alloc, sampled: true);
+    allocation_event!(vm_object_alloc, sampled: false);
 }
 
 impl Capability for AllocSites {
@@ -242,7 +238,7 @@ impl Capability for AllocSites {
         events.into_iter().map(Event::on).collect()
     }
 
-    fn on_load(&self, agent: &Agent) -> Result<(), String> {
+    fn on_load(&self, agent: &Context) -> Result<(), String> {
         let interval = match self.weighting {
             Weighting::Exact => 0,
             Weighting::Sampled { interval } => interval as i32,
@@ -254,19 +250,19 @@ impl Capability for AllocSites {
     }
 
     /// VMInit runs on the main thread, the one whose sample point predates our interval.
-    fn on_vm_init(&self, agent: &Agent, jni: Jni) {
+    fn on_vm_init(&self, agent: &Context, jni: Jni) {
         if !priming::prime_current_thread(jni) {
             log::verbose(agent.options.verbose, "heap=sites: could not reset the main thread's sampler");
         }
         self.finder.init(agent, jni);
         let (liveness, sites, weighting) = (self.liveness.clone(), self.sites.clone(), self.weighting);
-        let checker = move |_: &'static Agent, jni: Jni| liveness.run_checker(jni, &sites, weighting);
+        let checker = move |_: &'static Context, jni: Jni| liveness.run_checker(jni, &sites, weighting);
         if let Err(e) = crate::agent_thread::spawn(agent, jni, "HPROF allocation liveness", checker) {
             log::error(&format!("heap=sites: {e}; live figures are checked only at reports"));
         }
     }
 
-    fn on_vm_death(&self, _agent: &Agent, _jni: Jni) {
+    fn on_vm_death(&self, _agent: &Context, _jni: Jni) {
         self.liveness.stop();
     }
 
@@ -274,7 +270,7 @@ impl Capability for AllocSites {
         Some((30, "allocation sites"))
     }
 
-    fn write_dump(&self, agent: &Agent, jni: Option<Jni>, reason: DumpReason) {
+    fn write_dump(&self, agent: &Context, jni: Option<Jni>, reason: DumpReason) {
         let ask = Ask {
             order: SiteOrder::LiveBytes,
             cutoff: agent.options.cutoff,
@@ -285,7 +281,7 @@ impl Capability for AllocSites {
         self.write_report(agent, jni, ask);
     }
 
-    fn checkpoint(&self, agent: &Agent, _jni: Jni) -> Option<Checkpoint> {
+    fn checkpoint(&self, agent: &Context, _jni: Jni) -> Option<Checkpoint> {
         // Live figures as of the last collection: a checkpoint forces none.
         let figures = self.sites.snapshot();
         let request = ReportRequest {
@@ -300,7 +296,7 @@ impl Capability for AllocSites {
         Some(Checkpoint::Sites(report::build(agent, &figures, &request)))
     }
 
-    fn handle_command(&self, agent: &Agent, jni: Option<Jni>, command: &ControlCommand) -> bool {
+    fn handle_command(&self, agent: &Context, jni: Option<Jni>, command: &ControlCommand) -> bool {
         match *command {
             ControlCommand::AllocSites { flags, cutoff } => {
                 let order = if flags & 0x2 != 0 { SiteOrder::AllocatedBytes } else { SiteOrder::LiveBytes };

@@ -22,7 +22,7 @@
 
 use super::per_thread::AllocThread;
 use super::site_table::{SiteKey, SiteTable};
-use crate::agent::Agent;
+use crate::context::Context;
 use crate::log;
 use crate::traces::RawFrame;
 use hotspot::{VmStructs, WalkError, Walker};
@@ -63,7 +63,7 @@ struct Verification {
 impl SiteFinder {
     /// Sets the walker up; called at VMInit, on a Java thread (its `eetop` tells where a JNIEnv lies
     /// inside a JavaThread).
-    pub fn init(&self, agent: &Agent, jni: Jni) {
+    pub fn init(&self, agent: &Context, jni: Jni) {
         let walker = self.walker.get_or_init(|| match new_walker(agent, jni) {
             Ok(w) => Some(w),
             Err(e) => {
@@ -86,7 +86,7 @@ impl SiteFinder {
     #[allow(clippy::too_many_arguments)]
     pub fn site_of(
         &self,
-        agent: &Agent,
+        agent: &Context,
         sites: &SiteTable,
         t: Option<&mut AllocThread>,
         jni: Jni,
@@ -139,7 +139,7 @@ impl SiteFinder {
     }
 
     /// The class part of a cache key, and the collection epoch the key belongs to.
-    fn class_key(&self, agent: &Agent, class: sys::jclass) -> Option<(u64, u64)> {
+    fn class_key(&self, agent: &Context, class: sys::jclass) -> Option<(u64, u64)> {
         if self.addresses_stable_between_pauses.get() == Some(&true) {
             // A local JNI handle points at the slot that holds the object's address. The epoch read on both
             // sides tells that no pause moved the object in between.
@@ -160,7 +160,7 @@ impl SiteFinder {
     /// GetStackTrace, then the trace and site tables.
     fn site_from_jvmti(
         &self,
-        agent: &Agent,
+        agent: &Context,
         sites: &SiteTable,
         jni: Jni,
         thread: sys::jthread,
@@ -176,7 +176,7 @@ impl SiteFinder {
     #[allow(clippy::too_many_arguments)]
     fn site_from_jvmti_frames(
         &self,
-        agent: &Agent,
+        agent: &Context,
         sites: &SiteTable,
         t: &mut AllocThread,
         jni: Jni,
@@ -205,7 +205,7 @@ impl SiteFinder {
     #[allow(clippy::too_many_arguments)]
     fn verify(
         &self,
-        agent: &Agent,
+        agent: &Context,
         sites: &SiteTable,
         jni: Jni,
         thread: sys::jthread,
@@ -280,7 +280,7 @@ impl JvmtiStack {
 
     /// The current thread's top `depth` frames; `None` when JVMTI cannot take them (a thread still
     /// starting, say).
-    fn take(&mut self, agent: &Agent) -> Option<&[sys::jvmtiFrameInfo]> {
+    fn take(&mut self, agent: &Context) -> Option<&[sys::jvmtiFrameInfo]> {
         if self.depth == 0 {
             // No frames asked for: skip GetStackTrace's fixed cost.
             return Some(&[]);
@@ -292,7 +292,7 @@ impl JvmtiStack {
 
 /// The site of `class_serial` at the trace JVMTI took (HPROF's "no trace" serial if it took none).
 fn intern_site(
-    agent: &Agent,
+    agent: &Context,
     sites: &SiteTable,
     jni: Jni,
     thread: sys::jthread,
@@ -310,7 +310,7 @@ fn intern_site(
     sites.intern(SiteKey { class_serial, trace_serial })
 }
 
-fn new_walker(agent: &Agent, jni: Jni) -> Result<Walker, String> {
+fn new_walker(agent: &Context, jni: Jni) -> Result<Walker, String> {
     let vm = VmStructs::get().ok_or("the JVM exports no structure tables")?;
     let thread = agent.jvmti.current_thread().map_err(|e| format!("GetCurrentThread: {e}"))?;
     let class = jni.find_class(c"java/lang/Thread").map_err(|e| format!("java.lang.Thread: {e}"))?;

@@ -8,7 +8,7 @@
 mod profile;
 mod safepoint_sampler;
 
-use crate::agent::Agent;
+use crate::context::Context;
 use crate::hub::{Capability, ControlCommand, DumpReason};
 use crate::log;
 use crate::options::{Options, SamplerKind};
@@ -66,14 +66,14 @@ impl CpuSamples {
     }
 
     /// Brings pending async samples into the profile (the engine hands them to every consumer).
-    fn drain(&self, agent: &Agent, jni: Option<Jni>) {
+    fn drain(&self, agent: &Context, jni: Option<Jni>) {
         if let Sampler::Async(engine) = &self.sampler {
             engine.drain(agent, jni);
         }
     }
 
     /// The safepoint sampler's thread.
-    fn background(&self, agent: &'static Agent, jni: Jni) {
+    fn background(&self, agent: &'static Context, jni: Jni) {
         let Sampler::Safepoint(sampler) = &self.sampler else { return };
         let (lock, wake) = &*self.stop;
         let period = Duration::from_millis(self.interval_ms as u64);
@@ -90,7 +90,7 @@ impl CpuSamples {
         self.thread_running.store(false, Ordering::Release);
     }
 
-    fn max_frames(&self, agent: &Agent) -> usize {
+    fn max_frames(&self, agent: &Context) -> usize {
         if self.collapsed.is_some() || self.flamegraph.is_some() { sampling::MAX_FRAMES } else { agent.depth().max(1) }
     }
 
@@ -107,7 +107,7 @@ impl CpuSamples {
         }
     }
 
-    fn write_report(&self, agent: &Agent, jni: Option<Jni>, cutoff: f64) {
+    fn write_report(&self, agent: &Context, jni: Option<Jni>, cutoff: f64) {
         self.drain(agent, jni);
         let report = self.lock_profile().report(agent, cutoff);
         agent.output.cpu(agent, &report);
@@ -118,7 +118,7 @@ impl CpuSamples {
         }
     }
 
-    fn write_stack_files(&self, agent: &Agent) {
+    fn write_stack_files(&self, agent: &Context) {
         if self.collapsed.is_none() && self.flamegraph.is_none() {
             return;
         }
@@ -148,11 +148,11 @@ impl CpuSamples {
 
 /// The engine's ticks, as stacks: each walked tick becomes one sample of its trace.
 impl TickConsumer for CpuSamples {
-    fn frames_wanted(&self, agent: &Agent) -> usize {
+    fn frames_wanted(&self, agent: &Context) -> usize {
         self.max_frames(agent)
     }
 
-    fn on_ticks(&self, agent: &Agent, jni: Option<Jni>, ticks: &TickBatch) {
+    fn on_ticks(&self, agent: &Context, jni: Option<Jni>, ticks: &TickBatch) {
         let mut profile = self.lock_profile();
         let mut frames: Vec<u32> = Vec::with_capacity(64);
         for tick in ticks.iter() {
@@ -177,14 +177,14 @@ impl TickConsumer for CpuSamples {
 }
 
 /// The sampling engine's own service subscribes to the JVMTI events sampler=async needs.
-impl EventHandler<Agent> for Arc<CpuSamples> {}
+impl EventHandler<Context> for Arc<CpuSamples> {}
 
 impl Capability for Arc<CpuSamples> {
     fn name(&self) -> &'static str {
         "cpu=samples"
     }
 
-    fn on_vm_init(&self, agent: &Agent, jni: Jni) {
+    fn on_vm_init(&self, agent: &Context, jni: Jni) {
         if let Sampler::Async(_) = &self.sampler {
             return;
         }
@@ -198,7 +198,7 @@ impl Capability for Arc<CpuSamples> {
         }
     }
 
-    fn on_vm_death(&self, _agent: &Agent, _jni: Jni) {
+    fn on_vm_death(&self, _agent: &Context, _jni: Jni) {
         self.stop_background();
     }
 
@@ -206,17 +206,17 @@ impl Capability for Arc<CpuSamples> {
         Some((40, "CPU usage by sampling running threads"))
     }
 
-    fn write_dump(&self, agent: &Agent, jni: Option<Jni>, _reason: DumpReason) {
+    fn write_dump(&self, agent: &Context, jni: Option<Jni>, _reason: DumpReason) {
         self.write_report(agent, jni, agent.options.cutoff);
         self.write_stack_files(agent);
     }
 
-    fn checkpoint(&self, agent: &Agent, jni: Jni) -> Option<Checkpoint> {
+    fn checkpoint(&self, agent: &Context, jni: Jni) -> Option<Checkpoint> {
         self.drain(agent, Some(jni));
         Some(Checkpoint::Cpu(self.lock_profile().report(agent, agent.options.cutoff)))
     }
 
-    fn handle_command(&self, agent: &Agent, jni: Option<Jni>, command: &ControlCommand) -> bool {
+    fn handle_command(&self, agent: &Context, jni: Option<Jni>, command: &ControlCommand) -> bool {
         match command {
             ControlCommand::CpuSamples { cutoff } => {
                 self.write_report(agent, jni, *cutoff as f64);

@@ -1,7 +1,7 @@
 //! The samples so far: counts per trace (for CPU SAMPLES) and per full stack (for flame graphs), and the
 //! conversion of a raw walk into frame indexes of the agent's trace table.
 
-use crate::agent::Agent;
+use crate::context::Context;
 use crate::traces::RawFrame;
 use hprof_format::flame::WeightedStack;
 use hprof_format::model::{CpuReport, CpuReportKind, CpuRow};
@@ -29,7 +29,7 @@ impl Profile {
     }
 
     /// The frame index of a raw frame, resolving it on first sight.
-    pub fn frame(&mut self, agent: &Agent, jni: Option<Jni>, raw: RawFrame) -> u32 {
+    pub fn frame(&mut self, agent: &Context, jni: Option<Jni>, raw: RawFrame) -> u32 {
         if let Some(&i) = self.frame_cache.get(&raw) {
             return i;
         }
@@ -40,7 +40,7 @@ impl Profile {
     }
 
     /// Counts one sample of `frames` (top first) taken on `thread_serial`.
-    pub fn add(&mut self, agent: &Agent, thread_serial: u32, frames: &[u32]) {
+    pub fn add(&mut self, agent: &Context, thread_serial: u32, frames: &[u32]) {
         let depth = agent.depth().min(frames.len());
         let serial = agent.traces.intern(agent.trace_thread_serial(thread_serial), &frames[..depth]);
         *self.by_trace.entry(serial).or_default() += 1;
@@ -57,7 +57,7 @@ impl Profile {
     }
 
     /// CPU SAMPLES: traces by count, largest first (ties by serial, for stable output).
-    pub fn report(&self, agent: &Agent, cutoff: f64) -> CpuReport {
+    pub fn report(&self, agent: &Context, cutoff: f64) -> CpuReport {
         let mut rows: Vec<CpuRow> = self
             .by_trace
             .iter()
@@ -73,7 +73,7 @@ impl Profile {
     }
 
     /// Full stacks, root first, named `Class.method`, for flame graphs and folded files.
-    pub fn weighted_stacks(&self, agent: &Agent) -> Vec<WeightedStack> {
+    pub fn weighted_stacks(&self, agent: &Context) -> Vec<WeightedStack> {
         let mut names: FxHashMap<u32, String> = FxHashMap::default();
         self.stacks
             .iter()

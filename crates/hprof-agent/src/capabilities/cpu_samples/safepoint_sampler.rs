@@ -4,7 +4,7 @@
 //! samples although it uses no CPU, and every stack is seen only at a safepoint.
 
 use super::profile::Profile;
-use crate::agent::Agent;
+use crate::context::Context;
 use crate::traces::RawFrame;
 use jvmti::{Jni, sys};
 use std::sync::Mutex;
@@ -34,7 +34,7 @@ impl SafepointSampler {
     }
 
     /// One round: all RUNNABLE Java threads except the agent's own.
-    pub fn sample_once(&self, agent: &Agent, jni: Jni, max_frames: usize, profile: &Mutex<Profile>) {
+    pub fn sample_once(&self, agent: &Context, jni: Jni, max_frames: usize, profile: &Mutex<Profile>) {
         if self.off.load(std::sync::atomic::Ordering::Relaxed) {
             return;
         }

@@ -14,7 +14,7 @@ mod probe_class;
 mod recorder;
 mod report;
 
-use crate::agent::{Agent, agent};
+use crate::context::{Context, current};
 use crate::hub::{Capability, ControlCommand, DumpReason};
 use crate::log;
 use crate::options::{CpuMode, Options};
@@ -88,7 +88,7 @@ fn thread_serial(s: &Shared) -> u32 {
     if !s.thread_serials {
         return 0;
     }
-    let Some(a) = agent() else { return 0 };
+    let Some(a) = current() else { return 0 };
     match a.jvmti.current_thread() {
         Ok(t) => a.threads.serial_of(a, t),
         Err(_) => 0,
@@ -143,7 +143,7 @@ fn install_probes(jni: Jni) -> Result<(), String> {
 
 /// Gives probes to the classes loaded before the hook was live, a batch at a time; a batch the JVM refuses
 /// is retried class by class so that one class cannot keep the others out.
-fn retransform_loaded(agent: &Agent, jni: Jni, s: &Shared) {
+fn retransform_loaded(agent: &Context, jni: Jni, s: &Shared) {
     let Ok(classes) = agent.jvmti.loaded_classes() else { return };
     let mut modifiable = Vec::new();
     for c in classes {
@@ -169,7 +169,7 @@ fn retransform_loaded(agent: &Agent, jni: Jni, s: &Shared) {
 }
 
 /// Its classes arrive through the agent's chain of class rewriters (`Capability::on_class_file_load`).
-impl EventHandler<Agent> for CpuTimes {}
+impl EventHandler<Context> for CpuTimes {}
 
 impl Capability for CpuTimes {
     fn name(&self) -> &'static str {
@@ -184,7 +184,7 @@ impl Capability for CpuTimes {
         vec![CapabilityFlag::CanRetransformClasses, CapabilityFlag::CanRetransformAnyClass]
     }
 
-    fn on_vm_init(&self, agent: &Agent, jni: Jni) {
+    fn on_vm_init(&self, agent: &Context, jni: Jni) {
         let Some(s) = shared() else { return };
         if let Err(e) = install_probes(jni) {
             log::error(&format!("cpu=times: {e}; no method will be timed"));
@@ -196,7 +196,7 @@ impl Capability for CpuTimes {
 
     fn on_class_file_load(
         &self,
-        _agent: &Agent,
+        _agent: &Context,
         _jni: Option<Jni>,
         _class_being_redefined: sys::jclass,
         _loader: sys::jobject,
@@ -252,7 +252,7 @@ impl Capability for CpuTimes {
         Some((40, "CPU usage by timing methods"))
     }
 
-    fn write_dump(&self, agent: &Agent, _jni: Option<Jni>, _reason: DumpReason) {
+    fn write_dump(&self, agent: &Context, _jni: Option<Jni>, _reason: DumpReason) {
         let Some(s) = shared() else { return };
         self.print_notes_once(s);
         let note = new_notes(s);
@@ -264,7 +264,7 @@ impl Capability for CpuTimes {
         }
     }
 
-    fn handle_command(&self, agent: &Agent, jni: Option<Jni>, command: &ControlCommand) -> bool {
+    fn handle_command(&self, agent: &Context, jni: Option<Jni>, command: &ControlCommand) -> bool {
         match command {
             ControlCommand::CpuSamples { .. } => {
                 self.write_dump(agent, jni, DumpReason::Command);

@@ -3,7 +3,7 @@
 
 use super::method_table::{MethodEntry, MethodTable};
 use super::recorder::{ROOT, Registry};
-use crate::agent::Agent;
+use crate::context::Context;
 use hprof_format::model::{CpuReport, CpuReportKind, CpuRow, Frame, LineNumber};
 use rustc_hash::FxHashMap;
 use std::io::{self, Write};
@@ -43,7 +43,7 @@ fn frame_of(methods: &MethodTable, id: u32) -> Frame {
 }
 
 pub fn cpu_time(
-    agent: &Agent,
+    agent: &Context,
     methods: &MethodTable,
     registry: &Registry,
     cutoff: f64,

@@ -18,7 +18,7 @@ mod code_map;
 mod tally;
 mod ticker;
 
-use crate::agent::Agent;
+use crate::context::Context;
 use crate::hub::{Capability, ControlCommand, DumpReason};
 use crate::log;
 use crate::options::Options;
@@ -82,7 +82,7 @@ impl FlatProfile {
     }
 
     /// The top Java frame of a tick, with what the classification needs to know of its method.
-    fn top_frame(&self, agent: &Agent, jni: Option<Jni>, frames: &Frames) -> Option<TopFrame> {
+    fn top_frame(&self, agent: &Context, jni: Option<Jni>, frames: &Frames) -> Option<TopFrame> {
         let Frames::Walked(walked) = frames else { return None };
         let method = walked.first()?.method_id as sys::jmethodID;
         let info = agent.methods.resolve(agent, jni, method)?;
@@ -95,7 +95,7 @@ impl FlatProfile {
 
     fn thread_entry<'a>(
         &self,
-        agent: &Agent,
+        agent: &Context,
         threads: &'a mut FxHashMap<u32, ThreadEntry>,
         serial: u32,
     ) -> &'a mut ThreadEntry {
@@ -108,7 +108,7 @@ impl FlatProfile {
         })
     }
 
-    fn method_name(agent: &Agent, jni: Option<Jni>, method: usize) -> String {
+    fn method_name(agent: &Context, jni: Option<Jni>, method: usize) -> String {
         agent
             .methods
             .resolve(agent, jni, method as sys::jmethodID)
@@ -116,7 +116,7 @@ impl FlatProfile {
             .unwrap_or_else(|| "<unknown method>".into())
     }
 
-    fn row_name(agent: &Agent, jni: Option<Jni>, row: &Row) -> String {
+    fn row_name(agent: &Context, jni: Option<Jni>, row: &Row) -> String {
         match row {
             Row::Interpreted(m) | Row::StubMethod(m) | Row::Compiled { method: m, inlined_into: None } => {
                 Self::method_name(agent, jni, *m)
@@ -129,7 +129,7 @@ impl FlatProfile {
         }
     }
 
-    fn write_report(&self, agent: &Agent, jni: Option<Jni>, cutoff: f64) {
+    fn write_report(&self, agent: &Context, jni: Option<Jni>, cutoff: f64) {
         self.engine.drain(agent, jni);
         let now = Instant::now();
         // Names are resolved outside our locks: resolving may call the JVM.
@@ -205,12 +205,12 @@ impl FlatProfile {
 
 /// The engine's ticks, classified by program counter.
 impl TickConsumer for FlatProfile {
-    fn frames_wanted(&self, _agent: &Agent) -> usize {
+    fn frames_wanted(&self, _agent: &Context) -> usize {
         // The top frame names the method; the classification needs no more.
         1
     }
 
-    fn on_ticks(&self, agent: &Agent, jni: Option<Jni>, ticks: &TickBatch) {
+    fn on_ticks(&self, agent: &Context, jni: Option<Jni>, ticks: &TickBatch) {
         let mut buckets = Vec::with_capacity(ticks.len());
         for tick in ticks.iter() {
             let top = self.top_frame(agent, jni, &tick.frames);
@@ -240,11 +240,11 @@ fn in_library(pc: usize) -> bool {
 
 /// Where code lives (compiled methods, the interpreter, stubs), so that a tick's pc can be named; and
 /// whether a collection is running.
-impl EventHandler<Agent> for Arc<FlatProfile> {
+impl EventHandler<Context> for Arc<FlatProfile> {
     #[allow(clippy::too_many_arguments)]
     fn compiled_method_load(
         &self,
-        agent: &Agent,
+        agent: &Context,
         _: Jvmti,
         method: sys::jmethodID,
         code_size: sys::jint,
@@ -261,7 +261,7 @@ impl EventHandler<Agent> for Arc<FlatProfile> {
         );
     }
 
-    fn compiled_method_unload(&self, _: &Agent, _: Jvmti, _method: sys::jmethodID, code_addr: *const c_void) {
+    fn compiled_method_unload(&self, _: &Context, _: Jvmti, _method: sys::jmethodID, code_addr: *const c_void) {
         lock(&self.code).remove(code_addr as usize);
     }
 
@@ -269,7 +269,7 @@ impl EventHandler<Agent> for Arc<FlatProfile> {
     #[allow(clippy::not_unsafe_ptr_arg_deref)]
     fn dynamic_code_generated(
         &self,
-        _: &Agent,
+        _: &Context,
         _: Jvmti,
         name: *const c_char,
         address: *const c_void,
@@ -281,11 +281,11 @@ impl EventHandler<Agent> for Arc<FlatProfile> {
         lock(&self.code).add(address as usize, length.max(0) as usize, code);
     }
 
-    fn garbage_collection_start(&self, _: &Agent, _: Jvmti) {
+    fn garbage_collection_start(&self, _: &Context, _: Jvmti) {
         self.gc_active.store(true, Ordering::Relaxed);
     }
 
-    fn garbage_collection_finish(&self, _: &Agent, _: Jvmti) {
+    fn garbage_collection_finish(&self, _: &Context, _: Jvmti) {
         self.gc_active.store(false, Ordering::Relaxed);
     }
 }
@@ -305,7 +305,7 @@ impl Capability for Arc<FlatProfile> {
         ]
     }
 
-    fn on_vm_init(&self, agent: &Agent, jni: Jni) {
+    fn on_vm_init(&self, agent: &Context, jni: Jni) {
         self.started.get_or_init(Instant::now);
         // Code generated before our events were on (the interpreter, early stubs and methods).
         for event in [Event::DynamicCodeGenerated, Event::CompiledMethodLoad] {
@@ -324,11 +324,11 @@ impl Capability for Arc<FlatProfile> {
             .start(agent, jni, self.interval_ms, gc_active, move |agent, jni, tick| me.on_wall_tick(agent, jni, tick));
     }
 
-    fn on_vm_death(&self, _agent: &Agent, _jni: Jni) {
+    fn on_vm_death(&self, _agent: &Context, _jni: Jni) {
         self.ticker.stop();
     }
 
-    fn on_thread_start(&self, agent: &Agent, jni: Jni, thread: sys::jthread, record: &ThreadRecord, _own: bool) {
+    fn on_thread_start(&self, agent: &Context, jni: Jni, thread: sys::jthread, record: &ThreadRecord, _own: bool) {
         let global = jni.new_global_ref(thread) as usize;
         let mut threads = lock(&self.threads);
         let entry = self.thread_entry(agent, &mut threads, record.serial);
@@ -340,7 +340,7 @@ impl Capability for Arc<FlatProfile> {
         }
     }
 
-    fn on_thread_end(&self, _agent: &Agent, jni: Jni, _thread: sys::jthread, record: &ThreadRecord) {
+    fn on_thread_end(&self, _agent: &Context, jni: Jni, _thread: sys::jthread, record: &ThreadRecord) {
         let mut threads = lock(&self.threads);
         if let Some(entry) = threads.get_mut(&record.serial) {
             entry.ended = Some(Instant::now());
@@ -356,11 +356,11 @@ impl Capability for Arc<FlatProfile> {
         Some((41, "flat profile"))
     }
 
-    fn write_dump(&self, agent: &Agent, jni: Option<Jni>, _reason: DumpReason) {
+    fn write_dump(&self, agent: &Context, jni: Option<Jni>, _reason: DumpReason) {
         self.write_report(agent, jni, agent.options.cutoff);
     }
 
-    fn handle_command(&self, agent: &Agent, jni: Option<Jni>, command: &ControlCommand) -> bool {
+    fn handle_command(&self, agent: &Context, jni: Option<Jni>, command: &ControlCommand) -> bool {
         match command {
             ControlCommand::CpuSamples { cutoff } => {
                 self.write_report(agent, jni, *cutoff as f64);
@@ -373,7 +373,7 @@ impl Capability for Arc<FlatProfile> {
 
 impl FlatProfile {
     /// One wall-clock tick of the ticker: what the VM and each thread is doing now.
-    fn on_wall_tick(&self, agent: &Agent, _jni: Jni, vm: &ticker::VmNow) {
+    fn on_wall_tick(&self, agent: &Context, _jni: Jni, vm: &ticker::VmNow) {
         {
             let mut g = lock(&self.global);
             g.received += 1;

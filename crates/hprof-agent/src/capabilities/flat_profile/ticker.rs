@@ -7,7 +7,7 @@
 //! from JVMTI. So they are found by name in /proc/self/task (looked up again every second), and a VM
 //! operation or a compilation is under way when one of them is running (state R) at the tick.
 
-use crate::agent::Agent;
+use crate::context::Context;
 use crate::log;
 use jvmti::Jni;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,16 +36,16 @@ const RESCAN: Duration = Duration::from_secs(1);
 impl Ticker {
     pub fn start(
         &self,
-        agent: &Agent,
+        agent: &Context,
         jni: Jni,
         interval_ms: u32,
         gc_active: Arc<AtomicBool>,
-        on_tick: impl Fn(&Agent, Jni, &VmNow) + Send + 'static,
+        on_tick: impl Fn(&Context, Jni, &VmNow) + Send + 'static,
     ) {
         let stop = self.stop.clone();
         let running = self.running.clone();
         running.store(true, Ordering::Release);
-        let body = move |agent: &'static Agent, jni: Jni| {
+        let body = move |agent: &'static Context, jni: Jni| {
             let period = Duration::from_millis(interval_ms.max(1) as u64);
             let mut vm_threads = VmThreads::default();
             let (lock, wake) = &*stop;

@@ -27,7 +27,7 @@ use super::spool::Spool;
 use super::text::TextSink;
 use super::threads::{SeenFrame, ThreadRoots};
 use super::walk::{Walk, WalkStats};
-use crate::agent::Agent;
+use crate::context::Context;
 use crate::panic_guard::guard;
 use jvmti::{Jni, Jvmti, sys};
 use rustc_hash::FxHashMap;
@@ -97,7 +97,7 @@ pub enum Release {
 struct DumpEnv(Jvmti);
 
 impl DumpEnv {
-    fn open(agent: &Agent) -> Result<DumpEnv, String> {
+    fn open(agent: &Context) -> Result<DumpEnv, String> {
         let env = agent
             .vm
             .jvmti(sys::JVMTI_VERSION_1_2)
@@ -145,7 +145,7 @@ struct Walked {
 
 /// Writes one complete heap dump to the agent's output.
 pub fn write(
-    agent: &Agent,
+    agent: &Context,
     jni: Jni,
     files: &FileState,
     release: Release,
@@ -161,7 +161,7 @@ pub fn write(
 }
 
 fn write_with(
-    agent: &Agent,
+    agent: &Context,
     jni: Jni,
     env: Jvmti,
     files: &FileState,
@@ -182,7 +182,7 @@ fn write_with(
 
 #[allow(clippy::too_many_arguments)]
 fn write_named(
-    agent: &Agent,
+    agent: &Context,
     jni: Jni,
     env: Jvmti,
     ids: &mut DumpIds,
@@ -291,7 +291,7 @@ fn walk_into<S: HeapSink>(
 }
 
 /// The threads' traces, settled against what the walk saw, written to the profile (before the dump).
-fn settle_traces(agent: &Agent, jni: Jni, threads: &ThreadRoots, walked: &Walked) -> FxHashMap<u32, u32> {
+fn settle_traces(agent: &Context, jni: Jni, threads: &ThreadRoots, walked: &Walked) -> FxHashMap<u32, u32> {
     let traces = threads.settle_traces(agent, jni, &walked.seen_frames);
     agent.output.traces(agent, traces.values().copied());
     traces
@@ -340,7 +340,7 @@ fn complete(
 
 #[allow(clippy::too_many_arguments)]
 fn binary_dump(
-    agent: &Agent,
+    agent: &Context,
     jni: Jni,
     env: Jvmti,
     plan: &mut ClassPlan,
@@ -452,7 +452,7 @@ enum Target<'a> {
 /// Returns the spool, the report and the bytes of the names of classes met late.
 #[allow(clippy::too_many_arguments)]
 fn binary_walk(
-    agent: &Agent,
+    agent: &Context,
     jni: Jni,
     env: Jvmti,
     plan: &mut ClassPlan,
@@ -503,7 +503,7 @@ fn binary_walk(
     Ok((spool, report, late_names))
 }
 
-fn open_spool(agent: &Agent) -> Result<Spool, String> {
+fn open_spool(agent: &Context) -> Result<Spool, String> {
     let near = agent.options.net.is_none().then(|| agent.options.output_file());
     Spool::open(near.as_deref()).map_err(|e| format!("cannot create the heap dump spool file: {e}"))
 }
@@ -514,7 +514,7 @@ fn spool_error(e: io::Error) -> String {
 
 #[allow(clippy::too_many_arguments)]
 fn text_dump(
-    agent: &Agent,
+    agent: &Context,
     jni: Jni,
     env: Jvmti,
     plan: &mut ClassPlan,

@@ -8,7 +8,7 @@ use super::field_offsets::{bits_in, copy_values};
 use super::ids::DumpIds;
 use super::layout::{ClassKind, ClassPlan};
 use super::sink::{ClassValues, HeapSink};
-use crate::agent::Agent;
+use crate::context::Context;
 use hotspot::heap::ObjectAddresses;
 use hprof_format::tags::BasicType;
 use jvmti::{Jni, Jvmti};
@@ -120,7 +120,7 @@ impl LateObjects {
     /// java.lang.Class.
     pub fn resolve(
         &self,
-        agent: &Agent,
+        agent: &Context,
         jni: Jni,
         dump_env: Jvmti,
         plan: &mut ClassPlan,

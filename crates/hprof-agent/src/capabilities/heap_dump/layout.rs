@@ -9,8 +9,8 @@
 //! one to the other.
 
 use super::ids::DumpIds;
-use crate::agent::Agent;
 use crate::classes::ClassRecord;
+use crate::context::Context;
 use hotspot::heap::FieldOffsets;
 use hprof_format::tags::BasicType;
 use jvmti::{FieldInfo, Jni, Jvmti, JvmtiError, sys};
@@ -216,7 +216,7 @@ impl ClassPlan {
     /// Registers every loaded class (array classes included, which get no ClassPrepare event), tags each
     /// class object in the dump's environment with its LOAD CLASS identifier, tags class loaders, and
     /// computes the layouts.
-    pub fn build(agent: &Agent, jni: Jni, dump_env: Jvmti, ids: &mut DumpIds) -> Result<ClassPlan, String> {
+    pub fn build(agent: &Context, jni: Jni, dump_env: Jvmti, ids: &mut DumpIds) -> Result<ClassPlan, String> {
         let loaded = agent.jvmti.loaded_classes().map_err(|e| format!("GetLoadedClasses failed: {e}"))?;
         let mut plan = ClassPlan::default();
         let mut order = Vec::with_capacity(loaded.len());
@@ -244,7 +244,7 @@ impl ClassPlan {
     /// Adds a class met only during the walk (loaded after the plan was made). Returns its index.
     pub fn add_late(
         &mut self,
-        agent: &Agent,
+        agent: &Context,
         jni: Jni,
         dump_env: Jvmti,
         ids: &mut DumpIds,
@@ -508,7 +508,7 @@ fn field_type(signature: &str) -> BasicType {
 /// exist (CDS maps them in with the class). With `link`, such a class is linked first, as reflection
 /// does (no initializer runs).
 fn gather(
-    agent: &Agent,
+    agent: &Context,
     jni: Jni,
     dump_env: Jvmti,
     ids: &mut DumpIds,

@@ -35,7 +35,7 @@ mod text;
 mod threads;
 mod walk;
 
-use crate::agent::Agent;
+use crate::context::Context;
 use crate::hub::{Capability, ControlCommand, DumpReason};
 use crate::log;
 use dump::{Completeness, DumpReport, FileState, Release};
@@ -61,7 +61,7 @@ impl HeapDump {
         HeapDump::default()
     }
 
-    fn dump(&self, agent: &Agent, jni: Option<Jni>, reason: DumpReason) {
+    fn dump(&self, agent: &Context, jni: Option<Jni>, reason: DumpReason) {
         let _one = self.one_at_a_time.lock().unwrap_or_else(|e| e.into_inner());
         let last = matches!(reason, DumpReason::Exit | DumpReason::SessionEnd);
         if !agent.is_live() || (!last && self.exiting.load(Ordering::Relaxed)) {
@@ -108,7 +108,7 @@ impl HeapDump {
 const ATTEMPTS: u32 = 3;
 
 /// One dump, whole, or after [`ATTEMPTS`] the last attempt however it came out (the caller says so).
-fn write_whole(agent: &Agent, jni: Jni, files: &FileState, release: Release) -> Result<DumpReport, String> {
+fn write_whole(agent: &Context, jni: Jni, files: &FileState, release: Release) -> Result<DumpReport, String> {
     for attempt in 1..=ATTEMPTS {
         let completeness = if attempt < ATTEMPTS { Completeness::WholeOrNothing } else { Completeness::WriteAnyway };
         let mut report = dump::write(agent, jni, files, release, completeness)?;
@@ -126,7 +126,7 @@ fn write_whole(agent: &Agent, jni: Jni, files: &FileState, release: Release) -> 
 
 /// Runs `f` with a JNI environment, attaching the calling native thread for the time of the dump if it
 /// has none (a socket command handled on a native thread).
-fn with_jni(agent: &Agent, jni: Option<Jni>, f: impl FnOnce(Jni)) {
+fn with_jni(agent: &Context, jni: Option<Jni>, f: impl FnOnce(Jni)) {
     if let Some(jni) = jni.or_else(|| agent.vm.jni()) {
         return f(jni);
     }
@@ -140,7 +140,7 @@ fn with_jni(agent: &Agent, jni: Option<Jni>, f: impl FnOnce(Jni)) {
 }
 
 /// Its JVMTI work happens in the dumps it is asked for, not in events.
-impl EventHandler<Agent> for HeapDump {}
+impl EventHandler<Context> for HeapDump {}
 
 impl Capability for HeapDump {
     fn name(&self) -> &'static str {
@@ -149,7 +149,7 @@ impl Capability for HeapDump {
 
     /// A dump asked for by Ctrl-\ or the socket may still be writing into the profile's file, which it has
     /// borrowed (see `in_place`): the output is closed after it has given the file back, `doe=n` or not.
-    fn on_vm_death(&self, _agent: &Agent, _jni: Jni) {
+    fn on_vm_death(&self, _agent: &Context, _jni: Jni) {
         let _one = self.one_at_a_time.lock().unwrap_or_else(|e| e.into_inner());
         self.exiting.store(true, Ordering::Relaxed);
     }
@@ -164,11 +164,11 @@ impl Capability for HeapDump {
         Some((20, "Java heap"))
     }
 
-    fn write_dump(&self, agent: &Agent, jni: Option<Jni>, reason: DumpReason) {
+    fn write_dump(&self, agent: &Context, jni: Option<Jni>, reason: DumpReason) {
         self.dump(agent, jni, reason);
     }
 
-    fn handle_command(&self, agent: &Agent, jni: Option<Jni>, command: &ControlCommand) -> bool {
+    fn handle_command(&self, agent: &Context, jni: Option<Jni>, command: &ControlCommand) -> bool {
         if *command != ControlCommand::DumpHeap {
             return false;
         }

@@ -12,8 +12,8 @@
 
 use super::layout::ClassPlan;
 use super::probe;
-use crate::agent::Agent;
 use crate::collector::{self, Collector};
+use crate::context::Context;
 use hotspot::VmStructs;
 use hotspot::heap::{FieldOffsets, JavaHeap, ObjectAddresses};
 use jvmti::{Jni, Jvmti, sys};
@@ -37,7 +37,7 @@ pub enum Naming {
 
 impl Naming {
     /// Chooses before the dump's classes are gathered (which tags objects accordingly).
-    pub fn choose(agent: &Agent, jni: Jni, env: Jvmti) -> Naming {
+    pub fn choose(agent: &Context, jni: Jni, env: Jvmti) -> Naming {
         match addresses(agent, jni, env) {
             Ok((a, offsets)) => Naming::Addresses(a, offsets, false),
             Err(why) => Naming::Tags(why),
@@ -64,7 +64,7 @@ impl Naming {
 }
 
 /// Addresses, and field offsets if they passed the probe too.
-fn addresses(agent: &Agent, jni: Jni, env: Jvmti) -> Result<(ObjectAddresses, Option<FieldOffsets>), String> {
+fn addresses(agent: &Context, jni: Jni, env: Jvmti) -> Result<(ObjectAddresses, Option<FieldOffsets>), String> {
     if std::env::var_os("HPROF_HEAP_DUMP_TAGS").is_some() {
         return Err("HPROF_HEAP_DUMP_TAGS is set".into());
     }

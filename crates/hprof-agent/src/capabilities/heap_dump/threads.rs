@@ -9,7 +9,7 @@
 
 use super::ids::DumpIds;
 use super::layout::tag_object;
-use crate::agent::Agent;
+use crate::context::Context;
 use crate::traces::RawFrame;
 use jvmti::{Jni, Jvmti, sys};
 use rustc_hash::FxHashMap;
@@ -52,7 +52,7 @@ pub struct ThreadRoots {
 impl ThreadRoots {
     /// Registers every live thread, tags its thread object with its THREAD START identifier, interns its
     /// stack as a trace and tags the monitors it owns.
-    pub fn collect(agent: &Agent, jni: Jni, dump_env: Jvmti, ids: &mut DumpIds) -> ThreadRoots {
+    pub fn collect(agent: &Context, jni: Jni, dump_env: Jvmti, ids: &mut DumpIds) -> ThreadRoots {
         let mut roots = ThreadRoots::default();
         let current = agent.jvmti.current_thread().unwrap_or(std::ptr::null_mut());
         let threads = agent.jvmti.all_threads().unwrap_or_default();
@@ -67,7 +67,7 @@ impl ThreadRoots {
         roots
     }
 
-    fn add(&mut self, agent: &Agent, jni: Jni, dump_env: Jvmti, ids: &mut DumpIds, thread: sys::jthread, own: bool) {
+    fn add(&mut self, agent: &Context, jni: Jni, dump_env: Jvmti, ids: &mut DumpIds, thread: sys::jthread, own: bool) {
         let Some((record, _)) = agent.threads.register(agent, thread, own) else { return };
         if dump_env.set_tag(thread, record.object_id as i64).is_err() {
             return;
@@ -108,7 +108,7 @@ impl ThreadRoots {
 
     /// The trace each thread's ROOT THREAD OBJECT names (by thread serial), given the frames the walk saw
     /// holding roots: the trace from before the walk where they agree with it, else one built from them.
-    pub fn settle_traces(&self, agent: &Agent, jni: Jni, seen: &[SeenFrame]) -> FxHashMap<u32, u32> {
+    pub fn settle_traces(&self, agent: &Context, jni: Jni, seen: &[SeenFrame]) -> FxHashMap<u32, u32> {
         let mut by_thread: FxHashMap<u32, Vec<&SeenFrame>> = FxHashMap::default();
         for f in seen {
             by_thread.entry(f.thread).or_default().push(f);
@@ -125,7 +125,7 @@ impl ThreadRoots {
 }
 
 /// A trace of the frames the walk saw, with a pseudo-frame at the depths it saw none.
-fn trace_from_walk(agent: &Agent, jni: Jni, thread_serial: u32, seen: &[&SeenFrame]) -> u32 {
+fn trace_from_walk(agent: &Context, jni: Jni, thread_serial: u32, seen: &[&SeenFrame]) -> u32 {
     let depth = seen.iter().map(|f| f.depth.max(0) as usize + 1).max().unwrap_or(0);
     let mut frames = vec![None; depth];
     for f in seen {
@@ -143,7 +143,7 @@ fn trace_from_walk(agent: &Agent, jni: Jni, thread_serial: u32, seen: &[&SeenFra
 }
 
 /// The thread's whole stack, top first.
-fn stack(agent: &Agent, thread: sys::jthread) -> Vec<RawFrame> {
+fn stack(agent: &Context, thread: sys::jthread) -> Vec<RawFrame> {
     let depth = agent.jvmti.frame_count(thread).map_or(0, |n| (n.max(0) as usize).min(MAX_FRAMES));
     // SAFETY: a C struct of integers and nullable pointers, for which all-zero bytes are a valid value.
     let mut buf = vec![unsafe { std::mem::zeroed::<sys::jvmtiFrameInfo>() }; depth];

@@ -4,7 +4,7 @@
 //! A stack is resolved to frame indexes the first time it is seen (a method's ID may go stale once its
 //! class is unloaded), then found again by its raw `(jmethodID, bci)` frames.
 
-use crate::agent::Agent;
+use crate::context::Context;
 use crate::log;
 use crate::options::Options;
 use crate::traces::RawFrame;
@@ -57,7 +57,7 @@ impl LockStacks {
     }
 
     /// The id of a stack (top first) blocked on a monitor of class `class_serial`.
-    pub fn intern(&self, agent: &Agent, jni: Jni, class_serial: u32, raw: &[RawFrame]) -> u32 {
+    pub fn intern(&self, agent: &Context, jni: Jni, class_serial: u32, raw: &[RawFrame]) -> u32 {
         let mut key = Vec::with_capacity(raw.len() + 1);
         key.push(RawFrame { method: usize::MAX, bci: class_serial as i32 });
         key.extend_from_slice(raw);
@@ -92,7 +92,7 @@ impl LockStacks {
 
     /// Every stack with time on it, plus `(id, nanos)` of waits in progress, root first, the lock's class on
     /// top.
-    fn weighted(&self, agent: &Agent, in_progress: &[(u32, u64)]) -> Vec<WeightedStack> {
+    fn weighted(&self, agent: &Context, in_progress: &[(u32, u64)]) -> Vec<WeightedStack> {
         let stacks: Vec<(u32, Box<[u32]>, u64)> = {
             let inner = self.lock();
             let mut nanos: Vec<u64> = inner.stacks.iter().map(|s| s.nanos).collect();
@@ -125,7 +125,7 @@ impl LockStacks {
     }
 
     /// (Re)writes the files with the totals so far; a failure is reported and the profile goes on.
-    pub fn write_files(&self, agent: &Agent, in_progress: &[(u32, u64)]) {
+    pub fn write_files(&self, agent: &Context, in_progress: &[(u32, u64)]) {
         let stacks = self.weighted(agent, in_progress);
         if let Some(path) = &self.flamegraph
             && let Err(e) = write_flamegraph(path, &stacks, "Lock contention: time blocked entering monitors", "ns")

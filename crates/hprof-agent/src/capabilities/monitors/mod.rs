@@ -15,12 +15,13 @@ mod status;
 mod thread_key;
 mod waits;
 
-use crate::agent::Agent;
 use crate::classes::ClassRecord;
+use crate::context::Context;
 use crate::hub::{Capability, DumpReason};
 use crate::options::Options;
 use contention::Contention;
-use jvmti::{CapabilityFlag, Event, EventHandler, Interest, Jni, Jvmti, sys};
+use jvmti::sys::{self, jboolean, jobject, jthread};
+use jvmti::{CapabilityFlag, Event, EventHandler, Interest, Jni, Jvmti};
 use lock_stacks::LockStacks;
 use std::sync::Arc;
 use waits::Waits;
@@ -36,42 +37,26 @@ impl Monitors {
     }
 }
 
-impl EventHandler<Agent> for Monitors {
-    fn monitor_contended_enter(&self, agent: &Agent, _: Jvmti, jni: Jni, thread: sys::jthread, object: sys::jobject) {
+impl EventHandler<Context> for Monitors {
+    fn monitor_contended_enter(&self, agent: &Context, _: Jvmti, jni: Jni, thread: sys::jthread, object: sys::jobject) {
         self.contention.on_enter(agent, jni, thread, thread_key::of(jni, thread), object);
     }
 
-    fn monitor_contended_entered(&self, _: &Agent, _: Jvmti, jni: Jni, thread: sys::jthread, _object: sys::jobject) {
+    fn monitor_contended_entered(&self, _: &Context, _: Jvmti, jni: Jni, thread: sys::jthread, _object: sys::jobject) {
         self.contention.on_entered(thread_key::of(jni, thread));
     }
 
-    fn monitor_wait(
-        &self,
-        agent: &Agent,
-        _: Jvmti,
-        jni: Jni,
-        thread: sys::jthread,
-        object: sys::jobject,
-        timeout: i64,
-    ) {
-        self.waits.on_wait(agent, jni, thread, thread_key::of(jni, thread), object, timeout);
+    fn monitor_wait(&self, ctx: &Context, _: Jvmti, jni: Jni, thread: jthread, object: jobject, timeout: i64) {
+        self.waits.on_wait(ctx, jni, thread, thread_key::of(jni, thread), object, timeout);
     }
 
-    fn monitor_waited(
-        &self,
-        agent: &Agent,
-        _: Jvmti,
-        jni: Jni,
-        thread: sys::jthread,
-        object: sys::jobject,
-        _timed_out: sys::jboolean,
-    ) {
-        self.waits.on_waited(agent, jni, thread, thread_key::of(jni, thread), object);
+    fn monitor_waited(&self, ctx: &Context, _: Jvmti, jni: Jni, thread: jthread, object: jobject, _: jboolean) {
+        self.waits.on_waited(ctx, jni, thread, thread_key::of(jni, thread), object);
     }
 
     fn native_method_bind(
         &self,
-        agent: &Agent,
+        agent: &Context,
         _: Jvmti,
         _jni: Jni,
         _thread: sys::jthread,
@@ -107,7 +92,7 @@ impl Capability for Monitors {
         ]
     }
 
-    fn on_vm_init(&self, _agent: &Agent, jni: Jni) {
+    fn on_vm_init(&self, _agent: &Context, jni: Jni) {
         thread_key::init(jni);
     }
 
@@ -116,7 +101,7 @@ impl Capability for Monitors {
     }
 
     /// HPROF's order: the MONITOR DUMP snapshot, then MONITOR TIME; then the lock flame graph files.
-    fn write_dump(&self, agent: &Agent, jni: Option<Jni>, _reason: DumpReason) {
+    fn write_dump(&self, agent: &Context, jni: Option<Jni>, _reason: DumpReason) {
         // JVMTI hands out thread and monitor references only to a thread attached to the VM.
         if let Some(jni) = jni {
             let dump = snapshot::take(agent, jni);
@@ -129,7 +114,7 @@ impl Capability for Monitors {
 }
 
 /// The class record of a locked object.
-fn class_of(agent: &Agent, jni: Jni, object: sys::jobject) -> Option<Arc<ClassRecord>> {
+fn class_of(agent: &Context, jni: Jni, object: sys::jobject) -> Option<Arc<ClassRecord>> {
     let class = jni.object_class(object);
     if class.is_null() {
         return None;

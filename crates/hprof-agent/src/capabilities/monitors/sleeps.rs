@@ -9,7 +9,7 @@
 //! the primordial phase, when JVMTI cannot name methods yet: we recognise it by that address. Virtual threads
 //! park instead of reaching it, so they print no SLEEP lines.
 
-use crate::agent::{Agent, agent};
+use crate::context::{Context, current};
 use crate::panic_guard::guard;
 use hprof_format::text::write_sleep;
 use jvmti::{Jni, sys};
@@ -22,7 +22,7 @@ static ORIGINAL_MILLIS: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut())
 static ORIGINAL_NANOS: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
 
 /// NativeMethodBind: redirects the binding to `JVM_Sleep` to our wrapper.
-pub fn on_native_method_bind(agent: &Agent, address: *mut c_void, new_address: *mut *mut c_void) {
+pub fn on_native_method_bind(agent: &Context, address: *mut c_void, new_address: *mut *mut c_void) {
     if address.is_null() || new_address.is_null() {
         return;
     }
@@ -81,7 +81,7 @@ unsafe fn call(original: &AtomicPtr<c_void>, env: *mut sys::JNIEnv, class: sys::
 fn report(env: *mut sys::JNIEnv, timeout_ms: i64) {
     guard(
         || {
-            let Some(agent) = agent() else { return };
+            let Some(agent) = current() else { return };
             if !agent.is_live() || env.is_null() {
                 return;
             }

@@ -6,19 +6,19 @@
 //! (GetCurrentContendedMonitor), which also finds monitors nobody owns at the moment.
 
 use super::{class_of, status};
-use crate::agent::Agent;
+use crate::context::Context;
 use crate::traces::RawFrame;
 use hprof_format::serial_base;
 use hprof_format::text::{DumpedMonitor, DumpedThread, MonitorDump, ThreadStatus};
 use jvmti::{Jni, sys};
 use std::collections::HashSet;
 
-pub fn take(agent: &Agent, jni: Jni) -> MonitorDump {
+pub fn take(agent: &Context, jni: Jni) -> MonitorDump {
     // Every reference JVMTI hands out here is local: the frame frees them all.
     jni.with_local_frame(64, || take_in_frame(agent, jni))
 }
 
-fn take_in_frame(agent: &Agent, jni: Jni) -> MonitorDump {
+fn take_in_frame(agent: &Context, jni: Jni) -> MonitorDump {
     let stacks = agent.jvmti.all_stack_traces(agent.depth() as i32).unwrap_or_default();
     let mut threads = Vec::with_capacity(stacks.len());
     let mut live = HashSet::new();
@@ -60,7 +60,7 @@ fn take_in_frame(agent: &Agent, jni: Jni) -> MonitorDump {
     MonitorDump { threads, monitors }
 }
 
-fn describe_monitor(agent: &Agent, jni: Jni, object: sys::jobject) -> Option<DumpedMonitor> {
+fn describe_monitor(agent: &Context, jni: Jni, object: sys::jobject) -> Option<DumpedMonitor> {
     let usage = agent.jvmti.object_monitor_usage(object).ok()?;
     let class_name = class_of(agent, jni, object).map(|c| c.name.clone()).unwrap_or_else(|| "<unknown class>".into());
     let owner = (!usage.owner.is_null()).then(|| thread_serial(agent, usage.owner));
@@ -77,6 +77,6 @@ fn describe_monitor(agent: &Agent, jni: Jni, object: sys::jobject) -> Option<Dum
 }
 
 /// A thread's serial, registering a thread the agent has not seen start yet.
-fn thread_serial(agent: &Agent, thread: sys::jthread) -> u32 {
+fn thread_serial(agent: &Context, thread: sys::jthread) -> u32 {
     agent.threads.register(agent, thread, false).map(|(r, _)| r.serial).unwrap_or(0)
 }

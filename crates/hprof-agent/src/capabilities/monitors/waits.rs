@@ -2,7 +2,7 @@
 //! when it returned (MonitorWaited). Both events arrive on the waiting thread.
 
 use super::class_of;
-use crate::agent::Agent;
+use crate::context::Context;
 use hprof_format::text::{write_monitor_wait, write_monitor_waited};
 use jvmti::{Jni, sys};
 use rustc_hash::FxHashMap;
@@ -18,7 +18,7 @@ pub struct Waits {
 impl Waits {
     pub fn on_wait(
         &self,
-        agent: &Agent,
+        agent: &Context,
         jni: Jni,
         thread: sys::jthread,
         key: u64,
@@ -30,7 +30,7 @@ impl Waits {
         self.started.lock().unwrap_or_else(|e| e.into_inner()).insert(key, Instant::now());
     }
 
-    pub fn on_waited(&self, agent: &Agent, jni: Jni, thread: sys::jthread, key: u64, object: sys::jobject) {
+    pub fn on_waited(&self, agent: &Context, jni: Jni, thread: sys::jthread, key: u64, object: sys::jobject) {
         let started = self.started.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
         let waited_ms = started.map(|t| t.elapsed().as_millis() as u64).unwrap_or(0);
         let (signature, serial) = describe(agent, jni, thread, object);
@@ -39,7 +39,7 @@ impl Waits {
 }
 
 /// The JVM signature of the object's class (as HPROF printed it) and the thread's serial (0 if unknown).
-fn describe(agent: &Agent, jni: Jni, thread: sys::jthread, object: sys::jobject) -> (String, u32) {
+fn describe(agent: &Context, jni: Jni, thread: sys::jthread, object: sys::jobject) -> (String, u32) {
     let signature = class_of(agent, jni, object).map(|c| c.signature.clone()).unwrap_or_else(|| "<unknown>".into());
     (signature, agent.threads.serial_of(agent, thread))
 }
