@@ -5,7 +5,7 @@
 use crate::capabilities;
 use crate::capabilities::Registered;
 use crate::commands::{ControlCommand, DumpReason};
-pub use crate::context::LoadKind;
+use crate::context::LoadKind;
 use crate::context::{AgentControl, Context};
 use crate::hub::{Capability, ClassFileChain};
 use crate::ids::main_tag;
@@ -81,11 +81,11 @@ pub fn start_session(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Res
         }
         Parsed::Run(o) => *o,
     };
-    if kind == LoadKind::Attach && matches!(options.cpu, Some(CpuMode::Times | CpuMode::Old)) {
-        // Their probes go in as classes load; the classes of a running JVM are loaded already.
-        return Err("cpu=times and cpu=old need the agent from the JVM's start (-agentlib:hprof=cpu=times); an \
-                    attached agent offers cpu=samples"
-            .into());
+    if options.cpu.is_some_and(|c| matches!(c, CpuMode::Times | CpuMode::Old))
+        && capabilities::cpu_times::ran_in_this_jvm()
+    {
+        // Its tables belong to the process: the probes' natives reach them without a session.
+        return Err("cpu=times or cpu=old ran in this JVM in an earlier session; it runs once per JVM".into());
     }
     let mut sessions = SESSIONS.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(running) = agent().map(|a| &a.ctx).filter(|c| c.is_live()) {
@@ -107,13 +107,6 @@ pub fn start_session(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Res
         ));
     }
 
-    if kind == LoadKind::Attach
-        && matches!(options.cpu, Some(crate::options::CpuMode::Times | crate::options::CpuMode::Old))
-    {
-        // The probes' natives are found by the JVM's lookup in the start-up agents, and classes already
-        // running would keep their old code on the stack: start the program with the agent instead.
-        return Err("cpu=times and cpu=old cannot be attached to a running JVM; start it with -agentlib:hprof".into());
-    }
     let (hub, capabilities) = subscribe(capabilities::build(&options)?, kind);
     hub.request_capabilities(jvmti).map_err(|e| e.to_string())?;
     let output = Output::open(&options)?;

@@ -257,3 +257,21 @@ impl ReportTables for Context {
         &self.classes
     }
 }
+
+#[cfg(test)]
+impl Context {
+    /// A context with no JVM behind it, for unit tests of report logic: tables filled by hand, the writer
+    /// writing where `options` (as on the command line; give `file=`) say. Its JVM handles are null: the
+    /// code under test must call neither JVMTI nor JNI.
+    pub fn without_jvm(options: &str) -> Context {
+        let crate::options::Parsed::Run(options) = Options::parse(Some(options)).expect("test options parse") else {
+            panic!("test options asked for help");
+        };
+        let output = Output::open(&options).expect("test output opens");
+        // SAFETY: the null handles are never called through (see above); a call would fault on them at
+        // once rather than act on some other memory.
+        let (vm, jvmti) = unsafe { (Vm::from_raw(std::ptr::null_mut()), Jvmti::from_raw(std::ptr::null_mut())) };
+        let version = JvmtiVersion { major: 21, minor: 0, micro: 0 };
+        Context::new(vm, jvmti, version, *options, output, LoadKind::Startup, 1, String::new())
+    }
+}

@@ -229,14 +229,43 @@ fn each_error_is_one_line_and_a_failure() {
     let mut refused = Java::new(&jdk, dir.path()).class("Sleeper").arg("60").spawn();
     refused.wait_for_stdout("ready", Duration::from_secs(60));
     one_line_error(attach(refused.pid(), "cpu=samples,depth=-1", &[]), "option depth=-1 is not valid");
-    one_line_error(
-        attach(refused.pid(), "cpu=times", &[]),
-        "cpu=times and cpu=old need the agent from the JVM's start",
-    );
     one_line_error(attach(refused.pid(), "dump", &[]), "no hprof session runs in this JVM");
     assert!(attach_ok(refused.pid(), "status").starts_with("idle: hprof is loaded but no session has run"));
     refused.signal(libc::SIGKILL);
     let _ = refused.wait();
+}
+
+/// cpu=times attached: the loaded classes get probes (retransformed), calls made after the attach are counted
+/// exactly, the program runs on after `stop` (which gives the classes their own code back); a second cpu=times
+/// session in the same JVM is refused.
+#[test]
+fn cpu_times_attached_counts_exactly_and_the_program_runs_on_after_stop() {
+    for jdk in all_jdks() {
+        let dir = scratch("attach-cputimes");
+        let mut running = start_without_agent(&jdk, dir.path(), "AttachCalls", &["2"], Some("ready"));
+        let report = dir.path().join("times.txt");
+        let out = attach_ok(running.pid(), &format!("cpu=times,cutoff=0,file={}", report.display()));
+        assert!(out.contains("started: session 1"), "JDK {}: {out}", jdk.version);
+        std::fs::write(dir.path().join("go-1"), "").unwrap();
+        running.wait_for_stdout("round 1 ", Duration::from_secs(120));
+        assert!(attach_ok(running.pid(), "stop").contains("stopped: session 1"));
+        let (ok, _, stderr) = attach(running.pid(), "cpu=times", &[]);
+        assert!(!ok && stderr.contains("runs once per JVM"), "JDK {}: {stderr}", jdk.version);
+        std::fs::write(dir.path().join("go-2"), "").unwrap();
+        let run = running.wait();
+        run.assert_success().assert_no_crash_log();
+        assert!(run.stdout.contains("round 2 "), "JDK {}: the program ran on after stop\n{}", jdk.version, run.stdout);
+        assert!(!run.stderr.contains("Error"), "JDK {}: {}", jdk.version, run.stderr);
+
+        let text = std::fs::read_to_string(&report).unwrap();
+        let (_, rows) = ranked_section(&text, "CPU TIME (ms)", 0).expect("CPU TIME at stop");
+        assert!(ranked_section(&text, "CPU TIME (ms)", 1).is_none(), "one report: the stop's");
+        let expected = program_figures(&run.stdout, "round 1 expected-calls");
+        for (method, &want) in &expected {
+            let got: u64 = rows.iter().filter(|r| &r.name == method).map(|r| r.count).sum();
+            assert_eq!(got, want as u64, "JDK {}: calls of {method} in round 1", jdk.version);
+        }
+    }
 }
 
 #[test]

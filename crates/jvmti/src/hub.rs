@@ -415,33 +415,10 @@ impl<C: ?Sized + 'static> EventHub<C> {
         Ok(())
     }
 
-    /// Turns `event` on for `subscriber` on one thread. `thread_key` identifies the thread to the hub (any
-    /// number stable for the thread's life: its tag, its serial) since `thread` is a JNI reference.
-    /// Only for events JVMTI filters by thread ([`Event::per_thread`]).
-    pub fn enable_on_thread(
-        &self,
-        jvmti: Jvmti,
-        subscriber: SubscriberId,
-        event: Event,
-        thread: sys::jthread,
-        thread_key: u64,
-    ) -> Result<(), HubError> {
-        self.set_on_thread(jvmti, subscriber, event, thread, thread_key, true)
-    }
-
-    /// Undoes one [`Self::enable_on_thread`] of `subscriber`'s.
-    pub fn disable_on_thread(
-        &self,
-        jvmti: Jvmti,
-        subscriber: SubscriberId,
-        event: Event,
-        thread: sys::jthread,
-        thread_key: u64,
-    ) -> Result<(), HubError> {
-        self.set_on_thread(jvmti, subscriber, event, thread, thread_key, false)
-    }
-
-    fn set_on_thread(
+    /// Turns `event` on (or off: undoing one earlier `on`) for `subscriber` on one thread. `thread_key`
+    /// identifies the thread to the hub (any number stable for the thread's life: its tag, its serial)
+    /// since `thread` is a JNI reference. Only for events JVMTI filters by thread ([`Event::per_thread`]).
+    pub fn set_on_thread(
         &self,
         jvmti: Jvmti,
         subscriber: SubscriberId,
@@ -595,17 +572,17 @@ mod tests {
         hub.request_capabilities(env.jvmti()).unwrap();
         let (jvmti, thread) = (env.jvmti(), 0x10 as sys::jthread);
         assert_eq!(
-            hub.enable_on_thread(jvmti, id_a, Event::VmInit, thread, 7),
+            hub.set_on_thread(jvmti, id_a, Event::VmInit, thread, 7, true),
             Err(HubError::NotPerThread(Event::VmInit))
         );
-        hub.enable_on_thread(jvmti, id_a, Event::MonitorWait, thread, 7).unwrap();
-        hub.enable_on_thread(jvmti, id_b, Event::MonitorWait, thread, 7).unwrap();
-        hub.enable_on_thread(jvmti, id_b, Event::MonitorWait, 0x20 as sys::jthread, 8).unwrap();
+        hub.set_on_thread(jvmti, id_a, Event::MonitorWait, thread, 7, true).unwrap();
+        hub.set_on_thread(jvmti, id_b, Event::MonitorWait, thread, 7, true).unwrap();
+        hub.set_on_thread(jvmti, id_b, Event::MonitorWait, 0x20 as sys::jthread, 8, true).unwrap();
         assert_eq!(env.take_modes(), [(Event::MonitorWait, true, true), (Event::MonitorWait, true, true)]);
         assert!(hub.subscriptions(Event::MonitorWait).iter().all(|s| s.wants()));
-        hub.disable_on_thread(jvmti, id_a, Event::MonitorWait, thread, 7).unwrap();
+        hub.set_on_thread(jvmti, id_a, Event::MonitorWait, thread, 7, false).unwrap();
         assert_eq!(env.take_modes(), []);
-        hub.disable_on_thread(jvmti, id_b, Event::MonitorWait, thread, 7).unwrap();
+        hub.set_on_thread(jvmti, id_b, Event::MonitorWait, thread, 7, false).unwrap();
         assert_eq!(env.take_modes(), [(Event::MonitorWait, false, true)]);
         assert!(!hub.subscriptions(Event::MonitorWait)[0].wants());
     }

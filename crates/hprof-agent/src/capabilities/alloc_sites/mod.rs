@@ -195,6 +195,25 @@ impl AllocSites {
     }
 }
 
+/// SampledObjectAlloc and VMObjectAlloc pass the same arguments; the one difference for us is whether the
+/// heap sampler saw the object.
+macro_rules! allocation_event {
+    ($event:ident, sampled: $sampled:literal) => {
+        fn $event(
+            &self,
+            agent: &Context,
+            _: Jvmti,
+            jni: Jni,
+            thread: sys::jthread,
+            object: sys::jobject,
+            class: sys::jclass,
+            size: i64,
+        ) {
+            self.record(agent, jni, thread, object, class, size, $sampled);
+        }
+    };
+}
+
 impl EventHandler<Context> for AllocSites {
     fn garbage_collection_start(&self, _: &Context, _: Jvmti) {
         self.finder.on_gc_start();
@@ -204,31 +223,8 @@ impl EventHandler<Context> for AllocSites {
         self.liveness.on_gc_finish();
     }
 
-    fn sampled_object_alloc(
-        &self,
-        agent: &Context,
-        _: Jvmti,
-        jni: Jni,
-        thread: sys::jthread,
-        object: sys::jobject,
-        class: sys::jclass,
-        size: i64,
-    ) {
-        self.record(agent, jni, thread, object, class, size, true);
-    }
-
-    fn vm_object_alloc(
-        &self,
-        agent: &Context,
-        _: Jvmti,
-        jni: Jni,
-        thread: sys::jthread,
-        object: sys::jobject,
-        class: sys::jclass,
-        size: i64,
-    ) {
-        self.record(agent, jni, thread, object, class, size, false);
-    }
+    allocation_event!(sampled_object_alloc, sampled: true);
+    allocation_event!(vm_object_alloc, sampled: false);
 }
 
 impl Capability for AllocSites {

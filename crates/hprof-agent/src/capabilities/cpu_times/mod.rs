@@ -8,6 +8,7 @@
 //! - `recorder`: per-thread trees of calls with self time; `clock`: the ticks and the CPU clock.
 //! - `report`: CPU TIME rows per trace, or cpu=old's caller/callee lines.
 
+mod boot_natives;
 mod clock;
 mod method_table;
 mod probe_class;
@@ -32,6 +33,9 @@ struct Shared {
     settings: Settings,
     /// The probe class is defined and bound: from now on classes get probes.
     ready: AtomicBool,
+    /// The probes record; false once a session ended before the JVM (`hprof attach PID stop`), when
+    /// frames still running the instrumented code call them on.
+    recording: AtomicBool,
     thread_serials: bool,
     /// Methods and classes left without probes, and why: on stderr at the first dump, and in the reports,
     /// each in the first report written after it was found.
@@ -46,6 +50,11 @@ static SHARED: OnceLock<Shared> = OnceLock::new();
 pub struct CpuTimes {
     old: bool,
     cutoff: f64,
+}
+
+/// A session ran cpu=times or cpu=old in this process already (a second one is refused before it starts).
+pub fn ran_in_this_jvm() -> bool {
+    SHARED.get().is_some()
 }
 
 impl CpuTimes {
@@ -66,6 +75,7 @@ impl CpuTimes {
                 initial_rate: 1e6 / per_ms as f64,
             },
             ready: AtomicBool::new(false),
+            recording: AtomicBool::new(true),
             thread_serials: options.thread,
             notes: Mutex::new(Vec::new()),
             native_methods: AtomicU64::new(0),
@@ -102,7 +112,10 @@ fn thread_serial(s: &Shared) -> u32 {
 pub extern "system" fn Java_java_lang_HprofCpuTimes_enter(_env: *mut sys::JNIEnv, _class: sys::jclass, id: sys::jint) {
     crate::panic_guard::guard(
         || {
-            if let Some(s) = shared() {
+            if let Some(s) = shared()
+                && id != LINKING_CALL
+                && s.recording.load(Ordering::Relaxed)
+            {
                 recorder::with_profile(
                     &s.registry,
                     &s.settings,
@@ -120,7 +133,10 @@ pub extern "system" fn Java_java_lang_HprofCpuTimes_enter(_env: *mut sys::JNIEnv
 pub extern "system" fn Java_java_lang_HprofCpuTimes_exit(_env: *mut sys::JNIEnv, _class: sys::jclass, id: sys::jint) {
     crate::panic_guard::guard(
         || {
-            if let Some(s) = shared() {
+            if let Some(s) = shared()
+                && id != LINKING_CALL
+                && s.recording.load(Ordering::Relaxed)
+            {
                 recorder::with_profile(&s.registry, &s.settings, || thread_serial(s), |p| recorder::exit(p, id as u32));
             }
         },
@@ -131,14 +147,33 @@ pub extern "system" fn Java_java_lang_HprofCpuTimes_exit(_env: *mut sys::JNIEnv,
 const PROBES: classfile::Probes =
     classfile::Probes { class: probe_class::CLASS_NAME, enter: probe_class::ENTER, exit: probe_class::EXIT };
 
-/// Defines the probe class; its natives bind by name on first call.
+/// The id the linking calls pass; the probes ignore it.
+const LINKING_CALL: sys::jint = -1;
+
+/// Defines the probe class and calls each native once, so that both are bound before any method has a
+/// probe. They bind by name on first call, and the JVM's lookup runs Java code (`ClassLoader.findNative`):
+/// were that code to carry probes already, as it does after an attach retransforms the loaded classes,
+/// the first probe's lookup would call a probe, whose lookup calls a probe … until StackOverflowError.
 fn install_probes(jni: Jni) -> Result<(), String> {
     let name = CString::new(probe_class::CLASS_NAME).expect("no NUL");
     let class = jni
         .define_class(&name, std::ptr::null_mut(), &probe_class::bytes())
         .map_err(|e| format!("cannot define {}: {e}", probe_class::CLASS_NAME))?;
+    let signature = CString::new(probe_class::SIGNATURE).expect("no NUL");
+    let link = || {
+        [probe_class::ENTER, probe_class::EXIT].iter().try_for_each(|m| {
+            let method = CString::new(*m).expect("no NUL");
+            let id = jni.static_method_id(class, &method, &signature).map_err(|e| format!("{m}: {e}"))?;
+            jni.call_static_void(class, id, &[sys::jvalue { i: LINKING_CALL }]).map_err(|e| format!("{m}: {e}"))
+        })
+    };
+    // At the JVM's start the lookup finds them in the start-up agents; after an attach it does not.
+    let linked = link().or_else(|first| {
+        boot_natives::load_into_boot_loader(jni).map_err(|e| format!("{first}; and {e}"))?;
+        link()
+    });
     jni.delete_local_ref(class);
-    Ok(())
+    linked.map_err(|e| format!("cannot bind {}'s natives: {e}", probe_class::CLASS_NAME))
 }
 
 /// Gives probes to the classes loaded before the hook was live, a batch at a time; a batch the JVM refuses
@@ -182,6 +217,18 @@ impl Capability for CpuTimes {
 
     fn jvmti_capabilities(&self) -> Vec<CapabilityFlag> {
         vec![CapabilityFlag::CanRetransformClasses, CapabilityFlag::CanRetransformAnyClass]
+    }
+
+    /// A session ended before the JVM (`hprof attach PID stop`): the classes get their own code back
+    /// (retransformed while the hook adds no probes) and the probes still on running frames record no more.
+    /// At the JVM's exit nothing is undone.
+    fn on_vm_death(&self, agent: &Context, jni: Jni) {
+        let Some(s) = shared() else { return };
+        if agent.is_exiting() || !s.ready.swap(false, Ordering::AcqRel) {
+            return;
+        }
+        retransform_loaded(agent, jni, s);
+        s.recording.store(false, Ordering::Relaxed);
     }
 
     fn on_vm_init(&self, agent: &Context, jni: Jni) {

@@ -155,3 +155,108 @@ fn stack_of_current_thread(agent: &Context, frames: usize) -> Vec<RawFrame> {
 fn nanos_between(earlier: Instant, later: Instant) -> u64 {
     later.saturating_duration_since(earlier).as_nanos().min(u64::MAX as u128) as u64
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::Context;
+    use hprof_format::model::{Frame, LineNumber};
+    use std::time::Duration;
+
+    /// A context writing text to a file of its own, with two lock classes and two traces in its tables.
+    struct Fixture {
+        ctx: Context,
+        path: std::path::PathBuf,
+        account: u32,
+        object: u32,
+        transfer: u32,
+        audit: u32,
+    }
+
+    fn fixture(name: &str) -> Fixture {
+        let path = std::env::temp_dir().join(format!("hprof-contention-{name}-{}.txt", std::process::id()));
+        let ctx = Context::without_jvm(&format!("monitor=y,cutoff=0.01,file={}", path.display()));
+        let account = ctx.classes.append("Lcom/example/Account;".into(), ctx.ids.next()).serial;
+        let object = ctx.classes.append("Ljava/lang/Object;".into(), ctx.ids.next()).serial;
+        let frame = |class: &str, method: &str, line| Frame {
+            class_name: class.into(),
+            method_name: method.into(),
+            method_signature: "()V".into(),
+            source_file: Some("Bank.java".into()),
+            line: LineNumber::Line(line),
+        };
+        let run = ctx.traces.named_frame(frame("com.example.Bank", "run", 10));
+        let transfer = ctx.traces.named_frame(frame("com.example.Bank", "transfer", 42));
+        let audit = ctx.traces.named_frame(frame("com.example.Bank", "audit", 77));
+        let transfer = ctx.traces.intern(0, &[transfer, run]);
+        let audit = ctx.traces.intern(0, &[audit, run]);
+        Fixture { ctx, path, account, object, transfer, audit }
+    }
+
+    fn finished(c: &Contention, trace_serial: u32, class_serial: u32, millis: u64, count: u64) {
+        let totals = Totals { nanos: millis * 1_000_000, count };
+        c.lock().rows.insert(RowKey { trace_serial, class_serial }, totals);
+    }
+
+    #[test]
+    fn monitor_time_ranks_rows_names_lock_classes_and_writes_their_traces_first() {
+        let f = fixture("report");
+        let contention = Contention::new(None);
+        finished(&contention, f.audit, f.object, 100, 1);
+        finished(&contention, f.transfer, f.account, 300, 3);
+        // A class the table never numbered, and a row below cutoff=0.01 (1 ms of 401).
+        finished(&contention, f.audit, 0, 1, 1);
+
+        let report = contention.report(&f.ctx);
+        f.ctx.output.monitor_time(&f.ctx, &report);
+        f.ctx.output.close();
+        let text = std::fs::read_to_string(&f.path).unwrap();
+        let _ = std::fs::remove_file(&f.path);
+
+        // The header's explanation of the records also says "TRACE": the records begin at the first serial.
+        let first = format!("TRACE {}:", f.transfer);
+        let section = &text[text.find(&first).expect("traces written")..];
+        let expected = format!(
+            "TRACE {transfer}:\n\
+             \tcom.example.Bank.transfer(Bank.java:42)\n\
+             \tcom.example.Bank.run(Bank.java:10)\n\
+             TRACE {audit}:\n\
+             \tcom.example.Bank.audit(Bank.java:77)\n\
+             \tcom.example.Bank.run(Bank.java:10)\n",
+            transfer = f.transfer,
+            audit = f.audit,
+        );
+        assert!(section.starts_with(&expected), "traces of the ranked rows first, got:\n{section}");
+        let monitor_time = &section[section.find("MONITOR TIME BEGIN").expect("MONITOR TIME written")..];
+        let lines: Vec<&str> = monitor_time.lines().collect();
+        assert!(lines[0].starts_with("MONITOR TIME BEGIN (total = 401 ms) "), "{monitor_time}");
+        assert_eq!(lines[1], "rank   self  accum   count trace monitor");
+        assert_eq!(lines[2], format!("   1 74.81% 74.81%       3 {} com.example.Account (Java)", f.transfer));
+        assert_eq!(lines[3], format!("   2 24.94% 99.75%       1 {} java.lang.Object (Java)", f.audit));
+        assert_eq!(lines[4], "MONITOR TIME END", "the 1 ms row is below the cutoff:\n{monitor_time}");
+        assert_eq!(report.rows[2].monitor_class, "<unknown class>");
+    }
+
+    #[test]
+    fn a_thread_still_blocked_counts_in_the_report() {
+        let f = fixture("blocked");
+        let contention = Contention::new(None);
+        finished(&contention, f.transfer, f.account, 300, 3);
+        let row = RowKey { trace_serial: f.transfer, class_serial: f.account };
+        let since = Instant::now() - Duration::from_millis(200);
+        contention.lock().blocked.insert(7, Blocked { since, row, lock_stack: None });
+
+        let report = contention.report(&f.ctx);
+        f.ctx.output.close();
+        let _ = std::fs::remove_file(&f.path);
+        assert_eq!(report.rows.len(), 1);
+        assert_eq!(report.rows[0].count, 4, "three finished entries and the one in progress");
+        assert!(report.rows[0].nanos >= 500_000_000, "300 ms finished + at least 200 ms in progress");
+
+        // Once it enters, the wait is a finished one and nothing is counted twice.
+        contention.on_entered(7);
+        let report = contention.report(&f.ctx);
+        assert_eq!(report.rows[0].count, 4);
+        assert!(contention.lock().blocked.is_empty());
+    }
+}

@@ -20,7 +20,8 @@ use crate::context::Context;
 use crate::hub::{Capability, DumpReason};
 use crate::options::Options;
 use contention::Contention;
-use jvmti::{CapabilityFlag, Event, EventHandler, Interest, Jni, Jvmti, sys};
+use jvmti::sys::{self, jboolean, jobject, jthread};
+use jvmti::{CapabilityFlag, Event, EventHandler, Interest, Jni, Jvmti};
 use lock_stacks::LockStacks;
 use std::sync::Arc;
 use waits::Waits;
@@ -45,28 +46,12 @@ impl EventHandler<Context> for Monitors {
         self.contention.on_entered(thread_key::of(jni, thread));
     }
 
-    fn monitor_wait(
-        &self,
-        agent: &Context,
-        _: Jvmti,
-        jni: Jni,
-        thread: sys::jthread,
-        object: sys::jobject,
-        timeout: i64,
-    ) {
-        self.waits.on_wait(agent, jni, thread, thread_key::of(jni, thread), object, timeout);
+    fn monitor_wait(&self, ctx: &Context, _: Jvmti, jni: Jni, thread: jthread, object: jobject, timeout: i64) {
+        self.waits.on_wait(ctx, jni, thread, thread_key::of(jni, thread), object, timeout);
     }
 
-    fn monitor_waited(
-        &self,
-        agent: &Context,
-        _: Jvmti,
-        jni: Jni,
-        thread: sys::jthread,
-        object: sys::jobject,
-        _timed_out: sys::jboolean,
-    ) {
-        self.waits.on_waited(agent, jni, thread, thread_key::of(jni, thread), object);
+    fn monitor_waited(&self, ctx: &Context, _: Jvmti, jni: Jni, thread: jthread, object: jobject, _: jboolean) {
+        self.waits.on_waited(ctx, jni, thread, thread_key::of(jni, thread), object);
     }
 
     fn native_method_bind(

@@ -1,0 +1,64 @@
+//! Makes the probes' natives findable when the agent was attached to a running JVM.
+//!
+//! A native method of a boot class is looked up in libjava, then through `ClassLoader.findNative` in the
+//! libraries the boot loader loaded, then in the agents given at the JVM's start; an agent loaded by
+//! `hprof attach` is not among those (JDK 17: UnsatisfiedLinkError). So the agent's own library is
+//! loaded once more, by the boot loader's `NativeLibraries` (the same file, already mapped: the loader
+//! only records it), after which `findNative` finds `Java_java_lang_HprofCpuTimes_enter/exit` in it.
+//! `jdk.internal.loader.BootLoader.getNativeLibraries().loadLibrary(Class, File)` has this shape on JDK
+//! 17, 21 and 25; JNI calls are not held to module boundaries. `System.load` would do the same for the
+//! caller's loader, but with no Java caller it is a restricted method on JDK 24+ and warns.
+
+use jvmti::Jni;
+use jvmti::sys;
+use std::ffi::{CStr, CString};
+
+/// The path of the library this code is in.
+fn own_library() -> Result<String, String> {
+    // SAFETY: Dl_info is plain C data (pointers and integers), for which all zeros is a valid value.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    let here = super::Java_java_lang_HprofCpuTimes_enter as *const libc::c_void;
+    // SAFETY: dladdr only reads the dynamic loader's tables and fills `info`; `here` is a function of
+    // this library, so the name it returns is this library's path, valid while the library is loaded.
+    let found = unsafe { libc::dladdr(here, &mut info) != 0 && !info.dli_fname.is_null() };
+    if !found {
+        return Err("dladdr does not know the agent library".into());
+    }
+    // SAFETY: dli_fname is a NUL-terminated string owned by the dynamic loader (checked non-null above).
+    Ok(unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy().into_owned())
+}
+
+/// Loads the agent library into the boot loader's native libraries.
+pub fn load_into_boot_loader(jni: Jni) -> Result<(), String> {
+    let path = own_library()?;
+    let c = |s: &str| CString::new(s).expect("no NUL");
+    fn err(what: &'static str) -> impl Fn(jvmti::JniError) -> String {
+        move |e| format!("{what}: {e}")
+    }
+    jni.with_local_frame(8, || {
+        let boot = jni.find_class(&c("jdk/internal/loader/BootLoader")).map_err(err("BootLoader"))?;
+        let get = jni
+            .static_method_id(boot, &c("getNativeLibraries"), &c("()Ljdk/internal/loader/NativeLibraries;"))
+            .map_err(err("BootLoader.getNativeLibraries"))?;
+        let libraries = jni.call_static_object(boot, get, &[]).map_err(err("BootLoader.getNativeLibraries"))?;
+        let libraries_class = jni.object_class(libraries);
+        let load = jni
+            .method_id(
+                libraries_class,
+                &c("loadLibrary"),
+                &c("(Ljava/lang/Class;Ljava/io/File;)Ljdk/internal/loader/NativeLibrary;"),
+            )
+            .map_err(err("NativeLibraries.loadLibrary"))?;
+        let file_class = jni.find_class(&c("java/io/File")).map_err(err("File"))?;
+        let file_new = jni.method_id(file_class, &c("<init>"), &c("(Ljava/lang/String;)V")).map_err(err("File"))?;
+        let name = jni.new_string(&path).map_err(err("path"))?;
+        let file = jni.new_object(file_class, file_new, &[sys::jvalue { l: name }]).map_err(err("File"))?;
+        let loaded = jni
+            .call_object(libraries, load, &[sys::jvalue { l: std::ptr::null_mut() }, sys::jvalue { l: file }])
+            .map_err(err("NativeLibraries.loadLibrary"))?;
+        if loaded.is_null() {
+            return Err(format!("the boot loader did not load {path}"));
+        }
+        Ok(())
+    })
+}
