@@ -21,6 +21,7 @@ mod callbacks;
 mod dump;
 mod enter;
 mod field_offsets;
+mod held;
 mod identify;
 mod ids;
 mod in_place;

@@ -307,6 +307,10 @@ impl<'a> Walk<'a> {
 
     fn root(&mut self, kind: u32, info: *const sys::jvmtiHeapReferenceInfo, id: u64) {
         match kind {
+            // Held for the walk by the dump itself: see `held`.
+            sys::JVMTI_HEAP_REFERENCE_JNI_GLOBAL if self.plan.held.ids.contains(&id) => {
+                self.emit_root(&Root::Unknown { id })
+            }
             sys::JVMTI_HEAP_REFERENCE_JNI_GLOBAL => {
                 let ref_serial = self.next_jni_global;
                 self.next_jni_global += 1;
