@@ -184,6 +184,7 @@ def check_profile(work, cap, fmt, end, hung):
 
 
 def main():
+    global AGENT, CONTROLS
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--jdks", default=",".join(JDKS))
     p.add_argument("--gcs", default=",".join(GCS))
@@ -194,8 +195,10 @@ def main():
     p.add_argument("--keep", action="store_true", help="keep the directories of failed cells")
     p.add_argument("--markdown", help="also write the table to this file")
     p.add_argument("--agent", help="another libhprof.so to stress (default: target/release/libhprof.so)")
+    p.add_argument("--controls", type=int, default=CONTROLS,
+                   help="runs without the agent for a cell that hangs or crashes (default 3)")
     a = p.parse_args()
-    global AGENT
+    CONTROLS = a.controls
     if a.agent:
         AGENT = Path(a.agent).resolve()
     if a.quick:
