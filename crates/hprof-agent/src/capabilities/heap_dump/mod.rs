@@ -147,6 +147,14 @@ impl Capability for HeapDump {
         "heap=dump"
     }
 
+    fn on_vm_init(&self, ctx: &Context, jni: Jni) {
+        let started = std::time::Instant::now();
+        let n = layout::link_unprepared(ctx, jni);
+        if std::env::var_os("HPROF_HEAP_DUMP_STATS").is_some() {
+            log::warning(&format!("heap dump: {n} classes linked in {} ms", started.elapsed().as_millis()));
+        }
+    }
+
     /// A dump asked for by Ctrl-\ or the socket may still be writing into the profile's file, which it has
     /// borrowed (see `in_place`): the output is closed after it has given the file back, `doe=n` or not.
     fn on_vm_death(&self, _agent: &Context, _jni: Jni) {
