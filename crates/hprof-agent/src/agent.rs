@@ -5,7 +5,7 @@
 use crate::capabilities;
 use crate::capabilities::Registered;
 use crate::commands::{ControlCommand, DumpReason};
-pub use crate::context::LoadKind;
+use crate::context::LoadKind;
 use crate::context::{AgentControl, Context};
 use crate::hub::{Capability, ClassFileChain};
 use crate::ids::main_tag;

@@ -1,6 +1,7 @@
 //! The functions the JVM looks up in libhprof.so. Each catches panics: one must never unwind into the JVM.
 
-use crate::agent::{LoadKind, start, start_session};
+use crate::agent::{start, start_session};
+use crate::context::LoadKind;
 use crate::panic_guard::guard;
 use jvmti::{Vm, sys};
 use std::ffi::{CStr, c_char, c_void};

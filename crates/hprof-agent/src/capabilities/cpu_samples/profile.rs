@@ -95,3 +95,74 @@ impl Profile {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hprof_format::model::{Frame, LineNumber};
+
+    #[test]
+    fn samples_are_cut_to_depth_kept_apart_by_thread_and_ranked_by_count() {
+        let path = std::env::temp_dir().join(format!("hprof-cpu-profile-{}.txt", std::process::id()));
+        let ctx = Context::without_jvm(&format!("cpu=samples,depth=2,thread=y,file={}", path.display()));
+        let frame = |method: &str, line| {
+            ctx.traces.named_frame(Frame {
+                class_name: "com.example.Work".into(),
+                method_name: method.into(),
+                method_signature: "()V".into(),
+                source_file: Some("Work.java".into()),
+                line: LineNumber::Line(line),
+            })
+        };
+        let (main, outer, inner) = (frame("main", 5), frame("outer", 12), frame("inner", 30));
+        let mut profile = Profile::new(true);
+        for _ in 0..3 {
+            profile.add(&ctx, 200001, &[inner, outer, main]);
+        }
+        profile.add(&ctx, 200001, &[outer, main]);
+        // The same stack on another thread is another trace with thread=y.
+        profile.add(&ctx, 200002, &[inner, outer, main]);
+
+        let report = profile.report(&ctx, ctx.options.cutoff);
+        ctx.output.cpu(&ctx, &report);
+        ctx.output.close();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+
+        let records = &text[text.find("TRACE 300001:").expect("traces written")..];
+        let expected = "TRACE 300001: (thread=200001)\n\
+                        \tcom.example.Work.inner(Work.java:30)\n\
+                        \tcom.example.Work.outer(Work.java:12)\n\
+                        TRACE 300002: (thread=200001)\n\
+                        \tcom.example.Work.outer(Work.java:12)\n\
+                        \tcom.example.Work.main(Work.java:5)\n\
+                        TRACE 300003: (thread=200002)\n\
+                        \tcom.example.Work.inner(Work.java:30)\n\
+                        \tcom.example.Work.outer(Work.java:12)\n\
+                        CPU SAMPLES BEGIN (total = 5) ";
+        assert!(records.starts_with(expected), "two frames a trace (depth=2), one trace a thread, got:\n{records}");
+        let rows: Vec<&str> = records.lines().skip_while(|l| !l.starts_with("CPU SAMPLES BEGIN")).skip(1).collect();
+        assert_eq!(
+            rows,
+            [
+                "rank   self  accum   count trace method",
+                "   1 60.00% 60.00%       3 300001 com.example.Work.inner",
+                "   2 20.00% 80.00%       1 300002 com.example.Work.outer",
+                "   3 20.00% 100.00%       1 300003 com.example.Work.inner",
+                "CPU SAMPLES END",
+            ]
+        );
+
+        // Flame graphs keep whole stacks, root first, whatever depth= says.
+        let mut stacks: Vec<(String, u64)> =
+            profile.weighted_stacks(&ctx).into_iter().map(|s| (s.frames.join(";"), s.weight)).collect();
+        stacks.sort();
+        assert_eq!(
+            stacks,
+            [
+                ("com.example.Work.main;com.example.Work.outer".to_owned(), 1),
+                ("com.example.Work.main;com.example.Work.outer;com.example.Work.inner".to_owned(), 4),
+            ]
+        );
+    }
+}

@@ -207,6 +207,8 @@ pub struct ClassPlan {
     /// Classes of the plan laid out again after the walk (not prepared when the plan was made): their
     /// field names are written again with the late classes'.
     pub relaid: Vec<u32>,
+    /// Objects only class objects' own fields hold ([`super::held`]).
+    pub held: super::held::HeldByClasses,
 }
 
 const ACC_STATIC: i32 = 0x0008;
@@ -540,16 +542,79 @@ fn gather(
     Some(RawClass { record, fields, super_id, interfaces, loader_id, is_interface })
 }
 
-/// Links a class through `Class.getDeclaredFields()`, which links before it reflects.
-fn link_class(jni: Jni, class: sys::jclass) {
-    let Ok(class_class) = jni.find_class(c"java/lang/Class") else { return };
-    if let Ok(method) = jni.method_id(class_class, c"getDeclaredFields", c"()[Ljava/lang/reflect/Field;")
-        && let Ok(fields) = jni.call_object(class, method, &[])
-    {
-        jni.delete_local_ref(fields);
+/// Links every loaded class that is not linked yet, so that a later dump can read its fields. Objects of
+/// such classes exist (the CDS archive maps them in with their classes: 57 classes on JDK 25), and a dump
+/// on a full heap cannot link a class then: linking allocates (an OutOfMemoryError), and the dump could
+/// not place those objects' values. Returns how many classes it linked.
+pub fn link_unprepared(ctx: &Context, jni: Jni) -> usize {
+    const READY: u32 = sys::JVMTI_CLASS_STATUS_PREPARED
+        | sys::JVMTI_CLASS_STATUS_ARRAY
+        | sys::JVMTI_CLASS_STATUS_PRIMITIVE
+        | sys::JVMTI_CLASS_STATUS_ERROR;
+    let Some(link) = Linker::new(jni) else { return 0 };
+    let mut linked = 0;
+    for class in ctx.jvmti.loaded_classes().unwrap_or_default() {
+        if ctx.jvmti.class_status(class).is_ok_and(|s| s & READY == 0) {
+            link.link(jni, class);
+            linked += 1;
+        }
+        jni.delete_local_ref(class);
     }
-    jni.exception_clear();
-    jni.delete_local_ref(class_class);
+    link.release(jni);
+    linked
+}
+
+/// Links a class as reflection does, before it lists fields (no initializer runs): through
+/// `Class.getDeclaredFields0(true)`, the native behind `getDeclaredFields` that neither caches its answer
+/// in the class's reflection data nor lists the non-public fields (so it allocates little), or where a JDK
+/// lacks it, `getDeclaredFields()`.
+struct Linker {
+    class_class: sys::jclass,
+    method: sys::jmethodID,
+    public_only: bool,
+}
+
+impl Linker {
+    fn new(jni: Jni) -> Option<Linker> {
+        let class_class = jni.find_class(c"java/lang/Class").ok()?;
+        let (method, public_only) =
+            match jni.method_id(class_class, c"getDeclaredFields0", c"(Z)[Ljava/lang/reflect/Field;") {
+                Ok(m) => (m, true),
+                Err(_) => {
+                    jni.exception_clear();
+                    match jni.method_id(class_class, c"getDeclaredFields", c"()[Ljava/lang/reflect/Field;") {
+                        Ok(m) => (m, false),
+                        Err(_) => {
+                            jni.exception_clear();
+                            jni.delete_local_ref(class_class);
+                            return None;
+                        }
+                    }
+                }
+            };
+        Some(Linker { class_class, method, public_only })
+    }
+
+    fn link(&self, jni: Jni, class: sys::jclass) {
+        let args = [sys::jvalue { z: 1 }];
+        let args: &[sys::jvalue] = if self.public_only { &args } else { &[] };
+        if let Ok(fields) = jni.call_object(class, self.method, args) {
+            jni.delete_local_ref(fields);
+        }
+        jni.exception_clear();
+    }
+
+    fn release(self, jni: Jni) {
+        jni.delete_local_ref(self.class_class);
+    }
+}
+
+/// Links one class (see [`Linker`]).
+fn link_class(jni: Jni, class: sys::jclass) {
+    if let Some(link) = Linker::new(jni) {
+        link.link(jni, class);
+        link.release(jni);
+    }
 }
 
 /// The identifier of an object that is not an object array, tagging it if the dump has not yet.
