@@ -226,19 +226,26 @@ fn a_front_end_that_stops_reading_holds_the_program_up_ten_seconds_at_most() {
     };
     let (port, front_end) = slow_front_end(trickle, done.clone());
     let dir = scratch("net-stall");
-    let started = Instant::now();
     // A heap dump of some 30 MB: more than the sockets' buffers hold.
-    let run = Java::new(&jdk17(), dir.path())
+    let jvm = Java::new(&jdk17(), dir.path())
         .agentpath(&format!("net=127.0.0.1:{port},heap=dump,format=b"))
         .class("HeapFiller")
         .args(&["keep", "500000"])
         .timeout(Duration::from_secs(90))
-        .run();
+        .spawn();
+    // The hold-up is timed from the exit dump's start (the program's own work, slower on a loaded machine,
+    // is not the front end's doing): the dump, 10 s of stall at most, 5 s of grace at exit.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !jvm.stderr_so_far().contains("Dumping") && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let started = Instant::now();
+    let run = jvm.wait();
     let took = started.elapsed();
     done.store(true, std::sync::atomic::Ordering::Relaxed);
     let received = front_end.join().unwrap();
     assert_eq!(run.code(), Some(0), "{}", run.stderr);
-    assert!(took < Duration::from_secs(30), "held up {took:?} by a front end that does not read:\n{}", run.stderr);
+    assert!(took < Duration::from_secs(25), "held up {took:?} by a front end that does not read:\n{}", run.stderr);
     assert!(run.stderr.contains("stopped reading"), "the message must say what happened:\n{}", run.stderr);
     assert!(!run.stderr.contains("is gone"), "a stalled front end is not gone:\n{}", run.stderr);
     let unsent = run.read_bytes("java.hprof.unsent");
@@ -273,11 +280,11 @@ fn a_front_end_that_reads_again_gets_what_was_held_during_its_stall() {
     let received = front_end.join().unwrap();
     assert_eq!(run.code(), Some(0), "{}", run.stderr);
     assert!(run.stderr.contains("stopped reading"), "the front end stalled past the limit:\n{}", run.stderr);
-    assert!(run.stderr.contains("reads again"), "{}", run.stderr);
+    assert!(run.stderr.contains("takes bytes again"), "{}", run.stderr);
     assert!(run.stderr.contains("nothing was lost"), "{}", run.stderr);
     assert!(!run.file("java.hprof.unsent").exists(), "nothing for the file:\n{}", run.stderr);
     assert_eq!(number_before(&run.stderr, " bytes went to socket"), received.len() as u64, "{}", run.stderr);
-    assert!(number_before(&run.stderr, " of them held in memory") > 1 << 20, "{}", run.stderr);
+    assert!(number_before(&run.stderr, " of them after it stalled") > 1 << 20, "{}", run.stderr);
     let records = decode_all(&received);
     assert!(records.iter().any(|r| matches!(r, Record::HeapDumpEnd)), "the whole dump reached the front end");
 }

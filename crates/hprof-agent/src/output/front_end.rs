@@ -4,7 +4,7 @@
 //! record waits for the socket, the others for the output). Past that the stream is not dropped: what the
 //! front end has not taken is held in memory, in order, and offered to it again without waiting at each
 //! write and at each flush (the worker flushes every second), so that a front end that reads again gets the
-//! whole stream. When the front end is gone (the connection broken), or falls more than [`HOLD_LIMIT`]
+//! whole stream; the program never waits for that front end again (the limit is on all its stalls). When the front end is gone (the connection broken), or falls more than [`HOLD_LIMIT`]
 //! behind, the rest of the stream goes to a file in the working directory instead (`java.hprof.unsent`):
 //! the front end's file and that one, put end to end, are the whole profile, byte for byte. At exit the
 //! front end gets [`EXIT_GRACE`] more to take what is held; the rest goes to the file, and one line says
@@ -30,6 +30,9 @@ pub const EXIT_GRACE: Duration = Duration::from_secs(5);
 pub struct FrontEnd {
     stream: TcpStream,
     peer: String,
+    /// [`STALL_LIMIT`] and [`HOLD_LIMIT`], smaller in tests.
+    stall_limit: Duration,
+    hold_limit: usize,
     /// Since when the front end has not been taking bytes as fast as they come.
     stalled_since: Option<Instant>,
     /// What the front end has not taken since a stall passed the limit: `held[held_from..]`.
@@ -37,6 +40,8 @@ pub struct FrontEnd {
     held_from: usize,
     /// When bytes began to be held, for the message when they are sent.
     holding_since: Option<Instant>,
+    /// The stall limit was reached: from then on writes never wait for the front end.
+    stopped_waiting: bool,
     /// Where the stream goes on once the front end is given up.
     unsent_path: PathBuf,
     unsent: Option<File>,
@@ -54,10 +59,13 @@ impl FrontEnd {
         FrontEnd {
             stream,
             peer,
+            stall_limit: STALL_LIMIT,
+            hold_limit: HOLD_LIMIT,
             stalled_since: None,
             held: Vec::new(),
             held_from: 0,
             holding_since: None,
+            stopped_waiting: false,
             unsent_path,
             unsent: None,
             sent: 0,
@@ -114,7 +122,10 @@ impl FrontEnd {
                 self.sent,
                 self.peer,
                 if self.sent_after_holding > 0 {
-                    format!(" ({} of them held in memory while it stalled)", self.sent_after_holding)
+                    format!(
+                        " ({} of them after it stalled, held in memory until it took them)",
+                        self.sent_after_holding
+                    )
                 } else {
                     String::new()
                 },
@@ -136,7 +147,7 @@ impl FrontEnd {
     /// writes stay slow; a write that goes through quickly ends it.
     fn write_within_stall_limit(&mut self, buf: &[u8]) -> io::Result<usize> {
         let start = Instant::now();
-        let left = STALL_LIMIT.saturating_sub(self.stalled_since.map_or(Duration::ZERO, |s| start - s));
+        let left = self.stall_limit.saturating_sub(self.stalled_since.map_or(Duration::ZERO, |s| start - s));
         if left.is_zero() {
             return Err(io::Error::new(io::ErrorKind::TimedOut, "stall limit reached"));
         }
@@ -157,8 +168,8 @@ impl FrontEnd {
             self.held_from = 0;
         }
         self.held.extend_from_slice(buf);
-        if self.held_len() > HOLD_LIMIT {
-            self.give_up(&format!("fell more than {} MiB behind", HOLD_LIMIT >> 20))?;
+        if self.held_len() > self.hold_limit {
+            self.give_up(&format!("fell more than {} MiB behind", self.hold_limit >> 20))?;
         }
         Ok(buf.len())
     }
@@ -202,7 +213,7 @@ impl FrontEnd {
     fn caught_up(&mut self) {
         if let Some(since) = self.holding_since.take() {
             crate::log::warning(&format!(
-                "the front end (socket {}) reads again: the bytes held for it over {:.1} s have been sent",
+                "the front end (socket {}) takes bytes again: all that was held for it over {:.1} s has been sent",
                 self.peer,
                 since.elapsed().as_secs_f64()
             ));
@@ -246,10 +257,16 @@ impl FrontEnd {
 
 impl Write for FrontEnd {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if self.unsent.is_none() && self.held_len() > 0 {
+        if self.unsent.is_none() && self.stopped_waiting {
+            // Once the limit is reached the program never waits for this front end again (the limit is
+            // on all its stalls together): everything goes behind what is held, and is offered from there.
             self.offer_held()?;
-            if self.unsent.is_none() && self.held_len() > 0 {
-                return self.hold(buf);
+            if self.unsent.is_none() {
+                self.hold(buf)?;
+                if self.unsent.is_none() {
+                    self.offer_held()?;
+                }
+                return Ok(buf.len());
             }
         }
         if let Some(file) = &mut self.unsent {
@@ -265,12 +282,13 @@ impl Write for FrontEnd {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => Err(e),
             Err(e) if is_timeout(&e) => {
                 self.eventful = true;
+                self.stopped_waiting = true;
                 self.holding_since = Some(Instant::now());
                 crate::log::warning(&format!(
-                    "the front end (socket {}) stopped reading: the program waited {} s for it and goes on; \
+                    "the front end (socket {}) stopped reading: the program waited {:.0} s for it and goes on; \
                      the profile is held in memory for it until it reads again (or, at exit, written to {})",
                     self.peer,
-                    STALL_LIMIT.as_secs(),
+                    self.stall_limit.as_secs_f64(),
                     self.unsent_path.display()
                 ));
                 self.hold(buf)
@@ -296,4 +314,101 @@ impl Write for FrontEnd {
 /// A write given up on after its timeout.
 fn is_timeout(e: &io::Error) -> bool {
     matches!(e.kind(), io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+    use std::net::TcpListener;
+
+    /// A front end on a loopback socket that reads nothing until told to, with limits small enough for a
+    /// test; returns it, the peer's end, and the file the rest would go to.
+    fn connected(hold_limit: usize) -> (FrontEnd, TcpStream, PathBuf) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let stream = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (peer, _) = listener.accept().unwrap();
+        let unsent = std::env::temp_dir().join(format!("front-end-{}-{hold_limit}.unsent", std::process::id()));
+        let _ = std::fs::remove_file(&unsent);
+        let mut front_end = FrontEnd::new(stream, "test".into(), unsent.clone());
+        front_end.stall_limit = Duration::from_millis(300);
+        front_end.hold_limit = hold_limit;
+        (front_end, peer, unsent)
+    }
+
+    /// Bytes that say where they are in the stream, so that any loss or reordering shows.
+    fn stream_bytes(len: usize) -> Vec<u8> {
+        (0..len).map(|i| (i % 251) as u8).collect()
+    }
+
+    fn write_in_chunks(front_end: &mut FrontEnd, bytes: &[u8]) {
+        for chunk in bytes.chunks(64 << 10) {
+            front_end.write_all(chunk).unwrap();
+        }
+    }
+
+    #[test]
+    fn what_a_stalled_front_end_did_not_take_reaches_it_when_it_reads_again() {
+        let (mut front_end, mut peer, unsent) = connected(64 << 20);
+        let bytes = stream_bytes(16 << 20);
+        let started = Instant::now();
+        write_in_chunks(&mut front_end, &bytes);
+        assert!(started.elapsed() < Duration::from_secs(5), "held up {:?} past the stall limit", started.elapsed());
+        assert!(front_end.held_len() > 0, "more than the sockets' buffers: some is held");
+        let reader = std::thread::spawn(move || {
+            let mut got = Vec::new();
+            peer.read_to_end(&mut got).unwrap();
+            got
+        });
+        // The worker's flush every second offers what is held, without waiting.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while front_end.held_len() > 0 && Instant::now() < deadline {
+            front_end.flush().unwrap();
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(front_end.held_len(), 0, "everything held was sent");
+        front_end.write_all(b"after").unwrap();
+        front_end.finish().unwrap();
+        assert_eq!(front_end.sent, bytes.len() as u64 + 5);
+        drop(front_end);
+        let got = reader.join().unwrap();
+        assert_eq!(got.len(), bytes.len() + 5);
+        assert!(got[..bytes.len()] == bytes[..] && got.ends_with(b"after"), "in order, nothing lost");
+        assert!(!unsent.exists(), "nothing for the file");
+    }
+
+    #[test]
+    fn a_front_end_too_far_behind_leaves_the_rest_to_the_file() {
+        let (mut front_end, mut peer, unsent) = connected(1 << 20);
+        let bytes = stream_bytes(16 << 20);
+        write_in_chunks(&mut front_end, &bytes);
+        assert!(front_end.unsent.is_some(), "more than the hold limit: the file");
+        front_end.finish().unwrap();
+        let (sent, unsent_bytes) = (front_end.sent, front_end.unsent_bytes);
+        drop(front_end);
+        let mut got = Vec::new();
+        peer.read_to_end(&mut got).unwrap();
+        let rest = std::fs::read(&unsent).unwrap();
+        std::fs::remove_file(&unsent).unwrap();
+        assert_eq!((got.len() as u64, rest.len() as u64), (sent, unsent_bytes), "the counts say where each byte went");
+        assert!([got, rest].concat() == bytes, "the socket's bytes and the file's, end to end, are the stream");
+    }
+
+    #[test]
+    fn the_stream_to_a_front_end_that_is_gone_goes_on_in_the_file() {
+        let (mut front_end, peer, unsent) = connected(64 << 20);
+        front_end.write_all(b"header").unwrap();
+        drop(peer);
+        std::thread::sleep(Duration::from_millis(50));
+        // The first write after the peer closes may still be taken by the kernel; the next ones fail.
+        for _ in 0..4 {
+            front_end.write_all(b"record").unwrap();
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        front_end.finish().unwrap();
+        let rest = std::fs::read(&unsent).unwrap();
+        std::fs::remove_file(&unsent).unwrap();
+        assert_eq!(front_end.sent + front_end.unsent_bytes, 6 + 24, "every byte went one way or the other");
+        assert!(!rest.is_empty() && rest.len() % 6 == 0, "whole writes went to the file: {rest:?}");
+    }
 }

@@ -1,11 +1,11 @@
-//! The JVMTI heap callbacks of the walk, and the conversion of the values they report. `user_data` is the
-//! [`Walk`] (only the VM thread runs them, one at a time). A panic stops the walk instead of unwinding
-//! into the VM.
+//! The JVMTI heap callbacks of every heap walk ([`HeapVisitor`]: the dump's, the probe's), and the
+//! conversion of the values they report.
 
+#[cfg(doc)]
 use super::walk::Walk;
 use crate::panic_guard::guard;
 use hprof_format::tags::BasicType;
-use jvmti::sys;
+use jvmti::{HeapCallbacks, sys};
 use std::ffi::c_void;
 
 pub const VISIT: i32 = sys::JVMTI_VISIT_OBJECTS as i32;
@@ -59,8 +59,62 @@ pub fn primitive_bits(value: sys::jvalue, value_type: u32) -> Option<(BasicType,
     Some((ty, bits))
 }
 
+/// What a heap walk does with JVMTI's reports: the dump's walk ([`Walk`]) and the probe's
+/// (`super::probe`). One set of `extern "C"` callbacks serves both: `user_data` is the visitor, and a
+/// panic answers [`HeapVisitor::on_panic`] instead of unwinding into the VM.
+pub trait HeapVisitor {
+    #[allow(clippy::too_many_arguments)]
+    fn reference(
+        &mut self,
+        kind: u32,
+        info: *const sys::jvmtiHeapReferenceInfo,
+        class_tag: i64,
+        referrer_class_tag: i64,
+        size: i64,
+        tag_ptr: *mut i64,
+        referrer_tag_ptr: *mut i64,
+        length: i32,
+    ) -> i32;
+
+    fn primitive_field(
+        &mut self,
+        kind: u32,
+        info: *const sys::jvmtiHeapReferenceInfo,
+        class_tag: i64,
+        tag_ptr: *mut i64,
+        value: sys::jvalue,
+        value_type: u32,
+    ) -> i32;
+
+    #[allow(clippy::too_many_arguments)]
+    fn array_values(
+        &mut self,
+        class_tag: i64,
+        size: i64,
+        tag_ptr: *mut i64,
+        count: i32,
+        element_type: u32,
+        elements: *const c_void,
+    ) -> i32;
+
+    /// A callback panicked: the answer to give the walk.
+    fn on_panic(&mut self) -> i32;
+}
+
+/// The callbacks for visitor `V`; primitive fields reported only if `fields`.
+pub fn heap_callbacks<V: HeapVisitor>(fields: bool) -> HeapCallbacks {
+    // SAFETY: a C struct of integers and nullable pointers, for which all-zero bytes are a valid value.
+    let mut callbacks: HeapCallbacks = unsafe { std::mem::zeroed() };
+    callbacks.heap_reference_callback = Some(on_reference::<V>);
+    if fields {
+        callbacks.primitive_field_callback = Some(on_primitive_field::<V>);
+    }
+    callbacks.array_primitive_value_callback = Some(on_array_values::<V>);
+    callbacks
+}
+
 #[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn on_reference(
+unsafe extern "C" fn on_reference<V: HeapVisitor>(
     kind: sys::jvmtiHeapReferenceKind,
     info: *const sys::jvmtiHeapReferenceInfo,
     class_tag: sys::jlong,
@@ -71,20 +125,17 @@ pub unsafe extern "C" fn on_reference(
     length: sys::jint,
     user_data: *mut c_void,
 ) -> sys::jint {
-    // SAFETY: user_data is the Walk that Walk::run handed to FollowReferences: it outlives the call, and
-    // nothing else borrows it meanwhile (callbacks come on the VM thread, one at a time).
-    let walk = unsafe { &mut *(user_data as *mut Walk<'_>) };
+    // SAFETY: user_data is the visitor handed to FollowReferences with these callbacks: it outlives the
+    // call, and nothing else borrows it meanwhile (callbacks come on the VM thread, one at a time).
+    let visitor = unsafe { &mut *(user_data as *mut V) };
     let r = guard(
-        || Some(walk.reference(kind, info, class_tag, referrer_class_tag, size, tag_ptr, referrer_tag_ptr, length)),
+        || Some(visitor.reference(kind, info, class_tag, referrer_class_tag, size, tag_ptr, referrer_tag_ptr, length)),
         None,
     );
-    r.unwrap_or_else(|| {
-        walk.panicked = true;
-        ABORT
-    })
+    r.unwrap_or_else(|| visitor.on_panic())
 }
 
-pub unsafe extern "C" fn on_primitive_field(
+unsafe extern "C" fn on_primitive_field<V: HeapVisitor>(
     kind: sys::jvmtiHeapReferenceKind,
     info: *const sys::jvmtiHeapReferenceInfo,
     object_class_tag: sys::jlong,
@@ -93,17 +144,14 @@ pub unsafe extern "C" fn on_primitive_field(
     value_type: sys::jvmtiPrimitiveType,
     user_data: *mut c_void,
 ) -> sys::jint {
-    // SAFETY: user_data is the Walk that Walk::run handed to FollowReferences: it outlives the call, and
-    // nothing else borrows it meanwhile (callbacks come on the VM thread, one at a time).
-    let walk = unsafe { &mut *(user_data as *mut Walk<'_>) };
-    let r = guard(|| Some(walk.primitive_field(kind, info, object_class_tag, object_tag_ptr, value, value_type)), None);
-    r.unwrap_or_else(|| {
-        walk.panicked = true;
-        ABORT
-    })
+    // SAFETY: as in on_reference.
+    let visitor = unsafe { &mut *(user_data as *mut V) };
+    let r =
+        guard(|| Some(visitor.primitive_field(kind, info, object_class_tag, object_tag_ptr, value, value_type)), None);
+    r.unwrap_or_else(|| visitor.on_panic())
 }
 
-pub unsafe extern "C" fn on_array_values(
+unsafe extern "C" fn on_array_values<V: HeapVisitor>(
     class_tag: sys::jlong,
     size: sys::jlong,
     tag_ptr: *mut sys::jlong,
@@ -112,14 +160,10 @@ pub unsafe extern "C" fn on_array_values(
     elements: *const c_void,
     user_data: *mut c_void,
 ) -> sys::jint {
-    // SAFETY: user_data is the Walk that Walk::run handed to FollowReferences: it outlives the call, and
-    // nothing else borrows it meanwhile (callbacks come on the VM thread, one at a time).
-    let walk = unsafe { &mut *(user_data as *mut Walk<'_>) };
-    let r = guard(|| Some(walk.array_values(class_tag, size, tag_ptr, element_count, element_type, elements)), None);
-    r.unwrap_or_else(|| {
-        walk.panicked = true;
-        ABORT
-    })
+    // SAFETY: as in on_reference.
+    let visitor = unsafe { &mut *(user_data as *mut V) };
+    let r = guard(|| Some(visitor.array_values(class_tag, size, tag_ptr, element_count, element_type, elements)), None);
+    r.unwrap_or_else(|| visitor.on_panic())
 }
 
 #[cfg(test)]

@@ -193,6 +193,7 @@ fn write_named(
 ) -> Result<DumpReport, String> {
     let mut plan = ClassPlan::build(agent, jni, env, ids)?;
     let threads = ThreadRoots::collect(agent, jni, env, ids);
+    plan.held = super::held::HeldByClasses::collect(agent, jni, env, ids);
     naming.locate(&mut plan);
     if let Some(mut named) = ids.named.take() {
         named.primitive_classes(jni, || ids.plain().1);
@@ -200,11 +201,13 @@ fn write_named(
     }
     let prep_ms = started.elapsed().as_millis();
     let naming = naming.clone();
-    let mut report = if agent.output.is_binary() {
-        binary_dump(agent, jni, env, &mut plan, &threads, ids, naming, files, completeness)?
+    let result = if agent.output.is_binary() {
+        binary_dump(agent, jni, env, &mut plan, &threads, ids, naming, files, completeness)
     } else {
-        text_dump(agent, jni, env, &mut plan, &threads, ids, naming, completeness)?
+        text_dump(agent, jni, env, &mut plan, &threads, ids, naming, completeness)
     };
+    plan.held.release(jni);
+    let mut report = result?;
     report.classes = plan.len();
     report.prep_ms = prep_ms;
     Ok(report)

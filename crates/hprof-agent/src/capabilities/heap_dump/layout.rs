@@ -207,6 +207,8 @@ pub struct ClassPlan {
     /// Classes of the plan laid out again after the walk (not prepared when the plan was made): their
     /// field names are written again with the late classes'.
     pub relaid: Vec<u32>,
+    /// Objects only class objects' own fields hold ([`super::held`]).
+    pub held: super::held::HeldByClasses,
 }
 
 const ACC_STATIC: i32 = 0x0008;

@@ -9,8 +9,9 @@
 //!   of objects of late classes — goes through the `hotspot` crate's `heap` module, checked against
 //!   committed memory or made with a read that cannot fault; primitive values then read from memory,
 //!   [`field_offsets`]; the objects named beforehand found again, in [`naming`] too) or by tag ([`ids`]);
-//! - [`walk`], [`callbacks`], [`identify`], [`enter`], [`member`], [`array_sizes`]: the JVMTI
-//!   FollowReferences pass and its callbacks;
+//! - [`walk`], [`identify`], [`enter`], [`member`], [`array_sizes`]: the JVMTI FollowReferences pass;
+//!   [`callbacks`]: the JVMTI heap callbacks of every walk (this one and [`probe`]'s);
+//! - [`held`]: what only class objects' own fields hold, which the walk would not meet;
 //! - [`sink`], [`binary`], [`text`], [`spool`] (and its writer thread): the records, in either format, spooled
 //!   by a thread of their own, into the profile itself where it is a file ([`in_place`]);
 //! - [`late`]: objects whose classes the walk met before the plan knew them.
@@ -21,6 +22,7 @@ mod callbacks;
 mod dump;
 mod enter;
 mod field_offsets;
+mod held;
 mod identify;
 mod ids;
 mod in_place;

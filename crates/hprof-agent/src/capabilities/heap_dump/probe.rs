@@ -21,10 +21,9 @@
 //! `boxed` is, int[]'s are arrays, and both class objects are as large as JVMTI says; and the class words
 //! in the headers: the two class objects' alike, the other objects' different from theirs.
 
-use super::callbacks::VISIT;
-use crate::panic_guard::guard;
+use super::callbacks::{HeapVisitor, VISIT, heap_callbacks};
 use hotspot::heap::{FieldOffsets, ObjectAddresses, Shape, peek, shape};
-use jvmti::{HeapCallbacks, Jni, Jvmti, sys};
+use jvmti::{Jni, Jvmti, sys};
 use std::ffi::c_void;
 
 const BOXED: i32 = 0x5EED_1234;
@@ -98,11 +97,7 @@ pub fn check(
             max_offset,
             ..Default::default()
         };
-        // SAFETY: a C struct of integers and nullable pointers, for which all-zero bytes are a valid value.
-        let mut callbacks: HeapCallbacks = unsafe { std::mem::zeroed() };
-        callbacks.heap_reference_callback = Some(on_reference);
-        callbacks.primitive_field_callback = Some(on_field);
-        callbacks.array_primitive_value_callback = Some(on_values);
+        let callbacks = heap_callbacks::<Seen>(true);
         let user_data = &mut seen as *mut Seen as *const c_void;
         // SAFETY: the callbacks read user_data as the type passed here, alive until FollowReferences returns.
         let walked = unsafe { env.follow_references(0, std::ptr::null_mut(), outer, &callbacks, user_data) };
@@ -242,111 +237,93 @@ fn header_length(seen: &Seen, addr: u64) -> Option<i32> {
     heap.holds(addr).then(|| peek::<i32>(addr + heap.length_offset)).flatten()
 }
 
-#[allow(clippy::too_many_arguments)]
-unsafe extern "C" fn on_reference(
-    kind: sys::jvmtiHeapReferenceKind,
-    info: *const sys::jvmtiHeapReferenceInfo,
-    _class_tag: sys::jlong,
-    _referrer_class_tag: sys::jlong,
-    size: sys::jlong,
-    tag_ptr: *mut sys::jlong,
-    referrer_tag_ptr: *mut sys::jlong,
-    length: sys::jint,
-    user_data: *mut c_void,
-) -> sys::jint {
-    // SAFETY: user_data is the probe's Seen handed to FollowReferences: it outlives the call, and callbacks
-    // come one at a time.
-    let seen = unsafe { &mut *(user_data as *mut Seen) };
-    guard(
-        || {
-            if referrer_tag_ptr.is_null() {
-                return 0;
-            }
-            // Words of the callback wrappers on the VM thread's stack: readable whatever their layout.
-            // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
-            let referee = unsafe { hotspot::heap::raw_object(tag_ptr) };
-            let to_self = referrer_tag_ptr == tag_ptr;
-            // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
-            let referrer = if to_self { referee } else { unsafe { hotspot::heap::raw_referrer(referrer_tag_ptr) } };
-            if kind == sys::JVMTI_HEAP_REFERENCE_CLASS {
-                let class_ref = class_ref(seen, referrer, referee, size);
-                seen.class_refs.push(class_ref);
-            }
-            if kind != sys::JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT || info.is_null() {
-                return 0;
-            }
-            let element = Element {
-                // SAFETY: JVMTI passes reference info for this reference kind, checked non-null above.
-                index: unsafe { (*info).array.index },
-                referrer,
-                referee,
-                to_self,
-                length,
-                size,
-                referee_class_word: class_word_in(seen, referee),
-                referee_header: if length >= 0 { header_length(seen, referee) } else { None },
-                referrer_header: header_length(seen, referrer),
-                // A JNI local reference points to the slot holding the object (the low bits tag a kind).
-                outer_handle: peek::<u64>(seen.outer as u64 & !3),
-                outer_global: peek::<u64>(seen.outer_global as u64 & !3),
-            };
-            seen.elements.push(element);
-            VISIT
-        },
-        0,
-    )
-}
+impl HeapVisitor for Seen {
+    fn reference(
+        &mut self,
+        kind: u32,
+        info: *const sys::jvmtiHeapReferenceInfo,
+        _class_tag: i64,
+        _referrer_class_tag: i64,
+        size: i64,
+        tag_ptr: *mut i64,
+        referrer_tag_ptr: *mut i64,
+        length: i32,
+    ) -> i32 {
+        if referrer_tag_ptr.is_null() {
+            return 0;
+        }
+        // Words of the callback wrappers on the VM thread's stack: readable whatever their layout.
+        // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
+        let referee = unsafe { hotspot::heap::raw_object(tag_ptr) };
+        let to_self = referrer_tag_ptr == tag_ptr;
+        // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
+        let referrer = if to_self { referee } else { unsafe { hotspot::heap::raw_referrer(referrer_tag_ptr) } };
+        if kind == sys::JVMTI_HEAP_REFERENCE_CLASS {
+            let class_ref = class_ref(self, referrer, referee, size);
+            self.class_refs.push(class_ref);
+        }
+        if kind != sys::JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT || info.is_null() {
+            return 0;
+        }
+        let element = Element {
+            // SAFETY: JVMTI passes reference info for this reference kind, checked non-null above.
+            index: unsafe { (*info).array.index },
+            referrer,
+            referee,
+            to_self,
+            length,
+            size,
+            referee_class_word: class_word_in(self, referee),
+            referee_header: if length >= 0 { header_length(self, referee) } else { None },
+            referrer_header: header_length(self, referrer),
+            // A JNI local reference points to the slot holding the object (the low bits tag a kind).
+            outer_handle: peek::<u64>(self.outer as u64 & !3),
+            outer_global: peek::<u64>(self.outer_global as u64 & !3),
+        };
+        self.elements.push(element);
+        VISIT
+    }
 
-unsafe extern "C" fn on_field(
-    kind: sys::jvmtiHeapReferenceKind,
-    _info: *const sys::jvmtiHeapReferenceInfo,
-    _class_tag: sys::jlong,
-    tag_ptr: *mut sys::jlong,
-    value: sys::jvalue,
-    value_type: sys::jvmtiPrimitiveType,
-    user_data: *mut c_void,
-) -> sys::jint {
-    // SAFETY: user_data is the probe's Seen handed to FollowReferences: it outlives the call, and callbacks
-    // come one at a time.
-    let seen = unsafe { &mut *(user_data as *mut Seen) };
-    guard(
-        || {
-            if kind == sys::JVMTI_HEAP_REFERENCE_FIELD && value_type == sys::JVMTI_PRIMITIVE_TYPE_INT {
-                // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
-                let object = unsafe { hotspot::heap::raw_object(tag_ptr) };
-                // SAFETY: the callback reported an int field, so the jvalue union holds an int.
-                seen.int_fields.push((object, unsafe { value.i }, int_in(seen, object, seen.value_offset)));
-            }
-            0
-        },
-        0,
-    )
-}
+    fn primitive_field(
+        &mut self,
+        kind: u32,
+        _info: *const sys::jvmtiHeapReferenceInfo,
+        _class_tag: i64,
+        tag_ptr: *mut i64,
+        value: sys::jvalue,
+        value_type: u32,
+    ) -> i32 {
+        if kind == sys::JVMTI_HEAP_REFERENCE_FIELD && value_type == sys::JVMTI_PRIMITIVE_TYPE_INT {
+            // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
+            let object = unsafe { hotspot::heap::raw_object(tag_ptr) };
+            // SAFETY: the callback reported an int field, so the jvalue union holds an int.
+            self.int_fields.push((object, unsafe { value.i }, int_in(self, object, self.value_offset)));
+        }
+        0
+    }
 
-unsafe extern "C" fn on_values(
-    _class_tag: sys::jlong,
-    _size: sys::jlong,
-    tag_ptr: *mut sys::jlong,
-    count: sys::jint,
-    element_type: sys::jvmtiPrimitiveType,
-    elements: *const c_void,
-    user_data: *mut c_void,
-) -> sys::jint {
-    // SAFETY: user_data is the probe's Seen handed to FollowReferences: it outlives the call, and callbacks
-    // come one at a time.
-    let seen = unsafe { &mut *(user_data as *mut Seen) };
-    guard(
-        || {
-            if element_type == sys::JVMTI_PRIMITIVE_TYPE_INT && !elements.is_null() && count >= 0 {
-                let n = (count as usize).min(INTS.len());
-                // SAFETY: JVMTI's array callback hands `count` elements of the reported type at `elements`, valid
-                // while it runs.
-                let values = unsafe { std::slice::from_raw_parts(elements as *const i32, n) }.to_vec();
-                // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
-                seen.int_arrays.push((unsafe { hotspot::heap::raw_object(tag_ptr) }, count, values));
-            }
-            0
-        },
-        0,
-    )
+    fn array_values(
+        &mut self,
+        _class_tag: i64,
+        _size: i64,
+        tag_ptr: *mut i64,
+        count: i32,
+        element_type: u32,
+        elements: *const c_void,
+    ) -> i32 {
+        if element_type == sys::JVMTI_PRIMITIVE_TYPE_INT && !elements.is_null() && count >= 0 {
+            let n = (count as usize).min(INTS.len());
+            // SAFETY: JVMTI's array callback hands `count` elements of the reported type at `elements`, valid
+            // while it runs.
+            let values = unsafe { std::slice::from_raw_parts(elements as *const i32, n) }.to_vec();
+            // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
+            self.int_arrays.push((unsafe { hotspot::heap::raw_object(tag_ptr) }, count, values));
+        }
+        0
+    }
+
+    /// The probe's checks then fail on what the walk did not show.
+    fn on_panic(&mut self) -> i32 {
+        0
+    }
 }

@@ -12,9 +12,7 @@
 //! lock a Java thread could hold. Everything they need was gathered before ([`ClassPlan`], [`ThreadRoots`]).
 
 use super::array_sizes::ArraySizes;
-use super::callbacks::{
-    ABORT, VISIT, basic_type, on_array_values, on_primitive_field, on_reference, primitive_array_name, primitive_bits,
-};
+use super::callbacks::{ABORT, HeapVisitor, VISIT, basic_type, heap_callbacks, primitive_array_name, primitive_bits};
 use super::identify::Owner;
 use super::ids::DumpIds;
 use super::late::{LateObjects, LateValueKind};
@@ -25,7 +23,7 @@ use super::sink::{ClassValues, HeapSink, Root};
 use super::threads::{SeenFrame, ThreadRoots};
 use hotspot::heap::ObjectAddresses;
 use hprof_format::tags::BasicType;
-use jvmti::{HeapCallbacks, Jvmti, sys};
+use jvmti::{Jvmti, sys};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::ffi::c_void;
 use std::io;
@@ -189,14 +187,8 @@ impl<'a> Walk<'a> {
             self.monitors.insert(id);
             self.emit_root(&Root::MonitorUsed { id });
         }
-        // SAFETY: a C struct of integers and nullable pointers, for which all-zero bytes are a valid value.
-        let mut callbacks: HeapCallbacks = unsafe { std::mem::zeroed() };
-        callbacks.heap_reference_callback = Some(on_reference);
         // Each primitive field reported costs the JVM two tag look-ups: read from memory where possible.
-        if !self.read_fields {
-            callbacks.primitive_field_callback = Some(on_primitive_field);
-        }
-        callbacks.array_primitive_value_callback = Some(on_array_values);
+        let callbacks = heap_callbacks::<Walk>(!self.read_fields);
         let user_data = self as *mut Walk as *const c_void;
         let result =
             // SAFETY: the callbacks read user_data as the type passed here, alive until FollowReferences returns.
@@ -307,6 +299,10 @@ impl<'a> Walk<'a> {
 
     fn root(&mut self, kind: u32, info: *const sys::jvmtiHeapReferenceInfo, id: u64) {
         match kind {
+            // Held for the walk by the dump itself: see `held`.
+            sys::JVMTI_HEAP_REFERENCE_JNI_GLOBAL if self.plan.held.ids.contains(&id) => {
+                self.emit_root(&Root::Unknown { id })
+            }
             sys::JVMTI_HEAP_REFERENCE_JNI_GLOBAL => {
                 let ref_serial = self.next_jni_global;
                 self.next_jni_global += 1;
@@ -396,8 +392,45 @@ impl<'a> Walk<'a> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn reference(
+    fn class_reference(&mut self, class: u32, kind: u32, index: i32, id: u64) {
+        let v = &mut self.class_values;
+        match kind {
+            sys::JVMTI_HEAP_REFERENCE_STATIC_FIELD => {
+                let dc = self.plan.get(class);
+                match dc.static_slot(index) {
+                    Some(i) if dc.statics[i].ty == BasicType::Object => v.statics[i] = id,
+                    _ => self.mismatch(class, "ref static", index),
+                }
+            }
+            sys::JVMTI_HEAP_REFERENCE_CONSTANT_POOL => v.constants.push((index.clamp(0, u16::MAX as i32) as u16, id)),
+            sys::JVMTI_HEAP_REFERENCE_CLASS_LOADER => v.loader = id,
+            sys::JVMTI_HEAP_REFERENCE_SIGNERS => v.signers = id,
+            sys::JVMTI_HEAP_REFERENCE_PROTECTION_DOMAIN => v.domain = id,
+            _ => {}
+        }
+    }
+
+    fn late_reference(&mut self, kind: u32, index: i32, id: u64) {
+        let value_kind = match kind {
+            sys::JVMTI_HEAP_REFERENCE_CLASS => {
+                self.late.set_class(id);
+                return;
+            }
+            sys::JVMTI_HEAP_REFERENCE_FIELD => LateValueKind::Field,
+            sys::JVMTI_HEAP_REFERENCE_STATIC_FIELD => LateValueKind::Static,
+            sys::JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT => LateValueKind::Element,
+            sys::JVMTI_HEAP_REFERENCE_CONSTANT_POOL => LateValueKind::Constant,
+            sys::JVMTI_HEAP_REFERENCE_CLASS_LOADER => LateValueKind::Loader,
+            sys::JVMTI_HEAP_REFERENCE_SIGNERS => LateValueKind::Signers,
+            sys::JVMTI_HEAP_REFERENCE_PROTECTION_DOMAIN => LateValueKind::Domain,
+            _ => return,
+        };
+        self.late.value(value_kind, index, BasicType::Object, id);
+    }
+}
+
+impl HeapVisitor for Walk<'_> {
+    fn reference(
         &mut self,
         kind: u32,
         info: *const sys::jvmtiHeapReferenceInfo,
@@ -456,43 +489,7 @@ impl<'a> Walk<'a> {
         if self.error.is_some() { ABORT } else { visit }
     }
 
-    fn class_reference(&mut self, class: u32, kind: u32, index: i32, id: u64) {
-        let v = &mut self.class_values;
-        match kind {
-            sys::JVMTI_HEAP_REFERENCE_STATIC_FIELD => {
-                let dc = self.plan.get(class);
-                match dc.static_slot(index) {
-                    Some(i) if dc.statics[i].ty == BasicType::Object => v.statics[i] = id,
-                    _ => self.mismatch(class, "ref static", index),
-                }
-            }
-            sys::JVMTI_HEAP_REFERENCE_CONSTANT_POOL => v.constants.push((index.clamp(0, u16::MAX as i32) as u16, id)),
-            sys::JVMTI_HEAP_REFERENCE_CLASS_LOADER => v.loader = id,
-            sys::JVMTI_HEAP_REFERENCE_SIGNERS => v.signers = id,
-            sys::JVMTI_HEAP_REFERENCE_PROTECTION_DOMAIN => v.domain = id,
-            _ => {}
-        }
-    }
-
-    fn late_reference(&mut self, kind: u32, index: i32, id: u64) {
-        let value_kind = match kind {
-            sys::JVMTI_HEAP_REFERENCE_CLASS => {
-                self.late.set_class(id);
-                return;
-            }
-            sys::JVMTI_HEAP_REFERENCE_FIELD => LateValueKind::Field,
-            sys::JVMTI_HEAP_REFERENCE_STATIC_FIELD => LateValueKind::Static,
-            sys::JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT => LateValueKind::Element,
-            sys::JVMTI_HEAP_REFERENCE_CONSTANT_POOL => LateValueKind::Constant,
-            sys::JVMTI_HEAP_REFERENCE_CLASS_LOADER => LateValueKind::Loader,
-            sys::JVMTI_HEAP_REFERENCE_SIGNERS => LateValueKind::Signers,
-            sys::JVMTI_HEAP_REFERENCE_PROTECTION_DOMAIN => LateValueKind::Domain,
-            _ => return,
-        };
-        self.late.value(value_kind, index, BasicType::Object, id);
-    }
-
-    pub(super) fn primitive_field(
+    fn primitive_field(
         &mut self,
         kind: u32,
         info: *const sys::jvmtiHeapReferenceInfo,
@@ -540,8 +537,7 @@ impl<'a> Walk<'a> {
         0
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn array_values(
+    fn array_values(
         &mut self,
         class_tag: i64,
         size: i64,
@@ -584,6 +580,11 @@ impl<'a> Walk<'a> {
         }
         self.current = Current::Done;
         0
+    }
+
+    fn on_panic(&mut self) -> i32 {
+        self.panicked = true;
+        ABORT
     }
 }
 

@@ -1,0 +1,68 @@
+//! Objects that only the fields of class objects hold. JVMTI's heap walk reports a class object's statics,
+//! constant pool, loader, signers and protection domain, but not the instance fields of `java.lang.Class`
+//! itself: a class's `reflectionData` (a SoftReference to its cached Constructors, Methods, Fields), its
+//! cached `name`, `packageName`, `annotationData`, `classValueMap`, a hidden class's `classData`. The JVM's
+//! histogram and its own heap dump count what those hold; the walk would never meet it. So before the walk
+//! those objects are held by JNI global references, and the walk writes the roots it meets through them as
+//! ROOT UNKNOWN (they are held by the VM's class data, not by JNI).
+
+use super::ids::DumpIds;
+use super::layout::tag_object;
+use crate::context::Context;
+use jvmti::{Jni, Jvmti, sys};
+use rustc_hash::FxHashSet;
+
+/// The objects class objects' fields hold, for one dump.
+#[derive(Debug, Default)]
+pub struct HeldByClasses {
+    /// Their identifiers: a JNI global root with one of these is written as ROOT UNKNOWN.
+    pub ids: FxHashSet<u64>,
+    globals: Vec<sys::jobject>,
+}
+
+impl HeldByClasses {
+    /// Holds every object a loaded class's `java.lang.Class` reference fields point to, but class objects,
+    /// class loaders and modules (the walk reaches those anyway) and arrays (an array's identifier carries
+    /// its length, given when the walk meets it).
+    pub fn collect(ctx: &Context, jni: Jni, dump_env: Jvmti, ids: &mut DumpIds) -> HeldByClasses {
+        let mut held = HeldByClasses::default();
+        let Ok(class_class) = jni.find_class(c"java/lang/Class") else {
+            jni.exception_clear();
+            return held;
+        };
+        let fields: Vec<sys::jfieldID> = (ctx.jvmti.field_infos(class_class).unwrap_or_default().into_iter())
+            .filter(|f| !f.is_static() && f.signature.starts_with('L'))
+            .filter(|f| {
+                !matches!(f.signature.as_str(), "Ljava/lang/Class;" | "Ljava/lang/ClassLoader;" | "Ljava/lang/Module;")
+            })
+            .map(|f| f.field)
+            .collect();
+        jni.delete_local_ref(class_class);
+        if fields.is_empty() {
+            return held;
+        }
+        for class in ctx.jvmti.loaded_classes().unwrap_or_default() {
+            jni.with_local_frame(16, || {
+                for &field in &fields {
+                    let value = jni.object_field(class, field);
+                    if value.is_null() {
+                        continue;
+                    }
+                    let id = tag_object(jni, dump_env, ids, value);
+                    if id != 0 && held.ids.insert(id) {
+                        held.globals.push(jni.new_global_ref(value));
+                    }
+                }
+            });
+            jni.delete_local_ref(class);
+        }
+        held
+    }
+
+    /// Drops the global references (after the walk).
+    pub fn release(&mut self, jni: Jni) {
+        for g in self.globals.drain(..) {
+            jni.delete_global_ref(g);
+        }
+    }
+}
