@@ -6,6 +6,7 @@ use super::registers::Registers;
 use super::ring::SlotData;
 use super::signal::{ClockKind, NOT_WALKED, Shared};
 use super::{asgct, cost};
+use crate::agent_thread::StopSwitch;
 use crate::context::Context;
 use crate::log;
 use crate::options::CpuClock;
@@ -13,7 +14,7 @@ use jvmti::sys::ASGCT_CallFrame;
 use jvmti::{Jni, sys};
 use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 /// Threads alive at once that can be sampled.
@@ -116,9 +117,8 @@ pub struct Engine {
     consumers: Mutex<Vec<Arc<dyn TickConsumer>>>,
     /// Held while draining: the ring has one reader at a time; the batch is reused.
     drain: Mutex<TickBatch>,
-    /// The resolver thread: asked to stop, and whether it still runs.
-    stop: Arc<(Mutex<bool>, Condvar)>,
-    resolver_running: AtomicBool,
+    /// The resolver thread.
+    resolver: StopSwitch,
 }
 
 static ENGINE: OnceLock<Engine> = OnceLock::new();
@@ -150,8 +150,7 @@ impl Engine {
             warned: AtomicBool::new(false),
             consumers: Mutex::default(),
             drain: Mutex::default(),
-            stop: Arc::default(),
-            resolver_running: AtomicBool::new(false),
+            resolver: StopSwitch::default(),
         };
         Ok(ENGINE.get_or_init(|| engine))
     }
@@ -163,7 +162,7 @@ impl Engine {
         self.consumers.lock().unwrap_or_else(|e| e.into_inner()).clear();
         self.disabled.lock().unwrap_or_else(|e| e.into_inner()).clear();
         self.all_on.store(true, Ordering::Relaxed);
-        *self.stop.0.lock().unwrap_or_else(|e| e.into_inner()) = false;
+        self.resolver.reset();
         self.stopping.store(false, Ordering::Relaxed);
     }
 
@@ -185,13 +184,13 @@ impl Engine {
     pub fn start(&'static self, agent: &Context, jni: Jni) {
         self.update_walk_frames(agent);
         self.shared.running.store(true, Ordering::Release);
-        if self.resolver_running.swap(true, Ordering::AcqRel) {
+        if !self.resolver.start() {
             return;
         }
         if let Err(e) = crate::agent_thread::spawn(agent, jni, "HPROF cpu sampler", move |agent, jni| {
             self.resolve_until_stopped(agent, jni)
         }) {
-            self.resolver_running.store(false, Ordering::Release);
+            self.resolver.finished();
             log::error(&format!("sampling: {e}"));
         }
     }
@@ -258,16 +257,7 @@ impl Engine {
         for (_, index) in self.slots.lock().unwrap_or_else(|e| e.into_inner()).drain() {
             self.shared.stop(index);
         }
-        let (lock, wake) = &*self.stop;
-        *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        wake.notify_all();
-        // The resolver finishes its current round; wait briefly so that it does not race the final report.
-        for _ in 0..200 {
-            if !self.resolver_running.load(Ordering::Acquire) {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        self.resolver.stop();
         if self.shared.measuring {
             log::verbose(true, &self.shared.cost.summary());
         }
@@ -335,20 +325,12 @@ impl Engine {
 
     /// The resolver thread: drains at `drain_interval` until `stop_all`.
     fn resolve_until_stopped(&self, agent: &'static Context, jni: Jni) {
-        let (lock, wake) = &*self.stop;
         let period = self.drain_interval();
-        let mut stopped = lock.lock().unwrap_or_else(|e| e.into_inner());
-        while !*stopped {
-            stopped = wake.wait_timeout(stopped, period).unwrap_or_else(|e| e.into_inner()).0;
-            if *stopped {
-                break;
-            }
-            drop(stopped);
+        while !self.resolver.wait(period) {
             jni.with_local_frame(64, || self.drain(agent, Some(jni)));
-            stopped = lock.lock().unwrap_or_else(|e| e.into_inner());
         }
         cost::SamplerCost::add(&self.shared.cost.resolver_ns, cost::thread_cpu_ns());
-        self.resolver_running.store(false, Ordering::Release);
+        self.resolver.finished();
     }
 
     /// How often the resolver drains the ring: seldom, since each wake-up costs it tens of microseconds

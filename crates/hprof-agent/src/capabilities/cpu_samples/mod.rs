@@ -8,6 +8,7 @@
 mod profile;
 mod safepoint_sampler;
 
+use crate::agent_thread::StopSwitch;
 use crate::context::Context;
 use crate::hub::{Capability, ControlCommand, DumpReason};
 use crate::log;
@@ -18,8 +19,7 @@ use crate::traces::RawFrame;
 use jvmti::{EventHandler, Jni, sys};
 use profile::Profile;
 use safepoint_sampler::SafepointSampler;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 enum Sampler {
@@ -30,9 +30,8 @@ enum Sampler {
 pub struct CpuSamples {
     sampler: Sampler,
     profile: Arc<Mutex<Profile>>,
-    /// Wakes the safepoint sampler's thread early when it must stop.
-    stop: Arc<(Mutex<bool>, Condvar)>,
-    thread_running: AtomicBool,
+    /// The safepoint sampler's thread.
+    sampler_thread: StopSwitch,
     interval_ms: u32,
     collapsed: Option<String>,
     flamegraph: Option<String>,
@@ -49,8 +48,7 @@ impl CpuSamples {
         let me = Arc::new(CpuSamples {
             sampler,
             profile: Arc::new(Mutex::new(Profile::new(keep_stacks))),
-            stop: Arc::default(),
-            thread_running: AtomicBool::new(false),
+            sampler_thread: StopSwitch::default(),
             interval_ms: options.interval_ms,
             collapsed: options.collapsed.clone(),
             flamegraph: options.flamegraph.clone(),
@@ -75,36 +73,15 @@ impl CpuSamples {
     /// The safepoint sampler's thread.
     fn background(&self, agent: &'static Context, jni: Jni) {
         let Sampler::Safepoint(sampler) = &self.sampler else { return };
-        let (lock, wake) = &*self.stop;
         let period = Duration::from_millis(self.interval_ms as u64);
-        let mut stopped = lock.lock().unwrap_or_else(|e| e.into_inner());
-        while !*stopped {
-            stopped = wake.wait_timeout(stopped, period).unwrap_or_else(|e| e.into_inner()).0;
-            if *stopped {
-                break;
-            }
-            drop(stopped);
+        while !self.sampler_thread.wait(period) {
             jni.with_local_frame(64, || sampler.sample_once(agent, jni, self.max_frames(agent), &self.profile));
-            stopped = lock.lock().unwrap_or_else(|e| e.into_inner());
         }
-        self.thread_running.store(false, Ordering::Release);
+        self.sampler_thread.finished();
     }
 
     fn max_frames(&self, agent: &Context) -> usize {
         if self.collapsed.is_some() || self.flamegraph.is_some() { sampling::MAX_FRAMES } else { agent.depth().max(1) }
-    }
-
-    fn stop_background(&self) {
-        let (lock, wake) = &*self.stop;
-        *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        wake.notify_all();
-        // The thread finishes its current round; wait briefly so that it does not race the final report.
-        for _ in 0..200 {
-            if !self.thread_running.load(Ordering::Acquire) {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
     }
 
     fn write_report(&self, agent: &Context, jni: Option<Jni>, cutoff: f64) {
@@ -189,17 +166,19 @@ impl Capability for Arc<CpuSamples> {
             return;
         }
         let me = self.clone();
-        self.thread_running.store(true, Ordering::Release);
+        if !self.sampler_thread.start() {
+            return;
+        }
         if let Err(e) =
             crate::agent_thread::spawn(agent, jni, "HPROF cpu sampler", move |agent, jni| me.background(agent, jni))
         {
-            self.thread_running.store(false, Ordering::Release);
+            self.sampler_thread.finished();
             log::error(&format!("cpu=samples: {e}"));
         }
     }
 
     fn on_vm_death(&self, _agent: &Context, _jni: Jni) {
-        self.stop_background();
+        self.sampler_thread.stop();
     }
 
     fn dump_section(&self) -> Option<(u32, &'static str)> {

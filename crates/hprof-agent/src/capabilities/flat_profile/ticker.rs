@@ -7,11 +7,12 @@
 //! from JVMTI. So they are found by name in /proc/self/task (looked up again every second), and a VM
 //! operation or a compilation is under way when one of them is running (state R) at the tick.
 
+use crate::agent_thread::StopSwitch;
 use crate::context::Context;
 use crate::log;
 use jvmti::Jni;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// What the VM is doing at a tick.
@@ -26,8 +27,7 @@ pub struct VmNow {
 
 #[derive(Default)]
 pub struct Ticker {
-    stop: Arc<(Mutex<bool>, Condvar)>,
-    running: Arc<AtomicBool>,
+    thread: Arc<StopSwitch>,
 }
 
 /// How often the VM's own threads are looked up again.
@@ -42,52 +42,34 @@ impl Ticker {
         gc_active: Arc<AtomicBool>,
         on_tick: impl Fn(&Context, Jni, &VmNow) + Send + 'static,
     ) {
-        let stop = self.stop.clone();
-        let running = self.running.clone();
-        running.store(true, Ordering::Release);
+        let thread = self.thread.clone();
+        thread.start();
         let body = move |agent: &'static Context, jni: Jni| {
             let period = Duration::from_millis(interval_ms.max(1) as u64);
             let mut vm_threads = VmThreads::default();
-            let (lock, wake) = &*stop;
-            let mut stopped = lock.lock().unwrap_or_else(|e| e.into_inner());
             let mut next = Instant::now() + period;
-            while !*stopped {
-                let wait = next.saturating_duration_since(Instant::now());
-                stopped = wake.wait_timeout(stopped, wait).unwrap_or_else(|e| e.into_inner()).0;
-                if *stopped {
-                    break;
-                }
+            while !thread.wait(next.saturating_duration_since(Instant::now())) {
                 if Instant::now() < next {
                     continue;
                 }
                 // A late wake-up (a loaded machine) counts as one tick, not a burst of catch-up ticks.
                 next = (next + period).max(Instant::now());
-                drop(stopped);
                 // Before any JNI or JVMTI call: those wait for a safepoint (a GC) to end.
                 let mut now = vm_threads.now();
                 now.gc = gc_active.load(Ordering::Relaxed);
                 jni.with_local_frame(16, || on_tick(agent, jni, &now));
-                stopped = lock.lock().unwrap_or_else(|e| e.into_inner());
             }
-            running.store(false, Ordering::Release);
+            thread.finished();
         };
         if let Err(e) = crate::agent_thread::spawn(agent, jni, "HPROF flat profiler", body) {
-            self.running.store(false, Ordering::Release);
+            self.thread.finished();
             log::error(&format!("cpu=flat: {e}"));
         }
     }
 
     /// Stops the ticker and waits briefly for its last tick, so that it does not race the final report.
     pub fn stop(&self) {
-        let (lock, wake) = &*self.stop;
-        *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        wake.notify_all();
-        for _ in 0..200 {
-            if !self.running.load(Ordering::Acquire) {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        self.thread.stop();
     }
 }
 
