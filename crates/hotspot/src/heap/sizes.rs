@@ -38,14 +38,17 @@ impl ObjectSizes {
     /// object or its class metadata cannot be read. The metadata lies outside the heap: read without
     /// faulting.
     pub fn shape(&self, heap: &JavaHeap, mirror: u64) -> Option<Shape> {
+        let klass = self.klass(heap, mirror)?;
+        Some(shape(peek::<i32>(klass + self.layout_helper)?))
+    }
+
+    /// The `Klass*` the class object at `mirror` holds; `None` if it cannot be read.
+    pub fn klass(&self, heap: &JavaHeap, mirror: u64) -> Option<u64> {
         if !heap.holds_span(mirror + self.klass_offset, 8) {
             return None;
         }
         let klass = peek::<u64>(mirror + self.klass_offset)?;
-        if klass == 0 || klass & 7 != 0 {
-            return None;
-        }
-        Some(shape(peek::<i32>(klass + self.layout_helper)?))
+        (klass != 0 && klass & 7 == 0).then_some(klass)
     }
 
     /// The size in bytes of the class object at `mirror` (statics included); 0 if it cannot be read.

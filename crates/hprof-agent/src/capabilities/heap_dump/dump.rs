@@ -40,6 +40,10 @@ use std::time::Instant;
 pub struct DumpReport {
     pub stats: WalkStats,
     pub classes: usize,
+    /// Classes whose resolved-references arrays were held for the walk (see [`super::resolved`]).
+    pub resolved: usize,
+    /// Milliseconds spent finding them.
+    pub resolved_ms: u128,
     pub late_unplaced: u64,
     /// Milliseconds spent before the walk, in the walk, and in all.
     pub prep_ms: u128,
@@ -194,6 +198,9 @@ fn write_named(
     let mut plan = ClassPlan::build(agent, jni, env, ids)?;
     let threads = ThreadRoots::collect(agent, jni, env, ids);
     plan.held = super::held::HeldByClasses::collect(agent, jni, env, ids);
+    let search_started = Instant::now();
+    let resolved = super::resolved::hold(jni, env, ids, naming, &mut plan.held);
+    let resolved_ms = search_started.elapsed().as_millis();
     naming.locate(&mut plan);
     if let Some(mut named) = ids.named.take() {
         named.primitive_classes(jni, || ids.plain().1);
@@ -209,6 +216,8 @@ fn write_named(
     plan.held.release(jni);
     let mut report = result?;
     report.classes = plan.len();
+    report.resolved = resolved;
+    report.resolved_ms = resolved_ms;
     report.prep_ms = prep_ms;
     Ok(report)
 }

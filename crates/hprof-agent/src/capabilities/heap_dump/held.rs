@@ -59,6 +59,13 @@ impl HeldByClasses {
         held
     }
 
+    /// Holds `object`, named `id`, for the walk (see `super::resolved`).
+    pub fn hold(&mut self, jni: Jni, object: sys::jobject, id: u64) {
+        if self.ids.insert(id) {
+            self.globals.push(jni.new_global_ref(object));
+        }
+    }
+
     /// Drops the global references (after the walk).
     pub fn release(&mut self, jni: Jni) {
         for g in self.globals.drain(..) {

@@ -47,6 +47,13 @@ impl DumpIds {
         }
     }
 
+    /// Notes that the object array `array` was tagged with `tag`, which carries `id` and its length.
+    pub fn tagged_array(&mut self, jni: Jni, array: sys::jobject, id: u64, tag: i64) {
+        if let Some(named) = &mut self.named {
+            named.object_array(jni, array, id, tag);
+        }
+    }
+
     /// A fresh identifier and the tag that carries it.
     pub fn plain(&mut self) -> (i64, u64) {
         let id = self.base + self.next;

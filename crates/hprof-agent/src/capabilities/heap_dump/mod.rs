@@ -11,7 +11,8 @@
 //!   [`field_offsets`]; the objects named beforehand found again, in [`naming`] too) or by tag ([`ids`]);
 //! - [`walk`], [`identify`], [`enter`], [`member`], [`array_sizes`]: the JVMTI FollowReferences pass;
 //!   [`callbacks`]: the JVMTI heap callbacks of every walk (this one and [`probe`]'s);
-//! - [`held`]: what only class objects' own fields hold, which the walk would not meet;
+//! - [`held`]: what only class objects' own fields hold, which the walk would not meet, and [`resolved`]:
+//!   what only the classes' constant pools hold;
 //! - [`sink`], [`binary`], [`text`], [`spool`] (and its writer thread): the records, in either format, spooled
 //!   by a thread of their own, into the profile itself where it is a file ([`in_place`]);
 //! - [`late`]: objects whose classes the walk met before the plan knew them.
@@ -31,6 +32,7 @@ mod layout;
 mod member;
 mod naming;
 mod probe;
+mod resolved;
 mod sink;
 mod spool;
 mod text;
@@ -82,10 +84,12 @@ impl HeapDump {
                 }
                 if std::env::var_os("HPROF_HEAP_DUMP_STATS").is_some() {
                     log::warning(&format!(
-                        "heap dump: {} objects, {} roots, {} classes, {} bytes in {} ms ({} ms before the walk, {} ms walking); ids: {}; {}; {}",
+                        "heap dump: {} objects, {} roots, {} classes ({} resolved-references arrays held, found in {} ms), {} bytes in {} ms ({} ms before the walk, {} ms walking); ids: {}; {}; {}",
                         report.stats.objects,
                         report.stats.roots,
                         report.classes,
+                        report.resolved,
+                        report.resolved_ms,
                         report.bytes,
                         report.total_ms,
                         report.prep_ms,

@@ -152,6 +152,10 @@ enum Kind {
     Class,
     PrimitiveClass,
     Object,
+    /// An object array, whose tag carries its length too (see `super::ids`).
+    ObjectArray {
+        tag: i64,
+    },
 }
 
 /// The objects named before the walk, by JNI weak global reference.
@@ -164,6 +168,11 @@ impl Named {
     /// Remembers a tagged class object, thread object, loader or monitor.
     pub fn object(&mut self, jni: Jni, object: sys::jobject, id: u64, is_class: bool) {
         self.hold(jni, object, id, if is_class { Kind::Class } else { Kind::Object });
+    }
+
+    /// Remembers a tagged object array (its tag carries its length).
+    pub fn object_array(&mut self, jni: Jni, object: sys::jobject, id: u64, tag: i64) {
+        self.hold(jni, object, id, Kind::ObjectArray { tag });
     }
 
     /// Remembers a primitive type's class object (never tagged).
@@ -218,8 +227,10 @@ impl Named {
     /// Puts the tags back, for a walk by tag after all.
     pub fn retag(&self, env: Jvmti) {
         for &(object, id, kind) in &self.held {
-            if kind != Kind::PrimitiveClass {
-                let _ = env.set_tag(object, id as i64);
+            match kind {
+                Kind::PrimitiveClass => {}
+                Kind::ObjectArray { tag } => _ = env.set_tag(object, tag),
+                Kind::Class | Kind::Object => _ = env.set_tag(object, id as i64),
             }
         }
     }
@@ -247,11 +258,16 @@ impl Named {
                     None => Name::Object { id },
                 },
                 Kind::PrimitiveClass => Name::PrimitiveClass { id },
-                Kind::Object => Name::Object { id },
+                Kind::Object | Kind::ObjectArray { .. } => Name::Object { id },
             };
             by_address.insert(addr, name);
         }
         by_address
+    }
+
+    /// The class objects' weak global references, for reads inside a safepoint (see `super::resolved`).
+    pub fn class_objects(&self) -> Vec<sys::jobject> {
+        self.held.iter().filter(|h| h.2 == Kind::Class).map(|h| h.0).collect()
     }
 
     /// Drops the references.
