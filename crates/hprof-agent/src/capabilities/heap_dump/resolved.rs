@@ -110,15 +110,15 @@ impl Search {
         let addr = unsafe { raw_object(tag_ptr) };
         // An address of the set, checked again as an array of this length, untagged (a held monitor is a
         // root already).
-        if arrays.contains(&addr)
-            && self.addresses.heap.holds(addr)
-            // SAFETY: `holds` placed its header in committed memory, in this safepoint.
-            && unsafe { self.addresses.array_length(addr) } == length
-            // SAFETY: this callback's own tag pointer, valid to read and write while it runs.
-            && unsafe { *tag_ptr } == 0
-        {
-            // SAFETY: as above.
-            unsafe { *tag_ptr = FOUND };
+        if !arrays.contains(&addr) || !self.addresses.heap.holds(addr) {
+            return 0;
+        }
+        // SAFETY: `holds` placed its header in committed memory, in this safepoint.
+        let array_length = unsafe { self.addresses.array_length(addr) };
+        // SAFETY: this callback's own tag pointer, valid to read and write while it runs.
+        let tag = unsafe { &mut *tag_ptr };
+        if array_length == length && *tag == 0 {
+            *tag = FOUND;
             self.found += 1;
         }
         0
