@@ -14,7 +14,7 @@ type Body = Box<dyn FnOnce(&'static Context, Jni) + Send>;
 /// Starts `body` on a new daemon thread named `name`, which must begin with "HPROF " so that the profile
 /// leaves it out (see [`crate::threads::is_agent_thread`]).
 pub fn spawn(
-    agent: &Context,
+    ctx: &Context,
     jni: Jni,
     name: &str,
     body: impl FnOnce(&'static Context, Jni) + Send + 'static,
@@ -30,7 +30,7 @@ pub fn spawn(
         .map_err(|e| format!("agent thread {name}: {e}"))?;
     let boxed: Box<Body> = Box::new(Box::new(body));
     let arg = Box::into_raw(boxed) as *const c_void;
-    let started = agent.jvmti.run_agent_thread(thread, Some(trampoline), arg, sys::JVMTI_THREAD_NORM_PRIORITY as i32);
+    let started = ctx.jvmti.run_agent_thread(thread, Some(trampoline), arg, sys::JVMTI_THREAD_NORM_PRIORITY as i32);
     jni.delete_local_ref(jname);
     jni.delete_local_ref(thread);
     jni.delete_local_ref(thread_class);

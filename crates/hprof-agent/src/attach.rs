@@ -104,53 +104,50 @@ fn answer(path: &str, line: &str) {
 }
 
 fn start(jni: Jni, started: Result<&'static Context, String>) -> Result<String, String> {
-    let agent = started?;
-    let out = destination(agent);
-    let o = &agent.options;
+    let ctx = started?;
+    let out = destination(ctx);
+    let o = &ctx.options;
     // A heap dump is a snapshot: asked for alone, it is taken now and the session is over.
     if o.heap_dump && !o.alloc_sites && o.cpu.is_none() && !o.monitor {
-        agent.end_session(jni);
-        return Ok(format!("dumped: session {} wrote the heap dump to {out}", agent.session));
+        ctx.end_session(jni);
+        return Ok(format!("dumped: session {} wrote the heap dump to {out}", ctx.session));
     }
     let ends = match o.duration_s {
         Some(s) => format!("after {s} s"),
         None => "at `hprof attach PID stop` or the JVM's exit".to_owned(),
     };
-    Ok(format!("started: session {} ({}); reports go to {out} {ends}", agent.session, agent.option_string))
+    Ok(format!("started: session {} ({}); reports go to {out} {ends}", ctx.session, ctx.option_string))
 }
 
 fn run_command(jni: Jni, command: SessionCommand) -> Result<String, String> {
-    let Some(agent) = current() else {
+    let Some(ctx) = current() else {
         return match command {
             SessionCommand::Status => Ok("idle: hprof is loaded but no session has run".to_owned()),
             _ => Err("no hprof session runs in this JVM; start one with `hprof attach PID <options>`".to_owned()),
         };
     };
-    let (session, out) = (agent.session, destination(agent));
+    let (session, out) = (ctx.session, destination(ctx));
     match command {
-        SessionCommand::Status if agent.is_live() => {
-            let ran = agent.started.elapsed().as_secs_f64();
-            let ends = match agent.options.duration_s {
+        SessionCommand::Status if ctx.is_live() => {
+            let ran = ctx.started.elapsed().as_secs_f64();
+            let ends = match ctx.options.duration_s {
                 Some(d) => format!(", ends in {:.0} s", (d as f64 - ran).max(0.0)),
                 None => String::new(),
             };
-            Ok(format!(
-                "running: session {session} ({}) for {ran:.1} s{ends}; reports go to {out}",
-                agent.option_string
-            ))
+            Ok(format!("running: session {session} ({}) for {ran:.1} s{ends}; reports go to {out}", ctx.option_string))
         }
         SessionCommand::Status => {
-            Ok(format!("stopped: session {session} ({}) has ended; its reports are in {out}", agent.option_string))
+            Ok(format!("stopped: session {session} ({}) has ended; its reports are in {out}", ctx.option_string))
         }
-        _ if !agent.is_live() => {
+        _ if !ctx.is_live() => {
             Err(format!("session {session} has already ended (its reports are in {out}); start a new one"))
         }
         SessionCommand::Dump => {
-            agent.dump(Some(jni), DumpReason::Command);
+            ctx.dump(Some(jni), DumpReason::Command);
             Ok(format!("dumped: session {session} wrote its reports so far to {out}; it goes on"))
         }
         SessionCommand::Stop => {
-            agent.end_session(jni);
+            ctx.end_session(jni);
             Ok(format!("stopped: session {session} wrote its reports to {out}"))
         }
     }
@@ -158,7 +155,7 @@ fn run_command(jni: Jni, command: SessionCommand) -> Result<String, String> {
 
 /// Where a session's reports go, as an absolute path (the front end's shell is elsewhere), and its
 /// flame graph and collapsed stacks.
-fn destination(agent: &Context) -> String {
+fn destination(ctx: &Context) -> String {
     let absolute = |p: &str| {
         if p.starts_with('/') || p.starts_with("socket ") {
             p.to_owned()
@@ -166,8 +163,8 @@ fn destination(agent: &Context) -> String {
             std::env::current_dir().map(|d| d.join(p).display().to_string()).unwrap_or_else(|_| p.to_owned())
         }
     };
-    let mut out = absolute(agent.output.description());
-    for (what, file) in [("flame graph", &agent.options.flamegraph), ("collapsed stacks", &agent.options.collapsed)] {
+    let mut out = absolute(ctx.output.description());
+    for (what, file) in [("flame graph", &ctx.options.flamegraph), ("collapsed stacks", &ctx.options.collapsed)] {
         if let Some(f) = file {
             out.push_str(&format!(", {what} {}", absolute(f)));
         }
@@ -176,9 +173,9 @@ fn destination(agent: &Context) -> String {
 }
 
 /// `duration=`: a daemon thread that ends the session after `seconds`, unless it ended before.
-pub fn end_after(agent: &Context, jni: Jni, seconds: u32) {
-    let mine = agent as *const Context as usize;
-    let spawned = crate::agent_thread::spawn(agent, jni, "HPROF session timer", move |current, jni| {
+pub fn end_after(ctx: &Context, jni: Jni, seconds: u32) {
+    let mine = ctx as *const Context as usize;
+    let spawned = crate::agent_thread::spawn(ctx, jni, "HPROF session timer", move |current, jni| {
         let deadline = std::time::Instant::now() + Duration::from_secs(seconds as u64);
         while std::time::Instant::now() < deadline {
             if !current.is_live() || current as *const Context as usize != mine {

@@ -46,24 +46,24 @@ pub struct ClassTable {
 
 impl ClassTable {
     /// The record of `class`, registering it (and writing LOAD CLASS in binary output) if it is new.
-    pub fn register(&self, agent: &(impl ClassEnv + ?Sized), class: sys::jclass) -> Option<Arc<ClassRecord>> {
-        if let Some(found) = self.lookup(agent, class) {
+    pub fn register(&self, ctx: &(impl ClassEnv + ?Sized), class: sys::jclass) -> Option<Arc<ClassRecord>> {
+        if let Some(found) = self.lookup(ctx, class) {
             return Some(found);
         }
         let record = {
             let _g = self.registering.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(found) = self.lookup(agent, class) {
+            if let Some(found) = self.lookup(ctx, class) {
                 return Some(found);
             }
-            let signature = agent.jvmti().class_signature(class).ok()?;
+            let signature = ctx.jvmti().class_signature(class).ok()?;
             // Only registration (serialised above) grows the table, so the length is stable here.
             let index = self.classes.read().unwrap_or_else(|e| e.into_inner()).len() as u32;
             // A class object allocated while heap=sites runs carries a site tag; the class tag replaces it
             // (class objects are not worth an allocation site).
-            agent.jvmti().set_tag(class, main_tag::class(index)).ok()?;
-            self.append(signature, agent.ids().next())
+            ctx.jvmti().set_tag(class, main_tag::class(index)).ok()?;
+            self.append(signature, ctx.ids().next())
         };
-        agent.class_loaded(&record);
+        ctx.class_loaded(&record);
         Some(record)
     }
 
@@ -82,8 +82,8 @@ impl ClassTable {
         record
     }
 
-    fn lookup(&self, agent: &(impl ClassEnv + ?Sized), class: sys::jclass) -> Option<Arc<ClassRecord>> {
-        let tag = agent.jvmti().tag(class).ok()?;
+    fn lookup(&self, ctx: &(impl ClassEnv + ?Sized), class: sys::jclass) -> Option<Arc<ClassRecord>> {
+        let tag = ctx.jvmti().tag(class).ok()?;
         self.by_tag(tag)
     }
 
@@ -103,11 +103,11 @@ impl ClassTable {
     }
 
     /// Called for ObjectFree of a class tag: the class was unloaded.
-    pub fn on_class_freed(&self, agent: &(impl ClassEnv + ?Sized), tag: i64) {
+    pub fn on_class_freed(&self, ctx: &(impl ClassEnv + ?Sized), tag: i64) {
         if let Some(record) = self.by_tag(tag)
             && !record.unloaded.swap(true, Ordering::Relaxed)
         {
-            agent.class_unloaded(record.serial);
+            ctx.class_unloaded(record.serial);
         }
     }
 }

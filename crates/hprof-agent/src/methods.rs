@@ -33,7 +33,7 @@ impl MethodCache {
     /// Resolution happens outside the cache lock: JVMTI calls may wait for a safepoint.
     pub fn resolve(
         &self,
-        agent: &(impl MethodEnv + ?Sized),
+        ctx: &(impl MethodEnv + ?Sized),
         jni: Option<Jni>,
         method: sys::jmethodID,
     ) -> Option<Arc<MethodInfo>> {
@@ -41,16 +41,16 @@ impl MethodCache {
         if let Some(found) = self.map.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return Some(found.clone());
         }
-        let info = Arc::new(Self::lookup(agent, jni, method)?);
+        let info = Arc::new(Self::lookup(ctx, jni, method)?);
         let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
         Some(map.entry(key).or_insert(info).clone())
     }
 
-    fn lookup(agent: &(impl MethodEnv + ?Sized), jni: Option<Jni>, method: sys::jmethodID) -> Option<MethodInfo> {
-        let jvmti = agent.jvmti();
+    fn lookup(ctx: &(impl MethodEnv + ?Sized), jni: Option<Jni>, method: sys::jmethodID) -> Option<MethodInfo> {
+        let jvmti = ctx.jvmti();
         let name = jvmti.method_name(method).ok()?;
         let class = jvmti.method_declaring_class(method).ok()?;
-        let record = agent.classes().register(agent, class);
+        let record = ctx.classes().register(ctx, class);
         let source_file = jvmti.source_file_name(class).ok().flatten();
         if let Some(jni) = jni {
             jni.delete_local_ref(class);

@@ -122,14 +122,14 @@ impl ThreadTable {
     /// (no THREAD START, no samples, no stacks, no monitor records).
     pub fn register(
         &self,
-        agent: &(impl ThreadEnv + ?Sized),
+        ctx: &(impl ThreadEnv + ?Sized),
         thread: sys::jthread,
         on_own_thread: bool,
     ) -> Option<(Arc<ThreadRecord>, bool)> {
-        if let Some(existing) = self.of(agent, thread) {
+        if let Some(existing) = self.of(ctx, thread) {
             return Some((existing, false));
         }
-        let jvmti = agent.jvmti();
+        let jvmti = ctx.jvmti();
         let info = jvmti.thread_info(thread).ok()?;
         if is_agent_thread(&info.name) {
             return None;
@@ -147,7 +147,7 @@ impl ThreadTable {
         };
         let record = Arc::new(ThreadRecord {
             serial: self.next_serial.fetch_add(1, Ordering::Relaxed),
-            object_id: agent.ids().next(),
+            object_id: ctx.ids().next(),
             name: info.name,
             group_name,
             parent_group_name,
@@ -157,19 +157,19 @@ impl ThreadTable {
         {
             let mut all = self.all.lock().unwrap_or_else(|e| e.into_inner());
             // Another event may have registered the thread meanwhile; keep the first record.
-            if let Some(existing) = self.of(agent, thread) {
+            if let Some(existing) = self.of(ctx, thread) {
                 return Some((existing, false));
             }
             jvmti.set_thread_local_storage(thread, Arc::as_ptr(&record) as *const _).ok()?;
             all.push(record.clone());
         }
-        agent.thread_started(&record.to_model());
+        ctx.thread_started(&record.to_model());
         Some((record, true))
     }
 
     /// The record of a registered thread (null = the current thread).
-    pub fn of(&self, agent: &(impl ThreadEnv + ?Sized), thread: sys::jthread) -> Option<Arc<ThreadRecord>> {
-        let ptr = agent.jvmti().thread_local_storage(thread).ok()? as *const ThreadRecord;
+    pub fn of(&self, ctx: &(impl ThreadEnv + ?Sized), thread: sys::jthread) -> Option<Arc<ThreadRecord>> {
+        let ptr = ctx.jvmti().thread_local_storage(thread).ok()? as *const ThreadRecord;
         if ptr.is_null() {
             return None;
         }
@@ -183,13 +183,13 @@ impl ThreadTable {
     }
 
     /// Serial of a thread, 0 if unknown.
-    pub fn serial_of(&self, agent: &(impl ThreadEnv + ?Sized), thread: sys::jthread) -> u32 {
-        self.of(agent, thread).map(|r| r.serial).unwrap_or(0)
+    pub fn serial_of(&self, ctx: &(impl ThreadEnv + ?Sized), thread: sys::jthread) -> u32 {
+        self.of(ctx, thread).map(|r| r.serial).unwrap_or(0)
     }
 
-    pub fn mark_ended(&self, agent: &(impl ThreadEnv + ?Sized), record: &ThreadRecord) {
+    pub fn mark_ended(&self, ctx: &(impl ThreadEnv + ?Sized), record: &ThreadRecord) {
         if record.alive.swap(false, Ordering::Relaxed) {
-            agent.thread_ended(record.serial);
+            ctx.thread_ended(record.serial);
         }
     }
 

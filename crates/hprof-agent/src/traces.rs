@@ -87,7 +87,7 @@ impl TraceTable {
     /// The serial for a trace given as raw frames (already cut to the wanted depth).
     pub fn intern_raw(
         &self,
-        agent: &(impl TraceEnv + ?Sized),
+        ctx: &(impl TraceEnv + ?Sized),
         jni: Option<Jni>,
         thread_serial: u32,
         raw: &[RawFrame],
@@ -108,7 +108,7 @@ impl TraceTable {
         }
         let frames: Vec<u32> = raw
             .iter()
-            .map(|&f| self.frame_index(agent, jni, f).unwrap_or_else(|| self.pseudo_frame("<unknown method>")))
+            .map(|&f| self.frame_index(ctx, jni, f).unwrap_or_else(|| self.pseudo_frame("<unknown method>")))
             .collect();
         let serial = self.intern(thread_serial, &frames);
         self.lock().by_raw.insert(key.into(), serial);
@@ -129,8 +129,8 @@ impl TraceTable {
     }
 
     /// The index of a frame, resolving its method on first sight; `None` if the method is gone.
-    pub fn frame_index(&self, agent: &(impl TraceEnv + ?Sized), jni: Option<Jni>, raw: RawFrame) -> Option<u32> {
-        let method = agent.methods().resolve(agent, jni, raw.method as sys::jmethodID)?;
+    pub fn frame_index(&self, ctx: &(impl TraceEnv + ?Sized), jni: Option<Jni>, raw: RawFrame) -> Option<u32> {
+        let method = ctx.methods().resolve(ctx, jni, raw.method as sys::jmethodID)?;
         let line = self.line_number(&method, raw.bci);
         let mut inner = self.lock();
         if let Some(&i) = inner.frame_index.get(&(raw.method, line)) {

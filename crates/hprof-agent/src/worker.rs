@@ -20,24 +20,24 @@ type Job = Box<dyn FnOnce(&'static Context, Jni) + Send>;
 static JOBS: Mutex<Option<Sender<Job>>> = Mutex::new(None);
 
 /// Starts the worker (at VMInit, or as an attached session starts).
-pub fn start(agent: &Context, jni: Jni) {
+pub fn start(ctx: &Context, jni: Jni) {
     let (send, receive) = channel::<Job>();
     *JOBS.lock().unwrap_or_else(|e| e.into_inner()) = Some(send);
-    if let Err(e) = crate::agent_thread::spawn(agent, jni, "HPROF worker", move |agent, jni| run(agent, jni, receive)) {
+    if let Err(e) = crate::agent_thread::spawn(ctx, jni, "HPROF worker", move |ctx, jni| run(ctx, jni, receive)) {
         log::warning(&format!("{e}; the profile is written at exit only"));
     }
 }
 
-fn run(agent: &'static Context, jni: Jni, jobs: Receiver<Job>) {
+fn run(ctx: &'static Context, jni: Jni, jobs: Receiver<Job>) {
     let mut next_checkpoint = Instant::now() + CHECKPOINT_EVERY;
-    while agent.is_live() {
+    while ctx.is_live() {
         match jobs.recv_timeout(next_checkpoint.saturating_duration_since(Instant::now())) {
-            Ok(job) => jni.with_local_frame(64, || job(agent, jni)),
+            Ok(job) => jni.with_local_frame(64, || job(ctx, jni)),
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => return,
         }
         if Instant::now() >= next_checkpoint {
-            jni.with_local_frame(64, || agent.checkpoint(jni));
+            jni.with_local_frame(64, || ctx.checkpoint(jni));
             next_checkpoint = Instant::now() + CHECKPOINT_EVERY;
         }
     }
@@ -52,27 +52,27 @@ pub fn submit(job: impl FnOnce(&'static Context, Jni) + Send + 'static) -> bool 
 /// Forces a garbage collection and waits for it — unless the JVM begins to exit meanwhile: a collector
 /// stops its threads before VMDeath, and ZGC or Shenandoah never answer a collection asked for after that
 /// (a report waiting for one held the exit up for ever). True if the collection ran.
-pub fn collect_garbage(agent: &Context) -> bool {
+pub fn collect_garbage(ctx: &Context) -> bool {
     let done = Arc::new((Mutex::new(false), Condvar::new()));
     let signal = done.clone();
-    let submitted = submit(move |agent, _| {
-        let _ = agent.jvmti.force_garbage_collection();
+    let submitted = submit(move |ctx, _| {
+        let _ = ctx.jvmti.force_garbage_collection();
         let (lock, wake) = &*signal;
         *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
         wake.notify_all();
     });
     if !submitted {
         // Before VMInit or after VMDeath: no collector is running concurrently that could hang it.
-        if agent.is_exiting() {
+        if ctx.is_exiting() {
             return false;
         }
-        agent.force_gc();
+        ctx.force_gc();
         return true;
     }
     let (lock, wake) = &*done;
     let mut collected = lock.lock().unwrap_or_else(|e| e.into_inner());
     while !*collected {
-        if agent.is_exiting() {
+        if ctx.is_exiting() {
             return false;
         }
         collected = wake.wait_timeout(collected, Duration::from_millis(50)).unwrap_or_else(|e| e.into_inner()).0;

@@ -71,10 +71,13 @@ impl Vm {
         Ok(unsafe { Jni::from_raw(env as *mut sys::JNIEnv) })
     }
 
-    /// Detaches the calling thread. Its JNIEnv is freed: no `Jni` of this thread may be used afterwards.
-    pub fn detach(self) {
-        // SAFETY: the process's JavaVM. Detaching frees the thread's JNIEnv: callers must not use a `Jni` of this
-        // thread afterwards (today's two callers detach after their last use of it).
+    /// Detaches the calling thread. Its JNIEnv is freed.
+    ///
+    /// # Safety
+    /// No `Jni` of the calling thread (nor any local reference it made) may be used afterwards: `Jni` is `Copy`,
+    /// so the compiler cannot see a copy outliving the detach.
+    pub unsafe fn detach(self) {
+        // SAFETY: the process's JavaVM; the caller promises the thread's JNIEnv is not used after this.
         unsafe {
             let _ = (**self.0).DetachCurrentThread.expect("DetachCurrentThread")(self.0);
         }

@@ -18,32 +18,32 @@ const FLUSH_EVERY: Duration = Duration::from_millis(500);
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Starts the reader if the output goes to a socket.
-pub fn start(agent: &Context, jni: Jni) {
-    let Some(stream) = agent.output.command_stream() else { return };
+pub fn start(ctx: &Context, jni: Jni) {
+    let Some(stream) = ctx.output.command_stream() else { return };
     if let Err(e) =
-        crate::agent_thread::spawn(agent, jni, "HPROF net command reader", move |agent, jni| serve(agent, jni, stream))
+        crate::agent_thread::spawn(ctx, jni, "HPROF net command reader", move |ctx, jni| serve(ctx, jni, stream))
     {
         log::error(&format!("net: {e}; front-end commands will not be read"));
     }
 }
 
-fn serve(agent: &Context, jni: Jni, stream: TcpStream) {
+fn serve(ctx: &Context, jni: Jni, stream: TcpStream) {
     let _ = stream.set_read_timeout(Some(COMMAND_TIMEOUT));
     let fd = stream.as_raw_fd();
     let mut reader = BufReader::new(stream);
-    while agent.is_live() {
+    while ctx.is_live() {
         if reader.buffer().is_empty() && !readable(fd, FLUSH_EVERY) {
-            agent.output.flush();
+            ctx.output.flush();
             continue;
         }
         match read_command(&mut reader, ID_SIZE) {
             Ok(request) => {
                 if request.command == Command::Eof {
-                    log::verbose(agent.options.verbose, "HPROF: the front end sent EOF; no more commands are read\n");
+                    log::verbose(ctx.options.verbose, "HPROF: the front end sent EOF; no more commands are read\n");
                     return;
                 }
-                execute(agent, jni, &request);
-                agent.output.flush();
+                execute(ctx, jni, &request);
+                ctx.output.flush();
             }
             Err(ReadError::Skipped(msg)) => log::error(&format!("net: {msg}")),
             // The front end stopped sending. It may still read (a half-closed socket); if it is really gone,
@@ -67,38 +67,38 @@ fn readable(fd: i32, timeout: Duration) -> bool {
     rc > 0
 }
 
-fn execute(agent: &Context, jni: Jni, request: &Request) {
+fn execute(ctx: &Context, jni: Jni, request: &Request) {
     let name = command_name(request.tag);
     let handled = match &request.command {
         Command::ForceGc => {
-            agent.force_gc();
+            ctx.force_gc();
             true
         }
         Command::DumpTraces => {
-            agent.dump_traces();
+            ctx.dump_traces();
             true
         }
         Command::SetDepth(d) => {
-            agent.set_depth(*d as u32);
+            ctx.set_depth(*d as u32);
             true
         }
         Command::ExitVm => {
-            agent.output.flush();
+            ctx.output.flush();
             exit_vm(jni);
             true
         }
-        Command::DumpHeap => agent.command(Some(jni), &ControlCommand::DumpHeap),
+        Command::DumpHeap => ctx.command(Some(jni), &ControlCommand::DumpHeap),
         Command::AllocSites { flags, cutoff } => {
-            agent.command(Some(jni), &ControlCommand::AllocSites { flags: *flags, cutoff: *cutoff })
+            ctx.command(Some(jni), &ControlCommand::AllocSites { flags: *flags, cutoff: *cutoff })
         }
-        Command::HeapSummary => agent.command(Some(jni), &ControlCommand::HeapSummary),
-        Command::CpuSamples { cutoff } => agent.command(Some(jni), &ControlCommand::CpuSamples { cutoff: *cutoff }),
-        Command::AllocTracking(on) => agent.command(Some(jni), &ControlCommand::AllocTracking(*on)),
-        Command::ClearCpuSamples => agent.command(Some(jni), &ControlCommand::ClearCpuSamples),
+        Command::HeapSummary => ctx.command(Some(jni), &ControlCommand::HeapSummary),
+        Command::CpuSamples { cutoff } => ctx.command(Some(jni), &ControlCommand::CpuSamples { cutoff: *cutoff }),
+        Command::AllocTracking(on) => ctx.command(Some(jni), &ControlCommand::AllocTracking(*on)),
+        Command::ClearCpuSamples => ctx.command(Some(jni), &ControlCommand::ClearCpuSamples),
         Command::CpuSampling { thread_object_id, on } => {
             let thread = (*thread_object_id != 0).then_some(*thread_object_id);
             if let Some(id) = thread
-                && !agent.threads.all().iter().any(|t| t.object_id == id)
+                && !ctx.threads.all().iter().any(|t| t.object_id == id)
             {
                 log::error(&format!(
                     "net: {name} (serial {}): no thread has object id 0x{id:x}; skipped",
@@ -106,7 +106,7 @@ fn execute(agent: &Context, jni: Jni, request: &Request) {
                 ));
                 return;
             }
-            agent.command(Some(jni), &ControlCommand::CpuSampling { thread_object_id: thread, on: *on })
+            ctx.command(Some(jni), &ControlCommand::CpuSampling { thread_object_id: thread, on: *on })
         }
         Command::Eof => true,
     };

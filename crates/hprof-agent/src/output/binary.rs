@@ -78,7 +78,7 @@ impl BinaryEncoder {
     /// STACK TRACE, preceded by whatever STRING, LOAD CLASS and STACK FRAME records it needs.
     pub fn trace(
         &mut self,
-        agent: &(impl ReportTables + ?Sized),
+        ctx: &(impl ReportTables + ?Sized),
         serial: u32,
         thread_serial: u32,
         frames: &[(u32, StoredFrame)],
@@ -91,7 +91,7 @@ impl BinaryEncoder {
             if self.frames_written.get(i).copied().unwrap_or(false) {
                 continue;
             }
-            if let Some(class) = agent.classes().by_serial(stored.class_serial) {
+            if let Some(class) = ctx.classes().by_serial(stored.class_serial) {
                 self.load_class(&class)?;
             }
             let f = &stored.frame;

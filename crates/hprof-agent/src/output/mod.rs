@@ -185,20 +185,20 @@ impl Output {
     }
 
     /// Writes the traces among `serials` that have not been written yet (with their frames, in binary).
-    pub fn traces(&self, agent: &(impl ReportTables + ?Sized), serials: impl IntoIterator<Item = u32>) {
-        self.with_state(|s| write_traces(s, agent, serials))
+    pub fn traces(&self, ctx: &(impl ReportTables + ?Sized), serials: impl IntoIterator<Item = u32>) {
+        self.with_state(|s| write_traces(s, ctx, serials))
     }
 
     /// SITES (text) or ALLOC SITES (binary), after the traces it refers to.
-    pub fn sites(&self, agent: &(impl ReportTables + ?Sized), report: &SitesReport) {
+    pub fn sites(&self, ctx: &(impl ReportTables + ?Sized), report: &SitesReport) {
         let serials: Vec<u32> = report.ranked().map(|r| r.row.trace_serial).collect();
         self.with_state(|s| {
-            write_traces(s, agent, serials)?;
+            write_traces(s, ctx, serials)?;
             match &mut s.encoder {
                 Encoder::Text(w) => text::write_sites(w, report, &time::ctime(time::now_millis())),
                 Encoder::Binary(b) => {
                     for site in report.ranked() {
-                        if let Some(class) = agent.classes().by_serial(site.row.class_serial) {
+                        if let Some(class) = ctx.classes().by_serial(site.row.class_serial) {
                             b.load_class(&class)?;
                         }
                     }
@@ -217,10 +217,10 @@ impl Output {
     }
 
     /// CPU SAMPLES / CPU TIME, after the traces it refers to.
-    pub fn cpu(&self, agent: &(impl ReportTables + ?Sized), report: &CpuReport) {
+    pub fn cpu(&self, ctx: &(impl ReportTables + ?Sized), report: &CpuReport) {
         let serials: Vec<u32> = report.ranked().map(|r| r.row.trace_serial).collect();
         self.with_state(|s| {
-            write_traces(s, agent, serials)?;
+            write_traces(s, ctx, serials)?;
             match &mut s.encoder {
                 Encoder::Text(w) => text::write_cpu_report(w, report, &time::ctime(time::now_millis())),
                 Encoder::Binary(b) => {
@@ -234,7 +234,7 @@ impl Output {
     /// Writes `reports` as a checkpoint (see [`Sink::mark_checkpoint`]): what they refer to (traces,
     /// classes) for good, then the reports themselves, which stay at the end of the file only until the next
     /// bytes replace them. Nothing happens if the profile is no file.
-    pub fn checkpoint(&self, agent: &(impl ReportTables + ?Sized), reports: &[Checkpoint]) {
+    pub fn checkpoint(&self, ctx: &(impl ReportTables + ?Sized), reports: &[Checkpoint]) {
         // A socket cannot take a checkpoint back; the front end has the stream so far.
         if reports.is_empty() || self.command_stream.is_some() {
             return;
@@ -242,12 +242,12 @@ impl Output {
         self.with_state(|s| {
             for report in reports {
                 match report {
-                    Checkpoint::Cpu(r) => write_traces(s, agent, r.ranked().map(|r| r.row.trace_serial))?,
+                    Checkpoint::Cpu(r) => write_traces(s, ctx, r.ranked().map(|r| r.row.trace_serial))?,
                     Checkpoint::Sites(r) => {
-                        write_traces(s, agent, r.ranked().map(|r| r.row.trace_serial))?;
+                        write_traces(s, ctx, r.ranked().map(|r| r.row.trace_serial))?;
                         if let Encoder::Binary(b) = &mut s.encoder {
                             for site in r.ranked() {
-                                if let Some(class) = agent.classes().by_serial(site.row.class_serial) {
+                                if let Some(class) = ctx.classes().by_serial(site.row.class_serial) {
                                     b.load_class(&class)?;
                                 }
                             }
@@ -283,10 +283,10 @@ impl Output {
     }
 
     /// MONITOR TIME (text only: the binary format has no monitor records).
-    pub fn monitor_time(&self, agent: &(impl ReportTables + ?Sized), report: &MonitorTimeReport) {
+    pub fn monitor_time(&self, ctx: &(impl ReportTables + ?Sized), report: &MonitorTimeReport) {
         let serials: Vec<u32> = report.ranked().map(|r| r.row.trace_serial).collect();
         self.with_state(|s| {
-            write_traces(s, agent, serials)?;
+            write_traces(s, ctx, serials)?;
             match &mut s.encoder {
                 Encoder::Text(w) => text::write_monitor_time(w, report, &time::ctime(time::now_millis())),
                 Encoder::Binary(_) => Ok(()),
@@ -380,7 +380,7 @@ impl Flushed<'_> {
 
 fn write_traces(
     s: &mut State,
-    agent: &(impl ReportTables + ?Sized),
+    ctx: &(impl ReportTables + ?Sized),
     serials: impl IntoIterator<Item = u32>,
 ) -> io::Result<()> {
     for serial in serials {
@@ -389,12 +389,12 @@ fn write_traces(
         if s.traces_written.get(index).copied().unwrap_or(false) {
             continue;
         }
-        let Some(trace) = agent.traces().trace(serial) else { continue };
-        let frames: Vec<_> = trace.frames.iter().filter_map(|&i| agent.traces().frame(i).map(|f| (i, f))).collect();
+        let Some(trace) = ctx.traces().trace(serial) else { continue };
+        let frames: Vec<_> = trace.frames.iter().filter_map(|&i| ctx.traces().frame(i).map(|f| (i, f))).collect();
         let thread = (trace.thread_serial != 0).then_some(trace.thread_serial);
         match &mut s.encoder {
             Encoder::Text(w) => text::write_trace(w, serial, thread, frames.iter().map(|(_, f)| &f.frame))?,
-            Encoder::Binary(b) => b.trace(agent, serial, trace.thread_serial, &frames)?,
+            Encoder::Binary(b) => b.trace(ctx, serial, trace.thread_serial, &frames)?,
         }
         if s.traces_written.len() <= index {
             s.traces_written.resize(index + 1, false);

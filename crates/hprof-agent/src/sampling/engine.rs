@@ -51,10 +51,10 @@ pub trait TickConsumer: Send + Sync {
     /// Frames each tick should carry for this consumer (0: registers only). Asked before every drain, so
     /// that a depth changed by the front end applies from then on; the handler walks the most any consumer
     /// wants.
-    fn frames_wanted(&self, agent: &Context) -> usize;
+    fn frames_wanted(&self, ctx: &Context) -> usize;
     /// The ticks taken since the last drain, oldest first. Called on the resolver thread or on a thread
     /// writing a report, never from the signal handler, one drain at a time.
-    fn on_ticks(&self, agent: &Context, jni: Option<Jni>, ticks: &TickBatch);
+    fn on_ticks(&self, ctx: &Context, jni: Option<Jni>, ticks: &TickBatch);
 }
 
 /// Ticks copied out of the ring, so that the ring's slots are free again before consumers look at them.
@@ -181,14 +181,14 @@ impl Engine {
     }
 
     /// Starts taking ticks and the resolver thread (at VMInit, once the consumers are registered).
-    pub fn start(&'static self, agent: &Context, jni: Jni) {
-        self.update_walk_frames(agent);
+    pub fn start(&'static self, ctx: &Context, jni: Jni) {
+        self.update_walk_frames(ctx);
         self.shared.running.store(true, Ordering::Release);
         if !self.resolver.start() {
             return;
         }
-        if let Err(e) = crate::agent_thread::spawn(agent, jni, "HPROF cpu sampler", move |agent, jni| {
-            self.resolve_until_stopped(agent, jni)
+        if let Err(e) = crate::agent_thread::spawn(ctx, jni, "HPROF cpu sampler", move |ctx, jni| {
+            self.resolve_until_stopped(ctx, jni)
         }) {
             self.resolver.finished();
             log::error(&format!("sampling: {e}"));
@@ -287,27 +287,27 @@ impl Engine {
         }
     }
 
-    fn update_walk_frames(&self, agent: &Context) {
+    fn update_walk_frames(&self, ctx: &Context) {
         let consumers = self.consumers.lock().unwrap_or_else(|e| e.into_inner());
-        let frames = consumers.iter().map(|c| c.frames_wanted(agent)).max().unwrap_or(0);
+        let frames = consumers.iter().map(|c| c.frames_wanted(ctx)).max().unwrap_or(0);
         self.shared.set_walk_frames(frames);
     }
 
     /// Hands the ring's ticks to every consumer. Any thread may call it (a report drains first, so that it
     /// is up to date); drains take turns.
-    pub fn drain(&self, agent: &Context, jni: Option<Jni>) {
+    pub fn drain(&self, ctx: &Context, jni: Option<Jni>) {
         let mut batch = self.drain.lock().unwrap_or_else(|e| e.into_inner());
         batch.clear();
         self.shared.ring.drain(|sample| batch.push(sample));
         let consumers: Vec<Arc<dyn TickConsumer>> = self.consumers.lock().unwrap_or_else(|e| e.into_inner()).clone();
         if !batch.is_empty() {
             for c in &consumers {
-                c.on_ticks(agent, jni, &batch);
+                c.on_ticks(ctx, jni, &batch);
             }
         }
         drop(batch);
         // The front end may have changed the depth since the last drain.
-        self.update_walk_frames(agent);
+        self.update_walk_frames(ctx);
     }
 
     /// Ticks lost because the ring was full.
@@ -317,17 +317,17 @@ impl Engine {
 
     /// Creates the jmethodIDs of a class's methods, which AsyncGetCallTrace cannot do in a signal handler.
     /// Consumers that want frames call it for each prepared class (and for the classes loaded before VMInit).
-    pub fn create_method_ids(&self, agent: &Context, class: sys::jclass) {
+    pub fn create_method_ids(&self, ctx: &Context, class: sys::jclass) {
         let start = cost::monotonic_ns();
-        let _ = agent.jvmti.class_methods(class);
+        let _ = ctx.jvmti.class_methods(class);
         cost::SamplerCost::add(&self.shared.cost.method_ids_ns, cost::monotonic_ns().saturating_sub(start));
     }
 
     /// The resolver thread: drains at `drain_interval` until `stop_all`.
-    fn resolve_until_stopped(&self, agent: &'static Context, jni: Jni) {
+    fn resolve_until_stopped(&self, ctx: &'static Context, jni: Jni) {
         let period = self.drain_interval();
         while !self.resolver.wait(period) {
-            jni.with_local_frame(64, || self.drain(agent, Some(jni)));
+            jni.with_local_frame(64, || self.drain(ctx, Some(jni)));
         }
         cost::SamplerCost::add(&self.shared.cost.resolver_ns, cost::thread_cpu_ns());
         self.resolver.finished();

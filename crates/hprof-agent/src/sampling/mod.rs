@@ -52,8 +52,8 @@ impl SamplingService {
 }
 
 impl EventHandler<Context> for SamplingService {
-    fn class_prepare(&self, agent: &Context, _: Jvmti, _jni: Jni, _thread: sys::jthread, class: sys::jclass) {
-        self.engine.create_method_ids(agent, class);
+    fn class_prepare(&self, ctx: &Context, _: Jvmti, _jni: Jni, _thread: sys::jthread, class: sys::jclass) {
+        self.engine.create_method_ids(ctx, class);
     }
 }
 
@@ -73,26 +73,26 @@ impl Capability for SamplingService {
         events.into_iter().map(Event::on).collect()
     }
 
-    fn on_vm_init(&self, agent: &Context, jni: Jni) {
+    fn on_vm_init(&self, ctx: &Context, jni: Jni) {
         // Classes loaded before our events: create their jmethodIDs now.
-        if let Ok(classes) = agent.jvmti.loaded_classes() {
+        if let Ok(classes) = ctx.jvmti.loaded_classes() {
             for class in classes {
-                self.engine.create_method_ids(agent, class);
+                self.engine.create_method_ids(ctx, class);
                 jni.delete_local_ref(class);
             }
         }
-        self.engine.start(agent, jni);
+        self.engine.start(ctx, jni);
     }
 
-    fn on_thread_start(&self, agent: &Context, jni: Jni, thread: sys::jthread, record: &ThreadRecord, own: bool) {
+    fn on_thread_start(&self, ctx: &Context, jni: Jni, thread: sys::jthread, record: &ThreadRecord, own: bool) {
         // A thread's clock is armed from the thread itself where we can (its JNIEnv is then known without
         // asking the JVM in the handler). Threads that predate VMInit (Reference Handler, Signal Dispatcher,
         // …) never run an event on themselves; they are idle JVM threads and are not sampled.
         if own {
             self.engine.thread_started(jni, record.serial, &record.name);
-        } else if agent.load_kind == LoadKind::Attach {
+        } else if ctx.load_kind == LoadKind::Attach {
             // Attached to a running JVM: its threads, busy ones included, will run no event on themselves.
-            match crate::threads::os_tid_of(agent, jni, thread) {
+            match crate::threads::os_tid_of(ctx, jni, thread) {
                 Some(tid) => {
                     record.os_tid.store(tid, std::sync::atomic::Ordering::Relaxed);
                     self.engine.arm_thread_by_tid(tid, record.serial, &record.name);

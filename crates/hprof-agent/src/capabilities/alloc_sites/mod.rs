@@ -74,7 +74,7 @@ impl AllocSites {
     #[allow(clippy::too_many_arguments)]
     fn record(
         &self,
-        agent: &Context,
+        ctx: &Context,
         jni: Jni,
         thread: sys::jthread,
         object: sys::jobject,
@@ -95,7 +95,7 @@ impl AllocSites {
             if !sampled && self.liveness.already_tracked(t.as_deref_mut(), jni, object, words) {
                 return;
             }
-            let Some(site) = self.finder.site_of(agent, &self.sites, t.as_deref_mut(), jni, thread, class) else {
+            let Some(site) = self.finder.site_of(ctx, &self.sites, t.as_deref_mut(), jni, thread, class) else {
                 self.sites.record_dropped();
                 return;
             };
@@ -113,20 +113,20 @@ impl AllocSites {
     /// concurrent collector (ZGC, Shenandoah) has stopped its threads and a forced GC would never return —
     /// also for a report begun just before (a SIGQUIT dump racing the exit, which VMDeath then waits for):
     /// then the figures are those of the last collection; returns false.
-    fn settle_live_objects(&self, agent: &Context, jni: Option<Jni>, at_exit: bool) -> bool {
+    fn settle_live_objects(&self, ctx: &Context, jni: Option<Jni>, at_exit: bool) -> bool {
         let collect = if at_exit {
             // VMDeath: a stop-the-world collector still collects (in the VM thread); a concurrent one cannot.
             let can = !crate::collector::is_concurrent();
             if can {
-                agent.force_gc();
+                ctx.force_gc();
             }
             can
         } else {
-            crate::worker::collect_garbage(agent)
+            crate::worker::collect_garbage(ctx)
         };
         let (jni, attached) = match jni {
             Some(j) => (j, false),
-            None => match agent.vm.attach_daemon(c"HPROF liveness check") {
+            None => match ctx.vm.attach_daemon(c"HPROF liveness check") {
                 Ok(j) => (j, true),
                 Err(e) => {
                     log::warning(&format!("heap=sites: live figures not rechecked ({e})"));
@@ -136,7 +136,9 @@ impl AllocSites {
         };
         let stats = self.liveness.check(jni, &self.sites, self.weighting, true);
         if attached {
-            agent.vm.detach();
+            // SAFETY: this thread was attached above for this call only; `jni` and its local references
+            // are not used past this point.
+            unsafe { ctx.vm.detach() };
         }
         if std::env::var_os("HPROF_ALLOC_STATS").is_some() {
             log::verbose(
@@ -153,8 +155,8 @@ impl AllocSites {
         collect
     }
 
-    fn write_report(&self, agent: &Context, jni: Option<Jni>, ask: Ask) {
-        let collected = ask.force_gc && self.settle_live_objects(agent, jni, ask.at_exit);
+    fn write_report(&self, ctx: &Context, jni: Option<Jni>, ask: Ask) {
+        let collected = ask.force_gc && self.settle_live_objects(ctx, jni, ask.at_exit);
         let figures = self.sites.snapshot();
         let mut last = self.last_reported.lock().unwrap_or_else(|e| e.into_inner());
         let request = ReportRequest {
@@ -166,11 +168,11 @@ impl AllocSites {
             weighting: self.weighting,
             dropped: self.sites.dropped(),
         };
-        let report = report::build(agent, &figures, &request);
+        let report = report::build(ctx, &figures, &request);
         *last = figures.iter().map(|f| f.alloc_units).collect();
         drop(last);
-        agent.output.sites(agent, &report);
-        agent.output.heap_summary(
+        ctx.output.sites(ctx, &report);
+        ctx.output.heap_summary(
             report.total_live_bytes,
             report.total_live_instances,
             report.total_alloc_bytes,
@@ -178,9 +180,9 @@ impl AllocSites {
         );
     }
 
-    fn set_tracking(&self, agent: &Context, on: bool) {
+    fn set_tracking(&self, ctx: &Context, on: bool) {
         self.tracking.store(on, Ordering::Relaxed);
-        if let Err(e) = agent.switch_events(self.name(), &self.alloc_events(), on) {
+        if let Err(e) = ctx.switch_events(self.name(), &self.alloc_events(), on) {
             log::error(&format!("heap=sites: allocation tracking {}: {e}", if on { "on" } else { "off" }));
         }
     }
@@ -201,7 +203,7 @@ macro_rules! allocation_event {
     ($event:ident, sampled: $sampled:literal) => {
         fn $event(
             &self,
-            agent: &Context,
+            ctx: &Context,
             _: Jvmti,
             jni: Jni,
             thread: sys::jthread,
@@ -209,7 +211,7 @@ macro_rules! allocation_event {
             class: sys::jclass,
             size: i64,
         ) {
-            self.record(agent, jni, thread, object, class, size, $sampled);
+            self.record(ctx, jni, thread, object, class, size, $sampled);
         }
     };
 }
@@ -238,26 +240,25 @@ impl Capability for AllocSites {
         events.into_iter().map(Event::on).collect()
     }
 
-    fn on_load(&self, agent: &Context) -> Result<(), String> {
+    fn on_load(&self, ctx: &Context) -> Result<(), String> {
         let interval = match self.weighting {
             Weighting::Exact => 0,
             Weighting::Sampled { interval } => interval as i32,
         };
-        agent
-            .jvmti
+        ctx.jvmti
             .set_heap_sampling_interval(interval)
             .map_err(|e| format!("heap=sites: SetHeapSamplingInterval({interval}) failed: {e}"))
     }
 
     /// VMInit runs on the main thread, the one whose sample point predates our interval.
-    fn on_vm_init(&self, agent: &Context, jni: Jni) {
+    fn on_vm_init(&self, ctx: &Context, jni: Jni) {
         if !priming::prime_current_thread(jni) {
-            log::verbose(agent.options.verbose, "heap=sites: could not reset the main thread's sampler");
+            log::verbose(ctx.options.verbose, "heap=sites: could not reset the main thread's sampler");
         }
-        self.finder.init(agent, jni);
+        self.finder.init(ctx, jni);
         let (liveness, sites, weighting) = (self.liveness.clone(), self.sites.clone(), self.weighting);
         let checker = move |_: &'static Context, jni: Jni| liveness.run_checker(jni, &sites, weighting);
-        if let Err(e) = crate::agent_thread::spawn(agent, jni, "HPROF allocation liveness", checker) {
+        if let Err(e) = crate::agent_thread::spawn(ctx, jni, "HPROF allocation liveness", checker) {
             log::error(&format!("heap=sites: {e}; live figures are checked only at reports"));
         }
     }
@@ -270,33 +271,33 @@ impl Capability for AllocSites {
         Some((30, "allocation sites"))
     }
 
-    fn write_dump(&self, agent: &Context, jni: Option<Jni>, reason: DumpReason) {
+    fn write_dump(&self, ctx: &Context, jni: Option<Jni>, reason: DumpReason) {
         let ask = Ask {
             order: SiteOrder::LiveBytes,
-            cutoff: agent.options.cutoff,
+            cutoff: ctx.options.cutoff,
             incremental: false,
             force_gc: true,
             at_exit: reason == DumpReason::Exit,
         };
-        self.write_report(agent, jni, ask);
+        self.write_report(ctx, jni, ask);
     }
 
-    fn checkpoint(&self, agent: &Context, _jni: Jni) -> Option<Checkpoint> {
+    fn checkpoint(&self, ctx: &Context, _jni: Jni) -> Option<Checkpoint> {
         // Live figures as of the last collection: a checkpoint forces none.
         let figures = self.sites.snapshot();
         let request = ReportRequest {
             order: SiteOrder::LiveBytes,
-            cutoff: agent.options.cutoff,
+            cutoff: ctx.options.cutoff,
             since: None,
             forced_gc: false,
             live_as_of_last_gc: false,
             weighting: self.weighting,
             dropped: self.sites.dropped(),
         };
-        Some(Checkpoint::Sites(report::build(agent, &figures, &request)))
+        Some(Checkpoint::Sites(report::build(ctx, &figures, &request)))
     }
 
-    fn handle_command(&self, agent: &Context, jni: Option<Jni>, command: &ControlCommand) -> bool {
+    fn handle_command(&self, ctx: &Context, jni: Option<Jni>, command: &ControlCommand) -> bool {
         match *command {
             ControlCommand::AllocSites { flags, cutoff } => {
                 let order = if flags & 0x2 != 0 { SiteOrder::AllocatedBytes } else { SiteOrder::LiveBytes };
@@ -307,17 +308,17 @@ impl Capability for AllocSites {
                     force_gc: flags & 0x4 != 0,
                     at_exit: false,
                 };
-                self.write_report(agent, jni, ask);
+                self.write_report(ctx, jni, ask);
                 true
             }
             ControlCommand::HeapSummary => {
                 let (live_bytes, live_objects, alloc_bytes, alloc_objects) =
                     report::totals(&self.sites.snapshot(), self.weighting);
-                agent.output.heap_summary(live_bytes, live_objects, alloc_bytes, alloc_objects);
+                ctx.output.heap_summary(live_bytes, live_objects, alloc_bytes, alloc_objects);
                 true
             }
             ControlCommand::AllocTracking(on) => {
-                self.set_tracking(agent, on);
+                self.set_tracking(ctx, on);
                 true
             }
             ControlCommand::ResetSites => {

@@ -34,7 +34,7 @@ fn objects_of(weighting: Weighting) -> impl Fn(u64) -> u64 {
 
 /// The report over `figures`, naming classes from the tables' class table (sites of unknown classes are left
 /// out).
-pub fn build(agent: &(impl ReportTables + ?Sized), figures: &[SiteFigures], req: &ReportRequest) -> SitesReport {
+pub fn build(ctx: &(impl ReportTables + ?Sized), figures: &[SiteFigures], req: &ReportRequest) -> SitesReport {
     let objects = objects_of(req.weighting);
     let (total_live_bytes, total_live_instances, total_alloc_bytes, total_alloc_instances) =
         totals(figures, req.weighting);
@@ -59,7 +59,7 @@ pub fn build(agent: &(impl ReportTables + ?Sized), figures: &[SiteFigures], req:
         {
             continue;
         }
-        let Some(class) = agent.classes().by_serial(f.key.class_serial) else { continue };
+        let Some(class) = ctx.classes().by_serial(f.key.class_serial) else { continue };
         report.sites.push(Site {
             class_name: class.name.clone(),
             class_serial: class.serial,

@@ -63,11 +63,11 @@ struct Verification {
 impl SiteFinder {
     /// Sets the walker up; called at VMInit, on a Java thread (its `eetop` tells where a JNIEnv lies
     /// inside a JavaThread).
-    pub fn init(&self, agent: &Context, jni: Jni) {
-        let walker = self.walker.get_or_init(|| match new_walker(agent, jni) {
+    pub fn init(&self, ctx: &Context, jni: Jni) {
+        let walker = self.walker.get_or_init(|| match new_walker(ctx, jni) {
             Ok(w) => Some(w),
             Err(e) => {
-                log::verbose(agent.options.verbose, &format!("heap=sites: stacks through JVMTI only ({e})"));
+                log::verbose(ctx.options.verbose, &format!("heap=sites: stacks through JVMTI only ({e})"));
                 None
             }
         });
@@ -86,18 +86,18 @@ impl SiteFinder {
     #[allow(clippy::too_many_arguments)]
     pub fn site_of(
         &self,
-        agent: &Context,
+        ctx: &Context,
         sites: &SiteTable,
         t: Option<&mut AllocThread>,
         jni: Jni,
         thread: sys::jthread,
         class: sys::jclass,
     ) -> Option<u32> {
-        let depth = agent.depth();
-        let class_serial = || agent.classes.register(agent, class).map(|c| c.serial);
+        let depth = ctx.depth();
+        let class_serial = || ctx.classes.register(ctx, class).map(|c| c.serial);
         // With thread=y a trace names its thread, and virtual threads share their carrier's cache: no cache.
-        let Some(t) = t.filter(|_| !agent.options.thread) else {
-            return self.site_from_jvmti(agent, sites, jni, thread, class_serial()?, depth);
+        let Some(t) = t.filter(|_| !ctx.options.thread) else {
+            return self.site_from_jvmti(ctx, sites, jni, thread, class_serial()?, depth);
         };
         let mut key_buf = [0u64; 1 + 2 * INLINE_KEY_DEPTH];
         let mut key_heap = Vec::new();
@@ -108,7 +108,7 @@ impl SiteFinder {
             &mut key_heap
         };
         if let Some(walker) = self.walker.get().and_then(Option::as_ref) {
-            let (class_key, epoch) = self.class_key(agent, class)?;
+            let (class_key, epoch) = self.class_key(ctx, class)?;
             key[0] = class_key;
             let walked = match t.walker() {
                 // SAFETY: `site_of` runs in the allocation event on the allocating thread, in native code inside a JVMTI
@@ -119,27 +119,27 @@ impl SiteFinder {
             match walked {
                 Ok(n) => {
                     let key = &key[..1 + 2 * n];
-                    let site = t.stacks.site_for(epoch, key, || {
-                        self.site_from_jvmti(agent, sites, jni, thread, class_serial()?, depth)
-                    });
+                    let site = t
+                        .stacks
+                        .site_for(epoch, key, || self.site_from_jvmti(ctx, sites, jni, thread, class_serial()?, depth));
                     if self.verify.enabled.get() == Some(&true) {
-                        self.verify(agent, sites, jni, thread, class_serial()?, depth, site);
+                        self.verify(ctx, sites, jni, thread, class_serial()?, depth, site);
                     }
                     return site;
                 }
                 Err(e) => {
                     self.walk_failures[e.index()].fetch_add(1, Ordering::Relaxed);
-                    return self.site_from_jvmti(agent, sites, jni, thread, class_serial()?, depth);
+                    return self.site_from_jvmti(ctx, sites, jni, thread, class_serial()?, depth);
                 }
             }
         }
         // No walker: the JVMTI frames themselves make the key.
         let epoch = self.gc_epoch.load(Ordering::Acquire);
-        self.site_from_jvmti_frames(agent, sites, t, jni, thread, class_serial()?, depth, epoch, key)
+        self.site_from_jvmti_frames(ctx, sites, t, jni, thread, class_serial()?, depth, epoch, key)
     }
 
     /// The class part of a cache key, and the collection epoch the key belongs to.
-    fn class_key(&self, agent: &Context, class: sys::jclass) -> Option<(u64, u64)> {
+    fn class_key(&self, ctx: &Context, class: sys::jclass) -> Option<(u64, u64)> {
         if self.addresses_stable_between_pauses.get() == Some(&true) {
             // A local JNI handle points at the slot that holds the object's address. The epoch read on both
             // sides tells that no pause moved the object in between.
@@ -153,14 +153,14 @@ impl SiteFinder {
             }
         }
         let epoch = self.gc_epoch.load(Ordering::Acquire);
-        let serial = agent.classes.register(agent, class)?.serial;
+        let serial = ctx.classes.register(ctx, class)?.serial;
         Some(((serial as u64) << 3 | KEY_CLASS_SERIAL, epoch))
     }
 
     /// GetStackTrace, then the trace and site tables.
     fn site_from_jvmti(
         &self,
-        agent: &Context,
+        ctx: &Context,
         sites: &SiteTable,
         jni: Jni,
         thread: sys::jthread,
@@ -168,7 +168,7 @@ impl SiteFinder {
         depth: usize,
     ) -> Option<u32> {
         let mut stack = JvmtiStack::new(depth);
-        intern_site(agent, sites, jni, thread, class_serial, stack.take(agent))
+        intern_site(ctx, sites, jni, thread, class_serial, stack.take(ctx))
     }
 
     /// Without the walker: GetStackTrace on every allocation, its frames the cache key, so that at least
@@ -176,7 +176,7 @@ impl SiteFinder {
     #[allow(clippy::too_many_arguments)]
     fn site_from_jvmti_frames(
         &self,
-        agent: &Context,
+        ctx: &Context,
         sites: &SiteTable,
         t: &mut AllocThread,
         jni: Jni,
@@ -187,7 +187,7 @@ impl SiteFinder {
         key: &mut [u64],
     ) -> Option<u32> {
         let mut stack = JvmtiStack::new(depth);
-        let taken = stack.take(agent);
+        let taken = stack.take(ctx);
         let frames = taken.unwrap_or(&[]);
         key[0] = (class_serial as u64) << 3
             | KEY_CLASS_SERIAL
@@ -197,15 +197,14 @@ impl SiteFinder {
             key[1 + 2 * i] = f.method as u64;
             key[2 + 2 * i] = f.location as u64;
         }
-        t.stacks.site_for(epoch, &key[..1 + 2 * frames.len()], || {
-            intern_site(agent, sites, jni, thread, class_serial, taken)
-        })
+        t.stacks
+            .site_for(epoch, &key[..1 + 2 * frames.len()], || intern_site(ctx, sites, jni, thread, class_serial, taken))
     }
 
     #[allow(clippy::too_many_arguments)]
     fn verify(
         &self,
-        agent: &Context,
+        ctx: &Context,
         sites: &SiteTable,
         jni: Jni,
         thread: sys::jthread,
@@ -213,19 +212,19 @@ impl SiteFinder {
         depth: usize,
         cached: Option<u32>,
     ) {
-        let truth = self.site_from_jvmti(agent, sites, jni, thread, class_serial, depth);
+        let truth = self.site_from_jvmti(ctx, sites, jni, thread, class_serial, depth);
         self.verify.checked.fetch_add(1, Ordering::Relaxed);
         // A thread JVMTI cannot take a stack of (still starting, say: "no trace") and one the walker found
         // no Java frame on agree.
         let frames_of = |site: Option<u32>| {
-            site.and_then(|s| sites.key(s)).map(|k| (k.class_serial, agent.traces.frames_of(k.trace_serial)))
+            site.and_then(|s| sites.key(s)).map(|k| (k.class_serial, ctx.traces.frames_of(k.trace_serial)))
         };
         if truth != cached && frames_of(truth) != frames_of(cached) {
             let n = self.verify.mismatches.fetch_add(1, Ordering::Relaxed);
             if n < 5 {
                 let describe = |site: Option<u32>| {
                     let key = site.and_then(|s| sites.key(s));
-                    let frames = key.map(|k| agent.traces.frames_of(k.trace_serial));
+                    let frames = key.map(|k| ctx.traces.frames_of(k.trace_serial));
                     format!("{key:?} {frames:?}")
                 };
                 log::warning(&format!(
@@ -280,19 +279,19 @@ impl JvmtiStack {
 
     /// The current thread's top `depth` frames; `None` when JVMTI cannot take them (a thread still
     /// starting, say).
-    fn take(&mut self, agent: &Context) -> Option<&[sys::jvmtiFrameInfo]> {
+    fn take(&mut self, ctx: &Context) -> Option<&[sys::jvmtiFrameInfo]> {
         if self.depth == 0 {
             // No frames asked for: skip GetStackTrace's fixed cost.
             return Some(&[]);
         }
         let buf = if self.depth <= INLINE_DEPTH { &mut self.inline[..self.depth] } else { &mut self.heap[..] };
-        agent.jvmti.stack_trace_into(std::ptr::null_mut(), 0, buf).ok()
+        ctx.jvmti.stack_trace_into(std::ptr::null_mut(), 0, buf).ok()
     }
 }
 
 /// The site of `class_serial` at the trace JVMTI took (HPROF's "no trace" serial if it took none).
 fn intern_site(
-    agent: &Context,
+    ctx: &Context,
     sites: &SiteTable,
     jni: Jni,
     thread: sys::jthread,
@@ -303,16 +302,16 @@ fn intern_site(
         None => serial_base::TRACE,
         Some(frames) => {
             let raw: Vec<RawFrame> = frames.iter().map(RawFrame::from_jvmti).collect();
-            let thread_serial = agent.trace_thread_serial(agent.threads.serial_of(agent, thread));
-            agent.traces.intern_raw(agent, Some(jni), thread_serial, &raw)
+            let thread_serial = ctx.trace_thread_serial(ctx.threads.serial_of(ctx, thread));
+            ctx.traces.intern_raw(ctx, Some(jni), thread_serial, &raw)
         }
     };
     sites.intern(SiteKey { class_serial, trace_serial })
 }
 
-fn new_walker(agent: &Context, jni: Jni) -> Result<Walker, String> {
+fn new_walker(ctx: &Context, jni: Jni) -> Result<Walker, String> {
     let vm = VmStructs::get().ok_or("the JVM exports no structure tables")?;
-    let thread = agent.jvmti.current_thread().map_err(|e| format!("GetCurrentThread: {e}"))?;
+    let thread = ctx.jvmti.current_thread().map_err(|e| format!("GetCurrentThread: {e}"))?;
     let class = jni.find_class(c"java/lang/Thread").map_err(|e| format!("java.lang.Thread: {e}"))?;
     let eetop = jni.field_id(class, c"eetop", c"J").map_err(|e| format!("Thread.eetop: {e}"))?;
     let java_thread = jni.long_field(thread, eetop) as usize;

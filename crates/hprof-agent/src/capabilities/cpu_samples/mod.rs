@@ -64,30 +64,30 @@ impl CpuSamples {
     }
 
     /// Brings pending async samples into the profile (the engine hands them to every consumer).
-    fn drain(&self, agent: &Context, jni: Option<Jni>) {
+    fn drain(&self, ctx: &Context, jni: Option<Jni>) {
         if let Sampler::Async(engine) = &self.sampler {
-            engine.drain(agent, jni);
+            engine.drain(ctx, jni);
         }
     }
 
     /// The safepoint sampler's thread.
-    fn background(&self, agent: &'static Context, jni: Jni) {
+    fn background(&self, ctx: &'static Context, jni: Jni) {
         let Sampler::Safepoint(sampler) = &self.sampler else { return };
         let period = Duration::from_millis(self.interval_ms as u64);
         while !self.sampler_thread.wait(period) {
-            jni.with_local_frame(64, || sampler.sample_once(agent, jni, self.max_frames(agent), &self.profile));
+            jni.with_local_frame(64, || sampler.sample_once(ctx, jni, self.max_frames(ctx), &self.profile));
         }
         self.sampler_thread.finished();
     }
 
-    fn max_frames(&self, agent: &Context) -> usize {
-        if self.collapsed.is_some() || self.flamegraph.is_some() { sampling::MAX_FRAMES } else { agent.depth().max(1) }
+    fn max_frames(&self, ctx: &Context) -> usize {
+        if self.collapsed.is_some() || self.flamegraph.is_some() { sampling::MAX_FRAMES } else { ctx.depth().max(1) }
     }
 
-    fn write_report(&self, agent: &Context, jni: Option<Jni>, cutoff: f64) {
-        self.drain(agent, jni);
-        let report = self.lock_profile().report(agent, cutoff);
-        agent.output.cpu(agent, &report);
+    fn write_report(&self, ctx: &Context, jni: Option<Jni>, cutoff: f64) {
+        self.drain(ctx, jni);
+        let report = self.lock_profile().report(ctx, cutoff);
+        ctx.output.cpu(ctx, &report);
         if let Sampler::Async(engine) = &self.sampler
             && engine.dropped() > 0
         {
@@ -95,11 +95,11 @@ impl CpuSamples {
         }
     }
 
-    fn write_stack_files(&self, agent: &Context) {
+    fn write_stack_files(&self, ctx: &Context) {
         if self.collapsed.is_none() && self.flamegraph.is_none() {
             return;
         }
-        let stacks = self.lock_profile().weighted_stacks(agent);
+        let stacks = self.lock_profile().weighted_stacks(ctx);
         if let Some(path) = &self.collapsed {
             let written = std::fs::File::create(path).and_then(|f| {
                 let mut w = std::io::BufWriter::new(f);
@@ -125,11 +125,11 @@ impl CpuSamples {
 
 /// The engine's ticks, as stacks: each walked tick becomes one sample of its trace.
 impl TickConsumer for CpuSamples {
-    fn frames_wanted(&self, agent: &Context) -> usize {
-        self.max_frames(agent)
+    fn frames_wanted(&self, ctx: &Context) -> usize {
+        self.max_frames(ctx)
     }
 
-    fn on_ticks(&self, agent: &Context, jni: Option<Jni>, ticks: &TickBatch) {
+    fn on_ticks(&self, ctx: &Context, jni: Option<Jni>, ticks: &TickBatch) {
         let mut profile = self.lock_profile();
         let mut frames: Vec<u32> = Vec::with_capacity(64);
         for tick in ticks.iter() {
@@ -138,17 +138,17 @@ impl TickConsumer for CpuSamples {
                 Frames::Walked(walked) => {
                     for f in walked {
                         let raw = RawFrame::new(f.method_id as sys::jmethodID, f.lineno);
-                        frames.push(profile.frame(agent, jni, raw));
+                        frames.push(profile.frame(ctx, jni, raw));
                     }
                     if walked.len() >= sampling::MAX_FRAMES {
-                        frames.push(agent.traces.pseudo_frame(profile::TRUNCATED));
+                        frames.push(ctx.traces.pseudo_frame(profile::TRUNCATED));
                     }
                 }
-                Frames::Failed(code) => frames.push(agent.traces.pseudo_frame(sampling::failure_label(code))),
+                Frames::Failed(code) => frames.push(ctx.traces.pseudo_frame(sampling::failure_label(code))),
                 // Taken before this consumer's first drain set the depth: no stack to count.
                 Frames::NotWalked => continue,
             }
-            profile.add(agent, tick.thread_serial, &frames);
+            profile.add(ctx, tick.thread_serial, &frames);
         }
     }
 }
@@ -161,7 +161,7 @@ impl Capability for Arc<CpuSamples> {
         "cpu=samples"
     }
 
-    fn on_vm_init(&self, agent: &Context, jni: Jni) {
+    fn on_vm_init(&self, ctx: &Context, jni: Jni) {
         if let Sampler::Async(_) = &self.sampler {
             return;
         }
@@ -170,7 +170,7 @@ impl Capability for Arc<CpuSamples> {
             return;
         }
         if let Err(e) =
-            crate::agent_thread::spawn(agent, jni, "HPROF cpu sampler", move |agent, jni| me.background(agent, jni))
+            crate::agent_thread::spawn(ctx, jni, "HPROF cpu sampler", move |ctx, jni| me.background(ctx, jni))
         {
             self.sampler_thread.finished();
             log::error(&format!("cpu=samples: {e}"));
@@ -185,31 +185,31 @@ impl Capability for Arc<CpuSamples> {
         Some((40, "CPU usage by sampling running threads"))
     }
 
-    fn write_dump(&self, agent: &Context, jni: Option<Jni>, _reason: DumpReason) {
-        self.write_report(agent, jni, agent.options.cutoff);
-        self.write_stack_files(agent);
+    fn write_dump(&self, ctx: &Context, jni: Option<Jni>, _reason: DumpReason) {
+        self.write_report(ctx, jni, ctx.options.cutoff);
+        self.write_stack_files(ctx);
     }
 
-    fn checkpoint(&self, agent: &Context, jni: Jni) -> Option<Checkpoint> {
-        self.drain(agent, Some(jni));
-        Some(Checkpoint::Cpu(self.lock_profile().report(agent, agent.options.cutoff)))
+    fn checkpoint(&self, ctx: &Context, jni: Jni) -> Option<Checkpoint> {
+        self.drain(ctx, Some(jni));
+        Some(Checkpoint::Cpu(self.lock_profile().report(ctx, ctx.options.cutoff)))
     }
 
-    fn handle_command(&self, agent: &Context, jni: Option<Jni>, command: &ControlCommand) -> bool {
+    fn handle_command(&self, ctx: &Context, jni: Option<Jni>, command: &ControlCommand) -> bool {
         match command {
             ControlCommand::CpuSamples { cutoff } => {
-                self.write_report(agent, jni, *cutoff as f64);
+                self.write_report(ctx, jni, *cutoff as f64);
                 true
             }
             ControlCommand::ClearCpuSamples => {
-                self.drain(agent, jni);
+                self.drain(ctx, jni);
                 self.lock_profile().clear();
                 true
             }
             ControlCommand::CpuSampling { thread_object_id, on } => {
                 let serial = match thread_object_id {
                     None => None,
-                    Some(id) => match agent.threads.all().iter().find(|t| t.object_id == *id) {
+                    Some(id) => match ctx.threads.all().iter().find(|t| t.object_id == *id) {
                         Some(t) => Some(t.serial),
                         None => return false,
                     },

@@ -29,20 +29,19 @@ impl Profile {
     }
 
     /// The frame index of a raw frame, resolving it on first sight.
-    pub fn frame(&mut self, agent: &Context, jni: Option<Jni>, raw: RawFrame) -> u32 {
+    pub fn frame(&mut self, ctx: &Context, jni: Option<Jni>, raw: RawFrame) -> u32 {
         if let Some(&i) = self.frame_cache.get(&raw) {
             return i;
         }
-        let i =
-            agent.traces.frame_index(agent, jni, raw).unwrap_or_else(|| agent.traces.pseudo_frame("<unknown method>"));
+        let i = ctx.traces.frame_index(ctx, jni, raw).unwrap_or_else(|| ctx.traces.pseudo_frame("<unknown method>"));
         self.frame_cache.insert(raw, i);
         i
     }
 
     /// Counts one sample of `frames` (top first) taken on `thread_serial`.
-    pub fn add(&mut self, agent: &Context, thread_serial: u32, frames: &[u32]) {
-        let depth = agent.depth().min(frames.len());
-        let serial = agent.traces.intern(agent.trace_thread_serial(thread_serial), &frames[..depth]);
+    pub fn add(&mut self, ctx: &Context, thread_serial: u32, frames: &[u32]) {
+        let depth = ctx.depth().min(frames.len());
+        let serial = ctx.traces.intern(ctx.trace_thread_serial(thread_serial), &frames[..depth]);
         *self.by_trace.entry(serial).or_default() += 1;
         if self.keep_stacks {
             *self.stacks.entry(frames.into()).or_default() += 1;
@@ -57,7 +56,7 @@ impl Profile {
     }
 
     /// CPU SAMPLES: traces by count, largest first (ties by serial, for stable output).
-    pub fn report(&self, agent: &Context, cutoff: f64) -> CpuReport {
+    pub fn report(&self, ctx: &Context, cutoff: f64) -> CpuReport {
         let mut rows: Vec<CpuRow> = self
             .by_trace
             .iter()
@@ -65,7 +64,7 @@ impl Profile {
                 weight: count,
                 count,
                 trace_serial: serial,
-                top_method: agent.traces.top_method(serial),
+                top_method: ctx.traces.top_method(serial),
             })
             .collect();
         rows.sort_by(|a, b| b.weight.cmp(&a.weight).then(a.trace_serial.cmp(&b.trace_serial)));
@@ -73,7 +72,7 @@ impl Profile {
     }
 
     /// Full stacks, root first, named `Class.method`, for flame graphs and folded files.
-    pub fn weighted_stacks(&self, agent: &Context) -> Vec<WeightedStack> {
+    pub fn weighted_stacks(&self, ctx: &Context) -> Vec<WeightedStack> {
         let mut names: FxHashMap<u32, String> = FxHashMap::default();
         self.stacks
             .iter()
@@ -85,7 +84,7 @@ impl Profile {
                         names
                             .entry(i)
                             .or_insert_with(|| {
-                                agent.traces.frame(i).map(|f| f.frame.qualified_method()).unwrap_or_default()
+                                ctx.traces.frame(i).map(|f| f.frame.qualified_method()).unwrap_or_default()
                             })
                             .clone()
                     })

@@ -34,18 +34,18 @@ impl SafepointSampler {
     }
 
     /// One round: all RUNNABLE Java threads except the agent's own.
-    pub fn sample_once(&self, agent: &Context, jni: Jni, max_frames: usize, profile: &Mutex<Profile>) {
+    pub fn sample_once(&self, ctx: &Context, jni: Jni, max_frames: usize, profile: &Mutex<Profile>) {
         if self.off.load(std::sync::atomic::Ordering::Relaxed) {
             return;
         }
-        let Ok(threads) = agent.jvmti.all_threads() else { return };
+        let Ok(threads) = ctx.jvmti.all_threads() else { return };
         let mut runnable = Vec::new();
         let mut serials = Vec::new();
         {
             let disabled = self.disabled.lock().unwrap_or_else(|e| e.into_inner());
             for &t in &threads {
-                let Some(record) = agent.threads.of(agent, t) else { continue };
-                let state = agent.jvmti.thread_state(t).unwrap_or(jvmti::ThreadState(0));
+                let Some(record) = ctx.threads.of(ctx, t) else { continue };
+                let state = ctx.jvmti.thread_state(t).unwrap_or(jvmti::ThreadState(0));
                 if state.runnable() && !disabled.contains(&record.serial) {
                     runnable.push(t);
                     serials.push(record.serial);
@@ -53,7 +53,7 @@ impl SafepointSampler {
             }
         }
         if !runnable.is_empty()
-            && let Ok(stacks) = agent.jvmti.thread_list_stack_traces(&runnable, max_frames as i32)
+            && let Ok(stacks) = ctx.jvmti.thread_list_stack_traces(&runnable, max_frames as i32)
         {
             let mut profile = profile.lock().unwrap_or_else(|e| e.into_inner());
             for (stack, &serial) in stacks.iter().zip(&serials) {
@@ -62,11 +62,11 @@ impl SafepointSampler {
                     continue;
                 }
                 let mut frames: Vec<u32> =
-                    stack.frames.iter().map(|f| profile.frame(agent, Some(jni), RawFrame::from_jvmti(f))).collect();
+                    stack.frames.iter().map(|f| profile.frame(ctx, Some(jni), RawFrame::from_jvmti(f))).collect();
                 if frames.len() >= max_frames && max_frames >= crate::sampling::MAX_FRAMES {
-                    frames.push(agent.traces.pseudo_frame(super::profile::TRUNCATED));
+                    frames.push(ctx.traces.pseudo_frame(super::profile::TRUNCATED));
                 }
-                profile.add(agent, serial, &frames);
+                profile.add(ctx, serial, &frames);
             }
         }
         for t in threads {

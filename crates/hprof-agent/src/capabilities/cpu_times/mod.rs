@@ -178,21 +178,21 @@ fn install_probes(jni: Jni) -> Result<(), String> {
 
 /// Gives probes to the classes loaded before the hook was live, a batch at a time; a batch the JVM refuses
 /// is retried class by class so that one class cannot keep the others out.
-fn retransform_loaded(agent: &Context, jni: Jni, s: &Shared) {
-    let Ok(classes) = agent.jvmti.loaded_classes() else { return };
+fn retransform_loaded(ctx: &Context, jni: Jni, s: &Shared) {
+    let Ok(classes) = ctx.jvmti.loaded_classes() else { return };
     let mut modifiable = Vec::new();
     for c in classes {
-        if agent.jvmti.is_modifiable_class(c) {
+        if ctx.jvmti.is_modifiable_class(c) {
             modifiable.push(c);
         } else {
             jni.delete_local_ref(c);
         }
     }
     for batch in modifiable.chunks(64) {
-        if agent.jvmti.retransform_classes(batch).is_err() {
+        if ctx.jvmti.retransform_classes(batch).is_err() {
             for &c in batch {
-                if let Err(e) = agent.jvmti.retransform_classes(&[c]) {
-                    let name = agent.jvmti.class_signature(c).unwrap_or_default();
+                if let Err(e) = ctx.jvmti.retransform_classes(&[c]) {
+                    let name = ctx.jvmti.class_signature(c).unwrap_or_default();
                     note(s, format!("class {name}: the JVM refused to retransform it ({e})"));
                 }
             }
@@ -222,23 +222,23 @@ impl Capability for CpuTimes {
     /// A session ended before the JVM (`hprof attach PID stop`): the classes get their own code back
     /// (retransformed while the hook adds no probes) and the probes still on running frames record no more.
     /// At the JVM's exit nothing is undone.
-    fn on_vm_death(&self, agent: &Context, jni: Jni) {
+    fn on_vm_death(&self, ctx: &Context, jni: Jni) {
         let Some(s) = shared() else { return };
-        if agent.is_exiting() || !s.ready.swap(false, Ordering::AcqRel) {
+        if ctx.is_exiting() || !s.ready.swap(false, Ordering::AcqRel) {
             return;
         }
-        retransform_loaded(agent, jni, s);
+        retransform_loaded(ctx, jni, s);
         s.recording.store(false, Ordering::Relaxed);
     }
 
-    fn on_vm_init(&self, agent: &Context, jni: Jni) {
+    fn on_vm_init(&self, ctx: &Context, jni: Jni) {
         let Some(s) = shared() else { return };
         if let Err(e) = install_probes(jni) {
             log::error(&format!("cpu=times: {e}; no method will be timed"));
             return;
         }
         s.ready.store(true, Ordering::Release);
-        retransform_loaded(agent, jni, s);
+        retransform_loaded(ctx, jni, s);
     }
 
     fn on_class_file_load(
@@ -299,23 +299,23 @@ impl Capability for CpuTimes {
         Some((40, "CPU usage by timing methods"))
     }
 
-    fn write_dump(&self, agent: &Context, _jni: Option<Jni>, _reason: DumpReason) {
+    fn write_dump(&self, ctx: &Context, _jni: Option<Jni>, _reason: DumpReason) {
         let Some(s) = shared() else { return };
         self.print_notes_once(s);
         let note = new_notes(s);
         if self.old {
-            agent.output.text(|w| report::write_old(w, &s.methods, &s.registry, note.as_deref()));
+            ctx.output.text(|w| report::write_old(w, &s.methods, &s.registry, note.as_deref()));
         } else {
-            let r = report::cpu_time(agent, &s.methods, &s.registry, self.cutoff, note);
-            agent.output.cpu(agent, &r);
+            let r = report::cpu_time(ctx, &s.methods, &s.registry, self.cutoff, note);
+            ctx.output.cpu(ctx, &r);
         }
     }
 
-    fn handle_command(&self, agent: &Context, jni: Option<Jni>, command: &ControlCommand) -> bool {
+    fn handle_command(&self, ctx: &Context, jni: Option<Jni>, command: &ControlCommand) -> bool {
         match command {
             ControlCommand::CpuSamples { .. } => {
-                self.write_dump(agent, jni, DumpReason::Command);
-                agent.output.flush();
+                self.write_dump(ctx, jni, DumpReason::Command);
+                ctx.output.flush();
                 true
             }
             _ => false,

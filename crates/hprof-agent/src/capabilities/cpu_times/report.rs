@@ -43,19 +43,19 @@ fn frame_of(methods: &MethodTable, id: u32) -> Frame {
 }
 
 pub fn cpu_time(
-    agent: &Context,
+    ctx: &Context,
     methods: &MethodTable,
     registry: &Registry,
     cutoff: f64,
     note: Option<String>,
 ) -> CpuReport {
-    let depth = agent.depth();
+    let depth = ctx.depth();
     let mut frame_index: FxHashMap<u32, u32> = FxHashMap::default();
     let mut by_trace: FxHashMap<u32, (u64, f64)> = FxHashMap::default();
     let mut total = 0.0;
     let mut trace = Vec::with_capacity(depth);
     for snap in snapshots(registry) {
-        let thread = agent.trace_thread_serial(snap.thread_serial);
+        let thread = ctx.trace_thread_serial(snap.thread_serial);
         // The root is the time before a thread's first probe: no method's.
         for (i, &(_, _, calls, self_ns)) in snap.nodes.iter().enumerate().skip(1) {
             if calls == 0 && self_ns <= 0.0 {
@@ -65,11 +65,11 @@ pub fn cpu_time(
             let mut n = i as u32;
             while n != ROOT && trace.len() < depth {
                 let m = snap.nodes[n as usize].1;
-                let f = *frame_index.entry(m).or_insert_with(|| agent.traces.named_frame(frame_of(methods, m)));
+                let f = *frame_index.entry(m).or_insert_with(|| ctx.traces.named_frame(frame_of(methods, m)));
                 trace.push(f);
                 n = snap.nodes[n as usize].0;
             }
-            let serial = agent.traces.intern(thread, &trace);
+            let serial = ctx.traces.intern(thread, &trace);
             let e = by_trace.entry(serial).or_default();
             e.0 += calls;
             e.1 += self_ns.max(0.0);
@@ -82,7 +82,7 @@ pub fn cpu_time(
             weight: ns as u64,
             count,
             trace_serial: serial,
-            top_method: agent.traces.top_method(serial),
+            top_method: ctx.traces.top_method(serial),
         })
         .collect();
     rows.sort_by(|a, b| b.weight.cmp(&a.weight).then(a.trace_serial.cmp(&b.trace_serial)));

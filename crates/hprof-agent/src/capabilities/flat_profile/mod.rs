@@ -82,10 +82,10 @@ impl FlatProfile {
     }
 
     /// The top Java frame of a tick, with what the classification needs to know of its method.
-    fn top_frame(&self, agent: &Context, jni: Option<Jni>, frames: &Frames) -> Option<TopFrame> {
+    fn top_frame(&self, ctx: &Context, jni: Option<Jni>, frames: &Frames) -> Option<TopFrame> {
         let Frames::Walked(walked) = frames else { return None };
         let method = walked.first()?.method_id as sys::jmethodID;
-        let info = agent.methods.resolve(agent, jni, method)?;
+        let info = ctx.methods.resolve(ctx, jni, method)?;
         Some(TopFrame {
             method: method as usize,
             native: info.native,
@@ -95,12 +95,12 @@ impl FlatProfile {
 
     fn thread_entry<'a>(
         &self,
-        agent: &Context,
+        ctx: &Context,
         threads: &'a mut FxHashMap<u32, ThreadEntry>,
         serial: u32,
     ) -> &'a mut ThreadEntry {
         threads.entry(serial).or_insert_with(|| ThreadEntry {
-            name: agent.threads.all().iter().find(|t| t.serial == serial).map(|t| t.name.clone()).unwrap_or_default(),
+            name: ctx.threads.all().iter().find(|t| t.serial == serial).map(|t| t.name.clone()).unwrap_or_default(),
             thread: 0,
             started: *self.started.get_or_init(Instant::now),
             ended: None,
@@ -108,29 +108,28 @@ impl FlatProfile {
         })
     }
 
-    fn method_name(agent: &Context, jni: Option<Jni>, method: usize) -> String {
-        agent
-            .methods
-            .resolve(agent, jni, method as sys::jmethodID)
+    fn method_name(ctx: &Context, jni: Option<Jni>, method: usize) -> String {
+        ctx.methods
+            .resolve(ctx, jni, method as sys::jmethodID)
             .map(|m| format!("{}.{}", m.class_name, m.name))
             .unwrap_or_else(|| "<unknown method>".into())
     }
 
-    fn row_name(agent: &Context, jni: Option<Jni>, row: &Row) -> String {
+    fn row_name(ctx: &Context, jni: Option<Jni>, row: &Row) -> String {
         match row {
             Row::Interpreted(m) | Row::StubMethod(m) | Row::Compiled { method: m, inlined_into: None } => {
-                Self::method_name(agent, jni, *m)
+                Self::method_name(ctx, jni, *m)
             }
             // -Xprof named the compiled method; the pc-to-scope map tells which inlined method ran in it.
             Row::Compiled { method, inlined_into: Some(outer) } => {
-                format!("{}  (in {})", Self::method_name(agent, jni, *method), Self::method_name(agent, jni, *outer))
+                format!("{}  (in {})", Self::method_name(ctx, jni, *method), Self::method_name(ctx, jni, *outer))
             }
             Row::StubNamed(name) => name.to_string(),
         }
     }
 
-    fn write_report(&self, agent: &Context, jni: Option<Jni>, cutoff: f64) {
-        self.engine.drain(agent, jni);
+    fn write_report(&self, ctx: &Context, jni: Option<Jni>, cutoff: f64) {
+        self.engine.drain(ctx, jni);
         let now = Instant::now();
         // Names are resolved outside our locks: resolving may call the JVM.
         let snapshot: Vec<(u32, String, f64, ThreadTally)> = lock(&self.threads)
@@ -171,8 +170,7 @@ impl FlatProfile {
                 ..Default::default()
             };
             for (row, counts) in &tally.rows {
-                let named =
-                    NamedRow { name: Self::row_name(agent, jni, row), code: counts.code, native: counts.native };
+                let named = NamedRow { name: Self::row_name(ctx, jni, row), code: counts.code, native: counts.native };
                 match row {
                     Row::Interpreted(_) => p.interpreted.push(named),
                     Row::Compiled { .. } => p.compiled.push(named),
@@ -187,7 +185,7 @@ impl FlatProfile {
             }
             report::write_global(w, &summary)
         };
-        if agent.output.is_binary() {
+        if ctx.output.is_binary() {
             // net=: the stream carries binary records, which have none for this profile; print it as -Xprof did.
             let stdout = std::io::stdout();
             let mut out = stdout.lock();
@@ -195,7 +193,7 @@ impl FlatProfile {
                 log::error(&format!("cpu=flat: cannot print the flat profile: {e}"));
             }
         } else {
-            agent.output.text(write);
+            ctx.output.text(write);
         }
         if self.engine.dropped() > 0 {
             log::warning(&format!("cpu=flat: {} ticks dropped (sample buffer full)", self.engine.dropped()));
@@ -210,10 +208,10 @@ impl TickConsumer for FlatProfile {
         1
     }
 
-    fn on_ticks(&self, agent: &Context, jni: Option<Jni>, ticks: &TickBatch) {
+    fn on_ticks(&self, ctx: &Context, jni: Option<Jni>, ticks: &TickBatch) {
         let mut buckets = Vec::with_capacity(ticks.len());
         for tick in ticks.iter() {
-            let top = self.top_frame(agent, jni, &tick.frames);
+            let top = self.top_frame(ctx, jni, &tick.frames);
             let pc = tick.registers.pc;
             let bucket = {
                 let code = lock(&self.code);
@@ -224,7 +222,7 @@ impl TickConsumer for FlatProfile {
         }
         let mut threads = lock(&self.threads);
         for (serial, bucket) in &buckets {
-            self.thread_entry(agent, &mut threads, *serial).tally.add(bucket);
+            self.thread_entry(ctx, &mut threads, *serial).tally.add(bucket);
         }
     }
 }
@@ -244,7 +242,7 @@ impl EventHandler<Context> for Arc<FlatProfile> {
     #[allow(clippy::too_many_arguments)]
     fn compiled_method_load(
         &self,
-        agent: &Context,
+        ctx: &Context,
         _: Jvmti,
         method: sys::jmethodID,
         code_size: sys::jint,
@@ -253,7 +251,7 @@ impl EventHandler<Context> for Arc<FlatProfile> {
         _map: *const sys::jvmtiAddrLocationMap,
         _compile_info: *const c_void,
     ) {
-        let native = agent.jvmti.is_method_native(method).unwrap_or(false);
+        let native = ctx.jvmti.is_method_native(method).unwrap_or(false);
         lock(&self.code).add(
             code_addr as usize,
             code_size.max(0) as usize,
@@ -305,11 +303,11 @@ impl Capability for Arc<FlatProfile> {
         ]
     }
 
-    fn on_vm_init(&self, agent: &Context, jni: Jni) {
+    fn on_vm_init(&self, ctx: &Context, jni: Jni) {
         self.started.get_or_init(Instant::now);
         // Code generated before our events were on (the interpreter, early stubs and methods).
         for event in [Event::DynamicCodeGenerated, Event::CompiledMethodLoad] {
-            if let Err(e) = agent.jvmti.generate_events(event) {
+            if let Err(e) = ctx.jvmti.generate_events(event) {
                 log::warning(&format!("cpu=flat: cannot list the code generated so far ({event:?}): {e}"));
             }
         }
@@ -320,18 +318,17 @@ impl Capability for Arc<FlatProfile> {
         }
         let me = self.clone();
         let gc_active = self.gc_active.clone();
-        self.ticker
-            .start(agent, jni, self.interval_ms, gc_active, move |agent, jni, tick| me.on_wall_tick(agent, jni, tick));
+        self.ticker.start(ctx, jni, self.interval_ms, gc_active, move |ctx, jni, tick| me.on_wall_tick(ctx, jni, tick));
     }
 
     fn on_vm_death(&self, _agent: &Context, _jni: Jni) {
         self.ticker.stop();
     }
 
-    fn on_thread_start(&self, agent: &Context, jni: Jni, thread: sys::jthread, record: &ThreadRecord, _own: bool) {
+    fn on_thread_start(&self, ctx: &Context, jni: Jni, thread: sys::jthread, record: &ThreadRecord, _own: bool) {
         let global = jni.new_global_ref(thread) as usize;
         let mut threads = lock(&self.threads);
-        let entry = self.thread_entry(agent, &mut threads, record.serial);
+        let entry = self.thread_entry(ctx, &mut threads, record.serial);
         entry.name = record.name.clone();
         if entry.thread == 0 && entry.ended.is_none() {
             entry.thread = global;
@@ -356,14 +353,14 @@ impl Capability for Arc<FlatProfile> {
         Some((41, "flat profile"))
     }
 
-    fn write_dump(&self, agent: &Context, jni: Option<Jni>, _reason: DumpReason) {
-        self.write_report(agent, jni, agent.options.cutoff);
+    fn write_dump(&self, ctx: &Context, jni: Option<Jni>, _reason: DumpReason) {
+        self.write_report(ctx, jni, ctx.options.cutoff);
     }
 
-    fn handle_command(&self, agent: &Context, jni: Option<Jni>, command: &ControlCommand) -> bool {
+    fn handle_command(&self, ctx: &Context, jni: Option<Jni>, command: &ControlCommand) -> bool {
         match command {
             ControlCommand::CpuSamples { cutoff } => {
-                self.write_report(agent, jni, *cutoff as f64);
+                self.write_report(ctx, jni, *cutoff as f64);
                 true
             }
             _ => false,
@@ -373,7 +370,7 @@ impl Capability for Arc<FlatProfile> {
 
 impl FlatProfile {
     /// One wall-clock tick of the ticker: what the VM and each thread is doing now.
-    fn on_wall_tick(&self, agent: &Context, _jni: Jni, vm: &ticker::VmNow) {
+    fn on_wall_tick(&self, ctx: &Context, _jni: Jni, vm: &ticker::VmNow) {
         {
             let mut g = lock(&self.global);
             g.received += 1;
@@ -397,7 +394,7 @@ impl FlatProfile {
             }
             // Under our lock, so that ThreadEnd cannot delete the reference meanwhile; GetThreadState waits
             // for nothing.
-            if let Ok(state) = agent.jvmti.thread_state(entry.thread as sys::jthread)
+            if let Ok(state) = ctx.jvmti.thread_state(entry.thread as sys::jthread)
                 && state.alive()
                 && !state.runnable()
             {

@@ -36,7 +36,7 @@ const RESCAN: Duration = Duration::from_secs(1);
 impl Ticker {
     pub fn start(
         &self,
-        agent: &Context,
+        ctx: &Context,
         jni: Jni,
         interval_ms: u32,
         gc_active: Arc<AtomicBool>,
@@ -44,7 +44,7 @@ impl Ticker {
     ) {
         let thread = self.thread.clone();
         thread.start();
-        let body = move |agent: &'static Context, jni: Jni| {
+        let body = move |ctx: &'static Context, jni: Jni| {
             let period = Duration::from_millis(interval_ms.max(1) as u64);
             let mut vm_threads = VmThreads::default();
             let mut next = Instant::now() + period;
@@ -57,11 +57,11 @@ impl Ticker {
                 // Before any JNI or JVMTI call: those wait for a safepoint (a GC) to end.
                 let mut now = vm_threads.now();
                 now.gc = gc_active.load(Ordering::Relaxed);
-                jni.with_local_frame(16, || on_tick(agent, jni, &now));
+                jni.with_local_frame(16, || on_tick(ctx, jni, &now));
             }
             thread.finished();
         };
-        if let Err(e) = crate::agent_thread::spawn(agent, jni, "HPROF flat profiler", body) {
+        if let Err(e) = crate::agent_thread::spawn(ctx, jni, "HPROF flat profiler", body) {
             self.thread.finished();
             log::error(&format!("cpu=flat: {e}"));
         }

@@ -101,8 +101,8 @@ pub enum Release {
 struct DumpEnv(Jvmti);
 
 impl DumpEnv {
-    fn open(agent: &Context) -> Result<DumpEnv, String> {
-        let env = agent
+    fn open(ctx: &Context) -> Result<DumpEnv, String> {
+        let env = ctx
             .vm
             .jvmti(sys::JVMTI_VERSION_1_2)
             .map_err(|e| format!("cannot create a JVMTI environment for the heap dump: {e}"))?;
@@ -149,15 +149,15 @@ struct Walked {
 
 /// Writes one complete heap dump to the agent's output.
 pub fn write(
-    agent: &Context,
+    ctx: &Context,
     jni: Jni,
     files: &FileState,
     release: Release,
     completeness: Completeness,
 ) -> Result<DumpReport, String> {
     let started = Instant::now();
-    let env = DumpEnv::open(agent)?;
-    let result = write_with(agent, jni, env.0, files, started, completeness);
+    let env = DumpEnv::open(ctx)?;
+    let result = write_with(ctx, jni, env.0, files, started, completeness);
     env.release(release);
     let mut report = result?;
     report.total_ms = started.elapsed().as_millis();
@@ -165,7 +165,7 @@ pub fn write(
 }
 
 fn write_with(
-    agent: &Context,
+    ctx: &Context,
     jni: Jni,
     env: Jvmti,
     files: &FileState,
@@ -173,11 +173,11 @@ fn write_with(
     completeness: Completeness,
 ) -> Result<DumpReport, String> {
     let mut ids = DumpIds::new(ids::DUMP_BASE);
-    let mut naming = Naming::choose(agent, jni, env);
+    let mut naming = Naming::choose(ctx, jni, env);
     if naming.addresses().is_some() {
         ids.named = Some(Named::default());
     }
-    let result = write_named(agent, jni, env, &mut ids, &mut naming, files, started, completeness);
+    let result = write_named(ctx, jni, env, &mut ids, &mut naming, files, started, completeness);
     if let Some(mut named) = ids.named.take() {
         named.release(jni);
     }
@@ -186,7 +186,7 @@ fn write_with(
 
 #[allow(clippy::too_many_arguments)]
 fn write_named(
-    agent: &Context,
+    ctx: &Context,
     jni: Jni,
     env: Jvmti,
     ids: &mut DumpIds,
@@ -195,9 +195,9 @@ fn write_named(
     started: Instant,
     completeness: Completeness,
 ) -> Result<DumpReport, String> {
-    let mut plan = ClassPlan::build(agent, jni, env, ids)?;
-    let threads = ThreadRoots::collect(agent, jni, env, ids);
-    plan.held = super::held::HeldByClasses::collect(agent, jni, env, ids);
+    let mut plan = ClassPlan::build(ctx, jni, env, ids)?;
+    let threads = ThreadRoots::collect(ctx, jni, env, ids);
+    plan.held = super::held::HeldByClasses::collect(ctx, jni, env, ids);
     let search_started = Instant::now();
     let resolved = super::resolved::hold(jni, env, ids, naming, &mut plan.held);
     let resolved_ms = search_started.elapsed().as_millis();
@@ -208,10 +208,10 @@ fn write_named(
     }
     let prep_ms = started.elapsed().as_millis();
     let naming = naming.clone();
-    let result = if agent.output.is_binary() {
-        binary_dump(agent, jni, env, &mut plan, &threads, ids, naming, files, completeness)
+    let result = if ctx.output.is_binary() {
+        binary_dump(ctx, jni, env, &mut plan, &threads, ids, naming, files, completeness)
     } else {
-        text_dump(agent, jni, env, &mut plan, &threads, ids, naming, completeness)
+        text_dump(ctx, jni, env, &mut plan, &threads, ids, naming, completeness)
     };
     plan.held.release(jni);
     let mut report = result?;
@@ -303,9 +303,9 @@ fn walk_into<S: HeapSink>(
 }
 
 /// The threads' traces, settled against what the walk saw, written to the profile (before the dump).
-fn settle_traces(agent: &Context, jni: Jni, threads: &ThreadRoots, walked: &Walked) -> FxHashMap<u32, u32> {
-    let traces = threads.settle_traces(agent, jni, &walked.seen_frames);
-    agent.output.traces(agent, traces.values().copied());
+fn settle_traces(ctx: &Context, jni: Jni, threads: &ThreadRoots, walked: &Walked) -> FxHashMap<u32, u32> {
+    let traces = threads.settle_traces(ctx, jni, &walked.seen_frames);
+    ctx.output.traces(ctx, traces.values().copied());
     traces
 }
 
@@ -352,7 +352,7 @@ fn complete(
 
 #[allow(clippy::too_many_arguments)]
 fn binary_dump(
-    agent: &Context,
+    ctx: &Context,
     jni: Jni,
     env: Jvmti,
     plan: &mut ClassPlan,
@@ -362,10 +362,10 @@ fn binary_dump(
     files: &FileState,
     completeness: Completeness,
 ) -> Result<DumpReport, String> {
-    let closed = || format!("the heap dump could not be written to {}", agent.output.description());
+    let closed = || format!("the heap dump could not be written to {}", ctx.output.description());
     // The field names' STRING records, before any segment.
     let mut names = None;
-    agent.output.binary(|enc| {
+    ctx.output.binary(|enc| {
         if !files.empty_trace_written.swap(true, Ordering::Relaxed) {
             binary::write_empty_trace(enc)?;
         }
@@ -378,11 +378,11 @@ fn binary_dump(
     // The threads' traces too: usually nothing is then left to write before the dump after its walk.
     let mut traces: Vec<u32> = threads.traces().collect();
     traces.sort_unstable();
-    agent.output.traces(agent, traces);
+    ctx.output.traces(ctx, traces);
     let mut lent = None;
-    if agent.options.net.is_none() {
-        let near = Some(agent.options.output_file());
-        agent.output.binary(|enc| {
+    if ctx.options.net.is_none() {
+        let near = Some(ctx.options.output_file());
+        ctx.output.binary(|enc| {
             lent = LentProfile::lend(enc, near)?;
             Ok(())
         });
@@ -395,7 +395,7 @@ fn binary_dump(
     };
     // Whatever happens in there, the profile's file must be given back: a panic becomes a failed dump.
     let dumped = guard(
-        || binary_walk(agent, jni, env, plan, threads, ids, naming, names, target),
+        || binary_walk(ctx, jni, env, plan, threads, ids, naming, names, target),
         Err("the heap dump stopped on an internal error".into()),
     );
     let discard = |report: &DumpReport| completeness == Completeness::WholeOrNothing && report.unplaced() > 0;
@@ -407,7 +407,7 @@ fn binary_dump(
         }
         report.placed = "spooled".into();
         let mut written = false;
-        agent.output.binary(|enc| {
+        ctx.output.binary(|enc| {
             spool.copy_into(enc.writer().get_mut())?;
             enc.writer().heap_dump_end()?;
             written = true;
@@ -421,19 +421,19 @@ fn binary_dump(
     });
     let (dumped, mut report, late_names) = match dumped {
         Ok(done) if discard(&done.1) => {
-            agent.output.binary(|enc| lent.give_back(enc, Dumped::Failed).map(drop));
+            ctx.output.binary(|enc| lent.give_back(enc, Dumped::Failed).map(drop));
             let mut report = done.1;
             report.discarded = true;
             return Ok(report);
         }
         Ok(done) => done,
         Err(e) => {
-            agent.output.binary(|enc| lent.give_back(enc, Dumped::Failed).map(drop));
+            ctx.output.binary(|enc| lent.give_back(enc, Dumped::Failed).map(drop));
             return Err(e);
         }
     };
     let mut written = false;
-    agent.output.binary(|enc| {
+    ctx.output.binary(|enc| {
         let held = lent.give_back(enc, dumped)?;
         // Names of classes met late are written once; other records written meanwhile (threads that
         // start, stacks that change) are likely to come again.
@@ -464,7 +464,7 @@ enum Target<'a> {
 /// Returns the spool, the report and the bytes of the names of classes met late.
 #[allow(clippy::too_many_arguments)]
 fn binary_walk(
-    agent: &Context,
+    ctx: &Context,
     jni: Jni,
     env: Jvmti,
     plan: &mut ClassPlan,
@@ -474,7 +474,7 @@ fn binary_walk(
     names: FieldNames,
     mut target: Target<'_>,
 ) -> Result<(Spool, DumpReport, usize), String> {
-    let closed = || format!("the heap dump could not be written to {}", agent.output.description());
+    let closed = || format!("the heap dump could not be written to {}", ctx.output.description());
     let mut names = Some(names);
     let new_sink = |old: Option<BinarySink>| -> Result<BinarySink, String> {
         // An abandoned sink is dropped (its writes finished) before the file is reused.
@@ -482,7 +482,7 @@ fn binary_walk(
         let spool = match &mut target {
             Target::Profile(lent) => lent.spool_in_place().map_err(spool_error)?,
             Target::Aside(lent) => lent.spool_aside().map_err(spool_error)?,
-            Target::Socket => open_spool(agent)?,
+            Target::Socket => open_spool(ctx)?,
         };
         Ok(BinarySink::new(spool, names))
     };
@@ -490,9 +490,9 @@ fn binary_walk(
         walk_into(env, plan, threads, ids, &mut naming, new_sink)?;
 
     let named = plan.len();
-    let resolved = late.resolve(agent, jni, env, plan, ids);
+    let resolved = late.resolve(ctx, jni, env, plan, ids);
     let mut late_names = None;
-    agent.output.binary(|enc| {
+    ctx.output.binary(|enc| {
         let before = in_place::held(enc)?;
         // Classes added after the walk, and those laid out again (a late class's superclass, say).
         sink.names.add(enc, plan, (0..plan.len()).filter(|&k| k >= named || plan.relaid.contains(&(k as u32))))?;
@@ -500,7 +500,7 @@ fn binary_walk(
         Ok(())
     });
     let late_names = late_names.ok_or_else(closed)?;
-    let traces = settle_traces(agent, jni, threads, &walked);
+    let traces = settle_traces(ctx, jni, threads, &walked);
     let unplaced =
         complete(plan, &late, &resolved, &side_lengths, &traces, &mut walked, &mut sink).map_err(spool_error)?;
     let spool = sink.finish().map_err(spool_error)?;
@@ -515,8 +515,8 @@ fn binary_walk(
     Ok((spool, report, late_names))
 }
 
-fn open_spool(agent: &Context) -> Result<Spool, String> {
-    let near = agent.options.net.is_none().then(|| agent.options.output_file());
+fn open_spool(ctx: &Context) -> Result<Spool, String> {
+    let near = ctx.options.net.is_none().then(|| ctx.options.output_file());
     Spool::open(near.as_deref()).map_err(|e| format!("cannot create the heap dump spool file: {e}"))
 }
 
@@ -526,7 +526,7 @@ fn spool_error(e: io::Error) -> String {
 
 #[allow(clippy::too_many_arguments)]
 fn text_dump(
-    agent: &Context,
+    ctx: &Context,
     jni: Jni,
     env: Jvmti,
     plan: &mut ClassPlan,
@@ -535,11 +535,11 @@ fn text_dump(
     mut naming: Naming,
     completeness: Completeness,
 ) -> Result<DumpReport, String> {
-    let new_sink = |_: Option<TextSink>| Ok(TextSink::new(open_spool(agent)?));
+    let new_sink = |_: Option<TextSink>| Ok(TextSink::new(open_spool(ctx)?));
     let WalkedInto { mut sink, mut walked, late, side_lengths } =
         walk_into(env, plan, threads, ids, &mut naming, new_sink)?;
-    let resolved = late.resolve(agent, jni, env, plan, ids);
-    let traces = settle_traces(agent, jni, threads, &walked);
+    let resolved = late.resolve(ctx, jni, env, plan, ids);
+    let traces = settle_traces(ctx, jni, threads, &walked);
     let unplaced =
         complete(plan, &late, &resolved, &side_lengths, &traces, &mut walked, &mut sink).map_err(spool_error)?;
     let (objects, bytes) = (sink.objects, sink.bytes);
@@ -549,7 +549,7 @@ fn text_dump(
         return Ok(DumpReport { stats: walked.stats, late_unplaced: unplaced, discarded: true, ..Default::default() });
     }
     let date = hprof_format::time::ctime(hprof_format::time::now_millis());
-    agent.output.text(|w| {
+    ctx.output.text(|w| {
         hprof_format::text::heap::write_heap_dump_begin(w, objects, bytes, &date)?;
         spool.copy_to(w)?;
         hprof_format::text::heap::write_heap_dump_end(w)

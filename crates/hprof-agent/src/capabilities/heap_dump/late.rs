@@ -120,7 +120,7 @@ impl LateObjects {
     /// java.lang.Class.
     pub fn resolve(
         &self,
-        agent: &Context,
+        ctx: &Context,
         jni: Jni,
         dump_env: Jvmti,
         plan: &mut ClassPlan,
@@ -138,14 +138,14 @@ impl LateObjects {
         if wanted.is_empty() {
             return resolved;
         }
-        for class in agent.jvmti.loaded_classes().unwrap_or_default() {
+        for class in ctx.jvmti.loaded_classes().unwrap_or_default() {
             // Tagged by the walk, or (untagged for a walk by address) by its LOAD CLASS identifier.
             let id = match dump_env.tag(class) {
                 Ok(t) if t != 0 => ids.id_of(t),
-                _ => agent.jvmti.tag(class).ok().and_then(|t| agent.classes.by_tag(t)).map_or(0, |r| r.object_id),
+                _ => ctx.jvmti.tag(class).ok().and_then(|t| ctx.classes.by_tag(t)).map_or(0, |r| r.object_id),
             };
             if wanted.remove(&id)
-                && let Some(index) = plan.add_late(agent, jni, dump_env, ids, class)
+                && let Some(index) = plan.add_late(ctx, jni, dump_env, ids, class)
             {
                 resolved.classes.insert(id, index);
                 // A class object first met in the walk got an identifier there, which references to it

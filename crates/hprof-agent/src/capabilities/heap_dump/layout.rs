@@ -218,12 +218,12 @@ impl ClassPlan {
     /// Registers every loaded class (array classes included, which get no ClassPrepare event), tags each
     /// class object in the dump's environment with its LOAD CLASS identifier, tags class loaders, and
     /// computes the layouts.
-    pub fn build(agent: &Context, jni: Jni, dump_env: Jvmti, ids: &mut DumpIds) -> Result<ClassPlan, String> {
-        let loaded = agent.jvmti.loaded_classes().map_err(|e| format!("GetLoadedClasses failed: {e}"))?;
+    pub fn build(ctx: &Context, jni: Jni, dump_env: Jvmti, ids: &mut DumpIds) -> Result<ClassPlan, String> {
+        let loaded = ctx.jvmti.loaded_classes().map_err(|e| format!("GetLoadedClasses failed: {e}"))?;
         let mut plan = ClassPlan::default();
         let mut order = Vec::with_capacity(loaded.len());
         for class in loaded {
-            if let Some(raw) = jni.with_local_frame(16, || gather(agent, jni, dump_env, ids, class, false)) {
+            if let Some(raw) = jni.with_local_frame(16, || gather(ctx, jni, dump_env, ids, class, false)) {
                 order.push(raw.record.object_id);
                 plan.raw.insert(raw.record.object_id, raw);
             }
@@ -246,13 +246,13 @@ impl ClassPlan {
     /// Adds a class met only during the walk (loaded after the plan was made). Returns its index.
     pub fn add_late(
         &mut self,
-        agent: &Context,
+        ctx: &Context,
         jni: Jni,
         dump_env: Jvmti,
         ids: &mut DumpIds,
         class: sys::jclass,
     ) -> Option<u32> {
-        let raw = jni.with_local_frame(16, || gather(agent, jni, dump_env, ids, class, true))?;
+        let raw = jni.with_local_frame(16, || gather(ctx, jni, dump_env, ids, class, true))?;
         let id = raw.record.object_id;
         let existing = self.by_id.get(&id).copied();
         if let Some(i) = existing
@@ -266,14 +266,14 @@ impl ClassPlan {
         if !sup.is_null() {
             missing.push(sup);
         }
-        missing.extend(agent.jvmti.implemented_interfaces(class).unwrap_or_default());
+        missing.extend(ctx.jvmti.implemented_interfaces(class).unwrap_or_default());
         for c in missing {
             // Absent, or present but not prepared when the plan was made (javac loads a superclass long
             // before it links it): its fields, which number the late class's, are read now.
-            if let Some(r) = agent.classes.register(agent, c)
+            if let Some(r) = ctx.classes.register(ctx, c)
                 && self.raw.get(&r.object_id).is_none_or(|raw| raw.fields.is_none())
             {
-                self.add_late(agent, jni, dump_env, ids, c);
+                self.add_late(ctx, jni, dump_env, ids, c);
             }
             jni.delete_local_ref(c);
         }
@@ -510,17 +510,17 @@ fn field_type(signature: &str) -> BasicType {
 /// exist (CDS maps them in with the class). With `link`, such a class is linked first, as reflection
 /// does (no initializer runs).
 fn gather(
-    agent: &Context,
+    ctx: &Context,
     jni: Jni,
     dump_env: Jvmti,
     ids: &mut DumpIds,
     class: sys::jclass,
     link: bool,
 ) -> Option<RawClass> {
-    let record = agent.classes.register(agent, class)?;
+    let record = ctx.classes.register(ctx, class)?;
     dump_env.set_tag(class, record.object_id as i64).ok()?;
     ids.tagged(jni, class, record.object_id, true);
-    let jvmti = agent.jvmti;
+    let jvmti = ctx.jvmti;
     let fields = match jvmti.field_infos(class) {
         Err(JvmtiError(sys::JVMTI_ERROR_CLASS_NOT_PREPARED)) if link => {
             link_class(jni, class);
@@ -529,12 +529,12 @@ fn gather(
         r => r.ok(),
     };
     let sup = jni.superclass(class);
-    let super_id = if sup.is_null() { 0 } else { agent.classes.register(agent, sup).map_or(0, |r| r.object_id) };
+    let super_id = if sup.is_null() { 0 } else { ctx.classes.register(ctx, sup).map_or(0, |r| r.object_id) };
     let interfaces = jvmti
         .implemented_interfaces(class)
         .unwrap_or_default()
         .into_iter()
-        .filter_map(|i| agent.classes.register(agent, i).map(|r| r.object_id))
+        .filter_map(|i| ctx.classes.register(ctx, i).map(|r| r.object_id))
         .collect();
     let loader = jvmti.class_loader(class).unwrap_or(std::ptr::null_mut());
     let loader_id = if loader.is_null() { 0 } else { tag_object(jni, dump_env, ids, loader) };

@@ -65,15 +65,15 @@ impl HeapDump {
         HeapDump::default()
     }
 
-    fn dump(&self, agent: &Context, jni: Option<Jni>, reason: DumpReason) {
+    fn dump(&self, ctx: &Context, jni: Option<Jni>, reason: DumpReason) {
         let _one = self.one_at_a_time.lock().unwrap_or_else(|e| e.into_inner());
         let last = matches!(reason, DumpReason::Exit | DumpReason::SessionEnd);
-        if !agent.is_live() || (!last && self.exiting.load(Ordering::Relaxed)) {
+        if !ctx.is_live() || (!last && self.exiting.load(Ordering::Relaxed)) {
             return;
         }
         // At exit the process is about to give all its memory back.
         let release = if reason == DumpReason::Exit { Release::Never } else { Release::Background };
-        with_jni(agent, jni, |jni| match write_whole(agent, jni, &self.files, release) {
+        with_jni(ctx, jni, |jni| match write_whole(ctx, jni, &self.files, release) {
             Ok(report) => {
                 if report.unplaced() > 0 {
                     log::error(&format!(
@@ -114,10 +114,10 @@ impl HeapDump {
 const ATTEMPTS: u32 = 3;
 
 /// One dump, whole, or after [`ATTEMPTS`] the last attempt however it came out (the caller says so).
-fn write_whole(agent: &Context, jni: Jni, files: &FileState, release: Release) -> Result<DumpReport, String> {
+fn write_whole(ctx: &Context, jni: Jni, files: &FileState, release: Release) -> Result<DumpReport, String> {
     for attempt in 1..=ATTEMPTS {
         let completeness = if attempt < ATTEMPTS { Completeness::WholeOrNothing } else { Completeness::WriteAnyway };
-        let mut report = dump::write(agent, jni, files, release, completeness)?;
+        let mut report = dump::write(ctx, jni, files, release, completeness)?;
         report.attempt = attempt;
         if !report.discarded {
             return Ok(report);
@@ -132,14 +132,16 @@ fn write_whole(agent: &Context, jni: Jni, files: &FileState, release: Release) -
 
 /// Runs `f` with a JNI environment, attaching the calling native thread for the time of the dump if it
 /// has none (a socket command handled on a native thread).
-fn with_jni(agent: &Context, jni: Option<Jni>, f: impl FnOnce(Jni)) {
-    if let Some(jni) = jni.or_else(|| agent.vm.jni()) {
+fn with_jni(ctx: &Context, jni: Option<Jni>, f: impl FnOnce(Jni)) {
+    if let Some(jni) = jni.or_else(|| ctx.vm.jni()) {
         return f(jni);
     }
-    match agent.vm.attach_daemon(c"HPROF heap dump") {
+    match ctx.vm.attach_daemon(c"HPROF heap dump") {
         Ok(jni) => {
             f(jni);
-            agent.vm.detach();
+            // SAFETY: this thread was attached above for this call only; `jni` and its local references
+            // are not used past this point.
+            unsafe { ctx.vm.detach() };
         }
         Err(e) => log::error(&format!("heap dump failed: cannot attach to the JVM: {e}")),
     }
@@ -178,18 +180,18 @@ impl Capability for HeapDump {
         Some((20, "Java heap"))
     }
 
-    fn write_dump(&self, agent: &Context, jni: Option<Jni>, reason: DumpReason) {
-        self.dump(agent, jni, reason);
+    fn write_dump(&self, ctx: &Context, jni: Option<Jni>, reason: DumpReason) {
+        self.dump(ctx, jni, reason);
     }
 
-    fn handle_command(&self, agent: &Context, jni: Option<Jni>, command: &ControlCommand) -> bool {
+    fn handle_command(&self, ctx: &Context, jni: Option<Jni>, command: &ControlCommand) -> bool {
         if *command != ControlCommand::DumpHeap {
             return false;
         }
-        log::verbose(agent.options.verbose, "Dumping Java heap ...");
-        self.dump(agent, jni, DumpReason::Command);
-        agent.output.flush();
-        log::verbose(agent.options.verbose, " done.\n");
+        log::verbose(ctx.options.verbose, "Dumping Java heap ...");
+        self.dump(ctx, jni, DumpReason::Command);
+        ctx.output.flush();
+        log::verbose(ctx.options.verbose, " done.\n");
         true
     }
 }

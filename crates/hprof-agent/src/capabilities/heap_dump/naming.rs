@@ -37,8 +37,8 @@ pub enum Naming {
 
 impl Naming {
     /// Chooses before the dump's classes are gathered (which tags objects accordingly).
-    pub fn choose(agent: &Context, jni: Jni, env: Jvmti) -> Naming {
-        match addresses(agent, jni, env) {
+    pub fn choose(ctx: &Context, jni: Jni, env: Jvmti) -> Naming {
+        match addresses(ctx, jni, env) {
             Ok((a, offsets)) => Naming::Addresses(a, offsets, false),
             Err(why) => Naming::Tags(why),
         }
@@ -64,12 +64,12 @@ impl Naming {
 }
 
 /// Addresses, and field offsets if they passed the probe too.
-fn addresses(agent: &Context, jni: Jni, env: Jvmti) -> Result<(ObjectAddresses, Option<FieldOffsets>), String> {
+fn addresses(ctx: &Context, jni: Jni, env: Jvmti) -> Result<(ObjectAddresses, Option<FieldOffsets>), String> {
     if std::env::var_os("HPROF_HEAP_DUMP_TAGS").is_some() {
         return Err("HPROF_HEAP_DUMP_TAGS is set".into());
     }
     let heap = java_heap()?;
-    let next_id = agent.ids.reserve(0);
+    let next_id = ctx.ids.reserve(0);
     if next_id.saturating_add(ID_HEADROOM) > heap.start {
         return Err(format!("the agent's identifiers reach {next_id:#x}, the heap starts at {:#x}", heap.start));
     }

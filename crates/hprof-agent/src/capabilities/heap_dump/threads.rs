@@ -52,13 +52,13 @@ pub struct ThreadRoots {
 impl ThreadRoots {
     /// Registers every live thread, tags its thread object with its THREAD START identifier, interns its
     /// stack as a trace and tags the monitors it owns.
-    pub fn collect(agent: &Context, jni: Jni, dump_env: Jvmti, ids: &mut DumpIds) -> ThreadRoots {
+    pub fn collect(ctx: &Context, jni: Jni, dump_env: Jvmti, ids: &mut DumpIds) -> ThreadRoots {
         let mut roots = ThreadRoots::default();
-        let current = agent.jvmti.current_thread().unwrap_or(std::ptr::null_mut());
-        let threads = agent.jvmti.all_threads().unwrap_or_default();
+        let current = ctx.jvmti.current_thread().unwrap_or(std::ptr::null_mut());
+        let threads = ctx.jvmti.all_threads().unwrap_or_default();
         for thread in threads {
             let own = !current.is_null() && jni.is_same_object(thread, current);
-            jni.with_local_frame(16, || roots.add(agent, jni, dump_env, ids, thread, own));
+            jni.with_local_frame(16, || roots.add(ctx, jni, dump_env, ids, thread, own));
             jni.delete_local_ref(thread);
         }
         jni.delete_local_ref(current);
@@ -67,8 +67,8 @@ impl ThreadRoots {
         roots
     }
 
-    fn add(&mut self, agent: &Context, jni: Jni, dump_env: Jvmti, ids: &mut DumpIds, thread: sys::jthread, own: bool) {
-        let Some((record, _)) = agent.threads.register(agent, thread, own) else { return };
+    fn add(&mut self, ctx: &Context, jni: Jni, dump_env: Jvmti, ids: &mut DumpIds, thread: sys::jthread, own: bool) {
+        let Some((record, _)) = ctx.threads.register(ctx, thread, own) else { return };
         if dump_env.set_tag(thread, record.object_id as i64).is_err() {
             return;
         }
@@ -76,13 +76,13 @@ impl ThreadRoots {
         if let Some(tid) = crate::threads::java_thread_id(jni, thread) {
             self.by_tid.insert(tid, record.serial);
         }
-        let frames = stack(agent, thread);
-        let trace_serial = agent.traces.intern_raw(agent, Some(jni), agent.trace_thread_serial(record.serial), &frames);
+        let frames = stack(ctx, thread);
+        let trace_serial = ctx.traces.intern_raw(ctx, Some(jni), ctx.trace_thread_serial(record.serial), &frames);
         self.by_id.insert(record.object_id, DumpThread { serial: record.serial, trace_serial, frames });
-        for monitor in agent.jvmti.owned_monitor_info(thread).unwrap_or_default() {
+        for monitor in ctx.jvmti.owned_monitor_info(thread).unwrap_or_default() {
             // An array used as a lock would need its length in the tag: such locks go unlisted.
             let class = jni.object_class(monitor);
-            let is_array = agent.classes.register(agent, class).is_some_and(|c| c.signature.starts_with('['));
+            let is_array = ctx.classes.register(ctx, class).is_some_and(|c| c.signature.starts_with('['));
             if !is_array {
                 let id = tag_object(jni, dump_env, ids, monitor);
                 if id != 0 {
@@ -108,7 +108,7 @@ impl ThreadRoots {
 
     /// The trace each thread's ROOT THREAD OBJECT names (by thread serial), given the frames the walk saw
     /// holding roots: the trace from before the walk where they agree with it, else one built from them.
-    pub fn settle_traces(&self, agent: &Context, jni: Jni, seen: &[SeenFrame]) -> FxHashMap<u32, u32> {
+    pub fn settle_traces(&self, ctx: &Context, jni: Jni, seen: &[SeenFrame]) -> FxHashMap<u32, u32> {
         let mut by_thread: FxHashMap<u32, Vec<&SeenFrame>> = FxHashMap::default();
         for f in seen {
             by_thread.entry(f.thread).or_default().push(f);
@@ -117,7 +117,7 @@ impl ThreadRoots {
         for t in self.by_id.values() {
             let seen = by_thread.get(&t.serial).map(Vec::as_slice).unwrap_or_default();
             let agrees = seen.iter().all(|f| t.frames.get(f.depth as usize).is_some_and(|p| p.method == f.method));
-            let serial = if agrees { t.trace_serial } else { trace_from_walk(agent, jni, t.serial, seen) };
+            let serial = if agrees { t.trace_serial } else { trace_from_walk(ctx, jni, t.serial, seen) };
             traces.insert(t.serial, serial);
         }
         traces
@@ -125,7 +125,7 @@ impl ThreadRoots {
 }
 
 /// A trace of the frames the walk saw, with a pseudo-frame at the depths it saw none.
-fn trace_from_walk(agent: &Context, jni: Jni, thread_serial: u32, seen: &[&SeenFrame]) -> u32 {
+fn trace_from_walk(ctx: &Context, jni: Jni, thread_serial: u32, seen: &[&SeenFrame]) -> u32 {
     let depth = seen.iter().map(|f| f.depth.max(0) as usize + 1).max().unwrap_or(0);
     let mut frames = vec![None; depth];
     for f in seen {
@@ -135,18 +135,18 @@ fn trace_from_walk(agent: &Context, jni: Jni, thread_serial: u32, seen: &[&SeenF
     let indexes: Vec<u32> = frames
         .into_iter()
         .map(|f| {
-            f.and_then(|raw| agent.traces.frame_index(agent, Some(jni), raw))
-                .unwrap_or_else(|| agent.traces.pseudo_frame(UNSEEN_FRAME))
+            f.and_then(|raw| ctx.traces.frame_index(ctx, Some(jni), raw))
+                .unwrap_or_else(|| ctx.traces.pseudo_frame(UNSEEN_FRAME))
         })
         .collect();
-    agent.traces.intern(agent.trace_thread_serial(thread_serial), &indexes)
+    ctx.traces.intern(ctx.trace_thread_serial(thread_serial), &indexes)
 }
 
 /// The thread's whole stack, top first.
-fn stack(agent: &Context, thread: sys::jthread) -> Vec<RawFrame> {
-    let depth = agent.jvmti.frame_count(thread).map_or(0, |n| (n.max(0) as usize).min(MAX_FRAMES));
+fn stack(ctx: &Context, thread: sys::jthread) -> Vec<RawFrame> {
+    let depth = ctx.jvmti.frame_count(thread).map_or(0, |n| (n.max(0) as usize).min(MAX_FRAMES));
     // SAFETY: a C struct of integers and nullable pointers, for which all-zero bytes are a valid value.
     let mut buf = vec![unsafe { std::mem::zeroed::<sys::jvmtiFrameInfo>() }; depth];
-    let n = if depth == 0 { 0 } else { agent.jvmti.stack_trace(thread, 0, &mut buf).unwrap_or(0) };
+    let n = if depth == 0 { 0 } else { ctx.jvmti.stack_trace(thread, 0, &mut buf).unwrap_or(0) };
     buf[..n].iter().map(RawFrame::from_jvmti).collect()
 }

@@ -58,13 +58,13 @@ impl Contention {
     }
 
     /// MonitorContendedEnter: `thread` (the current one, with key `key`) is about to block on `object`.
-    pub fn on_enter(&self, agent: &Context, jni: Jni, thread: sys::jthread, key: u64, object: sys::jobject) {
-        let class_serial = class_of(agent, jni, object).map(|c| c.serial).unwrap_or(0);
-        let raw = self.current_stack(agent);
-        let depth = agent.depth().min(raw.len());
-        let thread_serial = agent.trace_thread_serial(agent.threads.serial_of(agent, thread));
-        let trace_serial = agent.traces.intern_raw(agent, Some(jni), thread_serial, &raw[..depth]);
-        let lock_stack = self.lock_stacks.as_ref().map(|s| s.intern(agent, jni, class_serial, &raw));
+    pub fn on_enter(&self, ctx: &Context, jni: Jni, thread: sys::jthread, key: u64, object: sys::jobject) {
+        let class_serial = class_of(ctx, jni, object).map(|c| c.serial).unwrap_or(0);
+        let raw = self.current_stack(ctx);
+        let depth = ctx.depth().min(raw.len());
+        let thread_serial = ctx.trace_thread_serial(ctx.threads.serial_of(ctx, thread));
+        let trace_serial = ctx.traces.intern_raw(ctx, Some(jni), thread_serial, &raw[..depth]);
+        let lock_stack = self.lock_stacks.as_ref().map(|s| s.intern(ctx, jni, class_serial, &raw));
         // The clock starts after our own work, so that the stack walk is not charged to the lock.
         let row = RowKey { trace_serial, class_serial };
         self.lock().blocked.insert(key, Blocked { since: Instant::now(), row, lock_stack });
@@ -87,22 +87,22 @@ impl Contention {
     }
 
     /// The current thread's stack, top first: depth= frames, or the full stack for the lock flame graph.
-    fn current_stack(&self, agent: &Context) -> Vec<RawFrame> {
-        let depth = agent.depth();
+    fn current_stack(&self, ctx: &Context) -> Vec<RawFrame> {
+        let depth = ctx.depth();
         if self.lock_stacks.is_none() {
-            return stack_of_current_thread(agent, depth);
+            return stack_of_current_thread(ctx, depth);
         }
         // Most stacks are short: try a small buffer before the largest.
         let first = depth.max(FIRST_TRY_FRAMES);
-        let stack = stack_of_current_thread(agent, first);
+        let stack = stack_of_current_thread(ctx, first);
         if stack.len() < first || first >= LockStacks::MAX_FRAMES {
             return stack;
         }
-        stack_of_current_thread(agent, depth.max(LockStacks::MAX_FRAMES))
+        stack_of_current_thread(ctx, depth.max(LockStacks::MAX_FRAMES))
     }
 
     /// MONITOR TIME so far, waits still in progress included: rows by blocked time, largest first.
-    pub fn report(&self, agent: &Context) -> MonitorTimeReport {
+    pub fn report(&self, ctx: &Context) -> MonitorTimeReport {
         let now = Instant::now();
         let mut totals: FxHashMap<RowKey, Totals> = {
             let state = self.lock();
@@ -120,7 +120,7 @@ impl Contention {
                 nanos: t.nanos,
                 count: t.count,
                 trace_serial: k.trace_serial,
-                monitor_class: agent
+                monitor_class: ctx
                     .classes
                     .by_serial(k.class_serial)
                     .map(|c| c.name.clone())
@@ -128,27 +128,27 @@ impl Contention {
             })
             .collect();
         rows.sort_by(|a, b| b.nanos.cmp(&a.nanos).then(a.trace_serial.cmp(&b.trace_serial)));
-        MonitorTimeReport { total_nanos: rows.iter().map(|r| r.nanos).sum(), cutoff: agent.options.cutoff, rows }
+        MonitorTimeReport { total_nanos: rows.iter().map(|r| r.nanos).sum(), cutoff: ctx.options.cutoff, rows }
     }
 
     /// Writes the lock flame graph and/or collapsed stacks, if asked for, waits in progress included.
-    pub fn write_lock_stacks(&self, agent: &Context) {
+    pub fn write_lock_stacks(&self, ctx: &Context) {
         let Some(stacks) = &self.lock_stacks else { return };
         let now = Instant::now();
         let in_progress: Vec<(u32, u64)> =
             self.lock().blocked.values().filter_map(|b| Some((b.lock_stack?, nanos_between(b.since, now)))).collect();
-        stacks.write_files(agent, &in_progress);
+        stacks.write_files(ctx, &in_progress);
     }
 }
 
 /// Frames a full-stack walk asks for first.
 const FIRST_TRY_FRAMES: usize = 128;
 
-fn stack_of_current_thread(agent: &Context, frames: usize) -> Vec<RawFrame> {
+fn stack_of_current_thread(ctx: &Context, frames: usize) -> Vec<RawFrame> {
     // SAFETY: jvmtiFrameInfo is a plain C struct (a method id pointer and a location) for which all zero
     // bytes are valid.
     let mut buf = vec![unsafe { std::mem::zeroed::<sys::jvmtiFrameInfo>() }; frames];
-    let n = agent.jvmti.stack_trace(std::ptr::null_mut(), 0, &mut buf).unwrap_or(0);
+    let n = ctx.jvmti.stack_trace(std::ptr::null_mut(), 0, &mut buf).unwrap_or(0);
     buf[..n].iter().map(RawFrame::from_jvmti).collect()
 }
 

@@ -57,7 +57,7 @@ impl LockStacks {
     }
 
     /// The id of a stack (top first) blocked on a monitor of class `class_serial`.
-    pub fn intern(&self, agent: &Context, jni: Jni, class_serial: u32, raw: &[RawFrame]) -> u32 {
+    pub fn intern(&self, ctx: &Context, jni: Jni, class_serial: u32, raw: &[RawFrame]) -> u32 {
         let mut key = Vec::with_capacity(raw.len() + 1);
         key.push(RawFrame { method: usize::MAX, bci: class_serial as i32 });
         key.extend_from_slice(raw);
@@ -68,10 +68,7 @@ impl LockStacks {
         let frames: Box<[u32]> = raw
             .iter()
             .map(|&f| {
-                agent
-                    .traces
-                    .frame_index(agent, Some(jni), f)
-                    .unwrap_or_else(|| agent.traces.pseudo_frame("<unknown method>"))
+                ctx.traces.frame_index(ctx, Some(jni), f).unwrap_or_else(|| ctx.traces.pseudo_frame("<unknown method>"))
             })
             .collect();
         let mut inner = self.lock();
@@ -92,7 +89,7 @@ impl LockStacks {
 
     /// Every stack with time on it, plus `(id, nanos)` of waits in progress, root first, the lock's class on
     /// top.
-    fn weighted(&self, agent: &Context, in_progress: &[(u32, u64)]) -> Vec<WeightedStack> {
+    fn weighted(&self, ctx: &Context, in_progress: &[(u32, u64)]) -> Vec<WeightedStack> {
         let stacks: Vec<(u32, Box<[u32]>, u64)> = {
             let inner = self.lock();
             let mut nanos: Vec<u64> = inner.stacks.iter().map(|s| s.nanos).collect();
@@ -115,9 +112,9 @@ impl LockStacks {
                 let mut names: Vec<String> = frames
                     .iter()
                     .rev()
-                    .map(|&i| agent.traces.frame(i).map(|f| f.frame.qualified_method()).unwrap_or_default())
+                    .map(|&i| ctx.traces.frame(i).map(|f| f.frame.qualified_method()).unwrap_or_default())
                     .collect();
-                let class = agent.classes.by_serial(class_serial).map(|c| c.name.clone());
+                let class = ctx.classes.by_serial(class_serial).map(|c| c.name.clone());
                 names.push(format!("[lock:{}]", class.as_deref().unwrap_or("<unknown class>")));
                 WeightedStack { frames: names, weight: nanos }
             })
@@ -125,8 +122,8 @@ impl LockStacks {
     }
 
     /// (Re)writes the files with the totals so far; a failure is reported and the profile goes on.
-    pub fn write_files(&self, agent: &Context, in_progress: &[(u32, u64)]) {
-        let stacks = self.weighted(agent, in_progress);
+    pub fn write_files(&self, ctx: &Context, in_progress: &[(u32, u64)]) {
+        let stacks = self.weighted(ctx, in_progress);
         if let Some(path) = &self.flamegraph
             && let Err(e) = write_flamegraph(path, &stacks, "Lock contention: time blocked entering monitors", "ns")
         {

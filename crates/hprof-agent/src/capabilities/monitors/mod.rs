@@ -38,8 +38,8 @@ impl Monitors {
 }
 
 impl EventHandler<Context> for Monitors {
-    fn monitor_contended_enter(&self, agent: &Context, _: Jvmti, jni: Jni, thread: sys::jthread, object: sys::jobject) {
-        self.contention.on_enter(agent, jni, thread, thread_key::of(jni, thread), object);
+    fn monitor_contended_enter(&self, ctx: &Context, _: Jvmti, jni: Jni, thread: sys::jthread, object: sys::jobject) {
+        self.contention.on_enter(ctx, jni, thread, thread_key::of(jni, thread), object);
     }
 
     fn monitor_contended_entered(&self, _: &Context, _: Jvmti, jni: Jni, thread: sys::jthread, _object: sys::jobject) {
@@ -56,7 +56,7 @@ impl EventHandler<Context> for Monitors {
 
     fn native_method_bind(
         &self,
-        agent: &Context,
+        ctx: &Context,
         _: Jvmti,
         _jni: Jni,
         _thread: sys::jthread,
@@ -64,7 +64,7 @@ impl EventHandler<Context> for Monitors {
         address: *mut std::ffi::c_void,
         new_address: *mut *mut std::ffi::c_void,
     ) {
-        sleeps::on_native_method_bind(agent, address, new_address);
+        sleeps::on_native_method_bind(ctx, address, new_address);
     }
 }
 
@@ -101,25 +101,25 @@ impl Capability for Monitors {
     }
 
     /// HPROF's order: the MONITOR DUMP snapshot, then MONITOR TIME; then the lock flame graph files.
-    fn write_dump(&self, agent: &Context, jni: Option<Jni>, _reason: DumpReason) {
+    fn write_dump(&self, ctx: &Context, jni: Option<Jni>, _reason: DumpReason) {
         // JVMTI hands out thread and monitor references only to a thread attached to the VM.
         if let Some(jni) = jni {
-            let dump = snapshot::take(agent, jni);
-            agent.output.traces(agent, dump.trace_serials());
-            agent.output.text(|w| hprof_format::text::write_monitor_dump(w, &dump));
+            let dump = snapshot::take(ctx, jni);
+            ctx.output.traces(ctx, dump.trace_serials());
+            ctx.output.text(|w| hprof_format::text::write_monitor_dump(w, &dump));
         }
-        agent.output.monitor_time(agent, &self.contention.report(agent));
-        self.contention.write_lock_stacks(agent);
+        ctx.output.monitor_time(ctx, &self.contention.report(ctx));
+        self.contention.write_lock_stacks(ctx);
     }
 }
 
 /// The class record of a locked object.
-fn class_of(agent: &Context, jni: Jni, object: sys::jobject) -> Option<Arc<ClassRecord>> {
+fn class_of(ctx: &Context, jni: Jni, object: sys::jobject) -> Option<Arc<ClassRecord>> {
     let class = jni.object_class(object);
     if class.is_null() {
         return None;
     }
-    let record = agent.classes.register(agent, class);
+    let record = ctx.classes.register(ctx, class);
     jni.delete_local_ref(class);
     record
 }

@@ -22,7 +22,7 @@ static ORIGINAL_MILLIS: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut())
 static ORIGINAL_NANOS: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
 
 /// NativeMethodBind: redirects the binding to `JVM_Sleep` to our wrapper.
-pub fn on_native_method_bind(agent: &Context, address: *mut c_void, new_address: *mut *mut c_void) {
+pub fn on_native_method_bind(ctx: &Context, address: *mut c_void, new_address: *mut *mut c_void) {
     if address.is_null() || new_address.is_null() {
         return;
     }
@@ -31,7 +31,7 @@ pub fn on_native_method_bind(agent: &Context, address: *mut c_void, new_address:
         return;
     }
     let (original, wrapper): (&AtomicPtr<c_void>, SleepFn) =
-        if address == sleep_nanos_fn || agent.jvmti_version.major >= 21 {
+        if address == sleep_nanos_fn || ctx.jvmti_version.major >= 21 {
             (&ORIGINAL_NANOS, sleep_nanos)
         } else {
             (&ORIGINAL_MILLIS, sleep_millis)
@@ -81,22 +81,22 @@ unsafe fn call(original: &AtomicPtr<c_void>, env: *mut sys::JNIEnv, class: sys::
 fn report(env: *mut sys::JNIEnv, timeout_ms: i64) {
     guard(
         || {
-            let Some(agent) = current() else { return };
-            if !agent.is_live() || env.is_null() {
+            let Some(ctx) = current() else { return };
+            if !ctx.is_live() || env.is_null() {
                 return;
             }
             // SAFETY: `env` is the sleeping thread's JNIEnv (checked non-null above), passed by the JVM to the native
             // method, and we are on that thread.
             let jni = unsafe { Jni::from_raw(env) };
-            let serial = match agent.jvmti.current_thread() {
+            let serial = match ctx.jvmti.current_thread() {
                 Ok(thread) => {
-                    let serial = agent.threads.serial_of(agent, thread);
+                    let serial = ctx.threads.serial_of(ctx, thread);
                     jni.delete_local_ref(thread);
                     serial
                 }
                 Err(_) => 0,
             };
-            agent.output.text(|w| write_sleep(w, timeout_ms, serial));
+            ctx.output.text(|w| write_sleep(w, timeout_ms, serial));
         },
         (),
     )

@@ -13,27 +13,27 @@ use hprof_format::text::{DumpedMonitor, DumpedThread, MonitorDump, ThreadStatus}
 use jvmti::{Jni, sys};
 use std::collections::HashSet;
 
-pub fn take(agent: &Context, jni: Jni) -> MonitorDump {
+pub fn take(ctx: &Context, jni: Jni) -> MonitorDump {
     // Every reference JVMTI hands out here is local: the frame frees them all.
-    jni.with_local_frame(64, || take_in_frame(agent, jni))
+    jni.with_local_frame(64, || take_in_frame(ctx, jni))
 }
 
-fn take_in_frame(agent: &Context, jni: Jni) -> MonitorDump {
-    let stacks = agent.jvmti.all_stack_traces(agent.depth() as i32).unwrap_or_default();
+fn take_in_frame(ctx: &Context, jni: Jni) -> MonitorDump {
+    let stacks = ctx.jvmti.all_stack_traces(ctx.depth() as i32).unwrap_or_default();
     let mut threads = Vec::with_capacity(stacks.len());
     let mut live = HashSet::new();
     for info in &stacks {
-        let serial = thread_serial(agent, info.thread);
+        let serial = thread_serial(ctx, info.thread);
         if serial == 0 {
             continue;
         }
         let raw: Vec<RawFrame> = info.frames.iter().map(RawFrame::from_jvmti).collect();
-        let trace_serial = agent.traces.intern_raw(agent, Some(jni), agent.trace_thread_serial(serial), &raw);
+        let trace_serial = ctx.traces.intern_raw(ctx, Some(jni), ctx.trace_thread_serial(serial), &raw);
         threads.push(DumpedThread { serial, trace_serial, status: status::from_jvmti(info.state) });
         live.insert(serial);
     }
     // Threads seen earlier that have ended, as HPROF listed them.
-    for record in agent.threads.all() {
+    for record in ctx.threads.all() {
         if !live.contains(&record.serial) {
             threads.push(DumpedThread {
                 serial: record.serial,
@@ -46,8 +46,8 @@ fn take_in_frame(agent: &Context, jni: Jni) -> MonitorDump {
 
     let mut objects: Vec<sys::jobject> = Vec::new();
     for info in &stacks {
-        let owned = agent.jvmti.owned_monitor_info(info.thread).unwrap_or_default();
-        let contended = agent.jvmti.current_contended_monitor(info.thread).ok().filter(|m| !m.is_null());
+        let owned = ctx.jvmti.owned_monitor_info(info.thread).unwrap_or_default();
+        let contended = ctx.jvmti.current_contended_monitor(info.thread).ok().filter(|m| !m.is_null());
         for object in owned.into_iter().chain(contended) {
             if objects.iter().any(|&seen| jni.is_same_object(seen, object)) {
                 jni.delete_local_ref(object);
@@ -56,27 +56,27 @@ fn take_in_frame(agent: &Context, jni: Jni) -> MonitorDump {
             }
         }
     }
-    let monitors = objects.iter().filter_map(|&o| describe_monitor(agent, jni, o)).collect();
+    let monitors = objects.iter().filter_map(|&o| describe_monitor(ctx, jni, o)).collect();
     MonitorDump { threads, monitors }
 }
 
-fn describe_monitor(agent: &Context, jni: Jni, object: sys::jobject) -> Option<DumpedMonitor> {
-    let usage = agent.jvmti.object_monitor_usage(object).ok()?;
-    let class_name = class_of(agent, jni, object).map(|c| c.name.clone()).unwrap_or_else(|| "<unknown class>".into());
-    let owner = (!usage.owner.is_null()).then(|| thread_serial(agent, usage.owner));
+fn describe_monitor(ctx: &Context, jni: Jni, object: sys::jobject) -> Option<DumpedMonitor> {
+    let usage = ctx.jvmti.object_monitor_usage(object).ok()?;
+    let class_name = class_of(ctx, jni, object).map(|c| c.name.clone()).unwrap_or_else(|| "<unknown class>".into());
+    let owner = (!usage.owner.is_null()).then(|| thread_serial(ctx, usage.owner));
     // Up to JDK 22 `waiters` also lists the threads in Object.wait; they are reported as waiting to be
     // notified only.
     let waiting_to_enter = usage
         .waiters
         .iter()
         .filter(|&&t| !usage.notify_waiters.iter().any(|&n| jni.is_same_object(t, n)))
-        .map(|&t| thread_serial(agent, t))
+        .map(|&t| thread_serial(ctx, t))
         .collect();
-    let waiting_to_be_notified = usage.notify_waiters.iter().map(|&t| thread_serial(agent, t)).collect();
+    let waiting_to_be_notified = usage.notify_waiters.iter().map(|&t| thread_serial(ctx, t)).collect();
     Some(DumpedMonitor { class_name, owner, entry_count: usage.entry_count, waiting_to_enter, waiting_to_be_notified })
 }
 
 /// A thread's serial, registering a thread the agent has not seen start yet.
-fn thread_serial(agent: &Context, thread: sys::jthread) -> u32 {
-    agent.threads.register(agent, thread, false).map(|(r, _)| r.serial).unwrap_or(0)
+fn thread_serial(ctx: &Context, thread: sys::jthread) -> u32 {
+    ctx.threads.register(ctx, thread, false).map(|(r, _)| r.serial).unwrap_or(0)
 }

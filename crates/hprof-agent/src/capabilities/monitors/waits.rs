@@ -18,28 +18,28 @@ pub struct Waits {
 impl Waits {
     pub fn on_wait(
         &self,
-        agent: &Context,
+        ctx: &Context,
         jni: Jni,
         thread: sys::jthread,
         key: u64,
         object: sys::jobject,
         timeout_ms: i64,
     ) {
-        let (signature, serial) = describe(agent, jni, thread, object);
-        agent.output.text(|w| write_monitor_wait(w, &signature, timeout_ms, serial));
+        let (signature, serial) = describe(ctx, jni, thread, object);
+        ctx.output.text(|w| write_monitor_wait(w, &signature, timeout_ms, serial));
         self.started.lock().unwrap_or_else(|e| e.into_inner()).insert(key, Instant::now());
     }
 
-    pub fn on_waited(&self, agent: &Context, jni: Jni, thread: sys::jthread, key: u64, object: sys::jobject) {
+    pub fn on_waited(&self, ctx: &Context, jni: Jni, thread: sys::jthread, key: u64, object: sys::jobject) {
         let started = self.started.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
         let waited_ms = started.map(|t| t.elapsed().as_millis() as u64).unwrap_or(0);
-        let (signature, serial) = describe(agent, jni, thread, object);
-        agent.output.text(|w| write_monitor_waited(w, &signature, waited_ms, serial));
+        let (signature, serial) = describe(ctx, jni, thread, object);
+        ctx.output.text(|w| write_monitor_waited(w, &signature, waited_ms, serial));
     }
 }
 
 /// The JVM signature of the object's class (as HPROF printed it) and the thread's serial (0 if unknown).
-fn describe(agent: &Context, jni: Jni, thread: sys::jthread, object: sys::jobject) -> (String, u32) {
-    let signature = class_of(agent, jni, object).map(|c| c.signature.clone()).unwrap_or_else(|| "<unknown>".into());
-    (signature, agent.threads.serial_of(agent, thread))
+fn describe(ctx: &Context, jni: Jni, thread: sys::jthread, object: sys::jobject) -> (String, u32) {
+    let signature = class_of(ctx, jni, object).map(|c| c.signature.clone()).unwrap_or_else(|| "<unknown>".into());
+    (signature, ctx.threads.serial_of(ctx, thread))
 }
