@@ -20,6 +20,7 @@
 mod code_cache;
 pub mod heap;
 pub mod java_thread;
+pub mod jni_handles;
 mod layout;
 mod per_thread;
 mod structs;

@@ -2,7 +2,8 @@
 //! lies and which parts of it are committed ([`JavaHeap`], [`Committed`]), what a JVMTI heap callback's tag
 //! pointers reveal about the objects ([`ObjectAddresses`]), object headers (class words, array lengths),
 //! decoded field offsets and primitive values ([`FieldOffsets`], [`bits_at`]), the sizes HotSpot's class
-//! metadata gives ([`ObjectSizes`]), where constant pools keep what they resolved ([`ResolvedReferences`]),
+//! metadata gives ([`ObjectSizes`]), where constant pools keep what they resolved ([`ResolvedReferences`], and the
+//! slots reached from a method without reading an object, [`PoolHandles`]),
 //! and a read that cannot fault ([`peek()`]).
 //!
 //! Every raw read of HotSpot's memory the agent makes for a heap dump is here. The rules:
@@ -22,6 +23,7 @@ mod constant_pools;
 mod fields;
 mod objects;
 mod peek;
+mod pool_handles;
 mod sizes;
 
 pub use committed::{Committed, MAX_PIECES};
@@ -29,6 +31,7 @@ pub use constant_pools::ResolvedReferences;
 pub use fields::{FieldOffsets, bits_at};
 pub use objects::{ObjectAddresses, handle_target, raw_object, raw_referrer};
 pub use peek::{peek, peek_bytes};
+pub use pool_handles::{ClassSlots, PoolHandles};
 pub use sizes::{ObjectSizes, Shape, shape};
 
 use crate::VmStructs;
