@@ -3,29 +3,30 @@
 //! 1. Before the walk (JVMTI and JNI allowed): a JVMTI environment of the dump's own, so that its tags
 //!    never meet those of the class table or of heap=sites, and can all be dropped at once by disposing
 //!    of it; how objects are named ([`super::naming`]: by address, or by tag); the class plan and the
-//!    threads, with class objects, thread objects, class loaders and held monitors tagged (and, for a walk
-//!    by address, remembered to be untagged before it, [`super::naming`]); the threads' stack traces
-//!    written.
-//! 2. The walk, streaming records into a spool file (see [`super::spool`]), holding nothing the program's
-//!    threads could wait for. If object addresses fail a check on the way, the walk stops, its records
+//!    threads ([`super::plan`]), with class objects, thread objects, class loaders and held monitors
+//!    tagged (and, for a walk by address, remembered to be untagged before it, [`super::naming`]); the
+//!    threads' stack traces written.
+//! 2. The walk ([`super::walk`]), streaming records into a spool file (see [`super::records::spool`]),
+//!    holding nothing the program's threads could wait for. If object addresses fail a check on the way, the walk stops, its records
 //!    are dropped, and the heap is walked again with tags.
 //! 3. After the walk: the few objects whose classes the plan did not know, the CLASS DUMPs of classes
 //!    the walk did not visit; then the spool is copied into the profile (a binary dump into a file was
-//!    written there in place, [`super::in_place`]), closed by HEAP DUMP END (or opened by HEAP DUMP BEGIN
-//!    with the totals, in text).
+//!    written there in place, [`super::records::in_place`]), closed by HEAP DUMP END (or opened by HEAP
+//!    DUMP BEGIN with the totals, in text).
 //! 4. The environment is disposed of, releasing every tag at once, on a thread of its own.
 
-use super::binary::{self, BinarySink, FieldNames};
-use super::ids::{self, DumpIds};
-use super::in_place::{self, Dumped, LentProfile};
-use super::late::LateObjects;
-use super::layout::ClassPlan;
 use super::naming::Named;
 use super::naming::Naming;
-use super::sink::{ClassValues, HeapSink};
-use super::spool::Spool;
-use super::text::TextSink;
-use super::threads::{SeenFrame, ThreadRoots};
+use super::naming::ids::{self, DumpIds};
+use super::plan::held::HeldByClasses;
+use super::plan::layout::ClassPlan;
+use super::plan::threads::{SeenFrame, ThreadRoots};
+use super::records::binary::{self, BinarySink, FieldNames};
+use super::records::in_place::{self, Dumped, LentProfile};
+use super::records::spool::Spool;
+use super::records::text::TextSink;
+use super::records::{ClassValues, HeapSink, Root};
+use super::walk::late::{LateObjects, Resolved};
 use super::walk::{Walk, WalkStats};
 use crate::context::Context;
 use crate::panic_guard::guard;
@@ -40,7 +41,7 @@ use std::time::Instant;
 pub struct DumpReport {
     pub stats: WalkStats,
     pub classes: usize,
-    /// Classes whose resolved-references arrays were held for the walk (see [`super::resolved`]).
+    /// Classes whose resolved-references arrays were held for the walk (see [`super::plan::resolved`]).
     pub resolved: usize,
     /// Milliseconds spent finding them.
     pub resolved_ms: u128,
@@ -53,7 +54,7 @@ pub struct DumpReport {
     pub total_ms: u128,
     /// How objects were named: "object addresses", or "tags (why)".
     pub naming: String,
-    /// Where the records went: "spooled" (then copied), "written in place" (see [`super::in_place`]).
+    /// Where the records went: "spooled" (then copied), "written in place" (see [`super::records::in_place`]).
     pub placed: String,
     /// The dump left values unplaced and, as asked ([`Completeness::WholeOrNothing`]), was not written.
     pub discarded: bool,
@@ -83,7 +84,7 @@ pub struct FileState {
     /// The empty STACK TRACE 300000 that objects name is written once per file.
     pub empty_trace_written: AtomicBool,
     /// The last dump had records written meanwhile that are likely to come again: spool the next one
-    /// rather than write it in place ([`super::in_place`]).
+    /// rather than write it in place ([`super::records::in_place`]).
     pub spool_next: AtomicBool,
 }
 
@@ -197,9 +198,9 @@ fn write_named(
 ) -> Result<DumpReport, String> {
     let mut plan = ClassPlan::build(ctx, jni, env, ids)?;
     let threads = ThreadRoots::collect(ctx, jni, env, ids);
-    plan.held = super::held::HeldByClasses::collect(ctx, jni, env, ids);
+    plan.held = HeldByClasses::collect(ctx, jni, env, ids);
     let search_started = Instant::now();
-    let resolved = super::resolved::hold(jni, env, ids, naming, &mut plan.held);
+    let resolved = super::plan::resolved::hold(jni, env, ids, naming, &mut plan.held);
     let resolved_ms = search_started.elapsed().as_millis();
     naming.locate(&mut plan);
     if let Some(mut named) = ids.named.take() {
@@ -324,7 +325,7 @@ fn test_unplaced() -> u64 {
 fn complete(
     plan: &ClassPlan,
     late: &LateObjects,
-    resolved: &super::late::Resolved,
+    resolved: &Resolved,
     side_lengths: &FxHashMap<u64, u32>,
     traces: &FxHashMap<u32, u32>,
     walked: &mut Walked,
@@ -332,7 +333,7 @@ fn complete(
 ) -> io::Result<u64> {
     for &(id, thread) in &walked.thread_objects {
         let trace = traces.get(&thread).copied().unwrap_or(hprof_format::serial_base::TRACE);
-        sink.root(&super::sink::Root::ThreadObject { id, thread, trace })?;
+        sink.root(&Root::ThreadObject { id, thread, trace })?;
     }
     let (written, unplaced) = late.write(resolved, plan, side_lengths, sink)?;
     let unplaced = unplaced + test_unplaced();

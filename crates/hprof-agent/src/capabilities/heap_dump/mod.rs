@@ -2,41 +2,32 @@
 //! read them) or text (HEAP DUMP BEGIN … END), at exit (doe=y), on Ctrl-\ (SIGQUIT → DataDumpRequest) and
 //! on the front end's DUMP HEAP command. Each dump is complete and separate.
 //!
-//! - [`dump`]: one dump from start to end, and why in that order;
-//! - [`layout`], [`threads`]: what the walk needs to know beforehand, gathered with JVMTI and JNI;
-//! - [`naming`]: how a dump names its objects: by address (trusted after the [`probe`] walk; every read of
-//!   HotSpot's memory — callback wrapper words, headers, field offsets, the heap's committed pieces, sizes
-//!   of objects of late classes — goes through the `hotspot` crate's `heap` module, checked against
-//!   committed memory or made with a read that cannot fault; primitive values then read from memory,
-//!   [`field_offsets`]; the objects named beforehand found again, in [`naming`] too) or by tag ([`ids`]);
-//! - [`walk`], [`identify`], [`enter`], [`member`], [`array_sizes`]: the JVMTI FollowReferences pass;
-//!   [`callbacks`]: the JVMTI heap callbacks of every walk (this one and [`probe`]'s);
-//! - [`held`]: what only class objects' own fields hold, which the walk would not meet, and [`resolved`]:
-//!   what only the classes' constant pools hold;
-//! - [`sink`], [`binary`], [`text`], [`spool`] (and its writer thread): the records, in either format, spooled
-//!   by a thread of their own, into the profile itself where it is a file ([`in_place`]);
-//! - [`late`]: objects whose classes the walk met before the plan knew them.
+//! A reader's path, one concept per module (each directory's `mod.rs` says what its files do):
+//!
+//! - `dump.rs`: one dump from start to end, and why in that order;
+//! - `plan/`: what the walk needs to know beforehand, gathered with JVMTI and JNI (its callbacks may call
+//!   neither): the classes and their layouts (`layout.rs`, the class plan), the threads, their traces and
+//!   held monitors (`threads.rs`), and what the walk would not meet — what only class objects' own fields
+//!   hold (`held.rs`) and what only the classes' constant pools hold (`resolved.rs`);
+//! - `naming/`: how a dump names its objects — by address (trusted after the `probe.rs` walk; every read of
+//!   HotSpot's memory goes through the `hotspot` crate's `heap` module, checked against committed memory
+//!   or made with a read that cannot fault; primitive values then read from memory, `field_offsets.rs`)
+//!   or by tag (`ids.rs`);
+//! - `walk/`: the JVMTI FollowReferences pass. `mod.rs` holds the general answer to each callback and,
+//!   beside it, the short path for the commonest report that must answer as it does; who a callback's
+//!   objects are (`identify.rs`), what happens when the walk moves to the next object (`enter.rs`), the
+//!   JVMTI heap callbacks of every walk, this one and the probe's (`callbacks.rs`), object array sizes
+//!   for the text output (`array_sizes.rs`), objects whose classes the walk met before the plan knew them
+//!   (`late.rs`);
+//! - `records/`: where the walk's records go — the `HeapSink` trait (`mod.rs`), binary sub-records
+//!   (encoded by hprof-format's `HeapWriter`, cut into segments here, `binary.rs`) or text lines
+//!   (`text.rs`), spooled by a thread of their own (`spool.rs`), into the profile itself where it is a file
+//!   (`in_place.rs`).
 
-mod array_sizes;
-mod binary;
-mod callbacks;
 mod dump;
-mod enter;
-mod field_offsets;
-mod held;
-mod identify;
-mod ids;
-mod in_place;
-mod late;
-mod layout;
-mod member;
 mod naming;
-mod probe;
-mod resolved;
-mod sink;
-mod spool;
-mod text;
-mod threads;
+mod plan;
+mod records;
 mod walk;
 
 use crate::context::Context;
@@ -157,7 +148,7 @@ impl Capability for HeapDump {
 
     fn on_vm_init(&self, ctx: &Context, jni: Jni) {
         let started = std::time::Instant::now();
-        let n = layout::link_unprepared(ctx, jni);
+        let n = plan::layout::link_unprepared(ctx, jni);
         if std::env::var_os("HPROF_HEAP_DUMP_STATS").is_some() {
             log::warning(&format!("heap dump: {n} classes linked in {} ms", started.elapsed().as_millis()));
         }

@@ -4,7 +4,7 @@
 //! reference to one and its own record agree: class objects and thread objects the identifiers the class
 //! and thread tables gave them (those of LOAD CLASS and THREAD START), class loaders and held monitors
 //! (tagged before the walk) and, when objects are named by tags rather than addresses
-//! ([`super::naming`]), every other object, one from a range of the dump's own: [`DUMP_BASE`] onwards,
+//! ([`naming`](super)), every other object, one from a range of the dump's own: [`DUMP_BASE`] onwards,
 //! above any address and far above any identifier of the class and thread tables.
 //!
 //! Object arrays are the exception: the heap walk reports an array's elements but never its length, and the
@@ -12,7 +12,7 @@
 //! bit 63 set, bits 32..63 the length, bits 0..32 the array's number in the range. Tags are never written
 //! to the file; [`DumpIds::id_of`] turns a tag into the identifier.
 
-use super::naming::Named;
+use super::Named;
 use jvmti::{Jni, sys};
 
 /// The first identifier of every dump's range.

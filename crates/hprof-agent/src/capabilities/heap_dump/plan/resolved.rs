@@ -11,12 +11,14 @@
 //! arrays' addresses are read from the class metadata inside a heap iteration over `Object[]`s (a
 //! safepoint, where they cannot move), which tags the arrays at those addresses; their tags then give them
 //! back as JNI references. Addresses are needed: only where objects are named by address
-//! ([`super::naming`]: Serial, Parallel, G1, the callback layout checked) are the arrays held.
+//! ([`naming`]: Serial, Parallel, G1, the callback layout checked) are the arrays held.
 
-use super::callbacks::ABORT;
 use super::held::HeldByClasses;
-use super::ids::DumpIds;
-use super::naming::Naming;
+#[cfg(doc)]
+use crate::capabilities::heap_dump::naming;
+use crate::capabilities::heap_dump::naming::Naming;
+use crate::capabilities::heap_dump::naming::ids::DumpIds;
+use crate::capabilities::heap_dump::walk::callbacks::ABORT;
 use crate::panic_guard::guard;
 use hotspot::VmStructs;
 use hotspot::heap::{ObjectAddresses, ObjectSizes, ResolvedReferences, handle_target, raw_object};
@@ -52,7 +54,7 @@ pub fn hold(jni: Jni, env: Jvmti, ids: &mut DumpIds, naming: &Naming, held: &mut
     let found = env.objects_with_tags(&[FOUND]).unwrap_or_default();
     let count = found.len();
     for (array, _) in found {
-        // Its tag carries its length, for a walk by tags after all (see `super::ids`).
+        // Its tag carries its length, for a walk by tags after all (see `naming::ids`).
         let length = jni.array_length(array).max(0) as u32;
         let (tag, id) = ids.object_array(length).unwrap_or_else(|| ids.plain());
         if env.set_tag(array, tag).is_ok() {
@@ -71,7 +73,7 @@ struct Search {
     addresses: ObjectAddresses,
     sizes: ObjectSizes,
     pools: ResolvedReferences,
-    /// The class objects (weak global references of [`super::naming::Named`]).
+    /// The class objects (weak global references of [`Named`](naming::Named)).
     classes: Vec<sys::jobject>,
     /// The arrays' addresses, read on the first callback, inside the iteration's safepoint.
     arrays: Option<FxHashSet<u64>>,

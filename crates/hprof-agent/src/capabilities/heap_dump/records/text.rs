@@ -1,9 +1,9 @@
 //! Text heap dump (`format=a`). HEAP DUMP BEGIN names the object count and bytes, known only after the
 //! walk: the lines go to a [`Spool`] and are copied into the profile after that header.
 
-use super::layout::{ClassKind, DumpClass};
-use super::sink::{ClassValues, HeapSink, Root, reference_at};
 use super::spool::Spool;
+use super::{ClassValues, HeapSink, Root, reference_at};
+use crate::capabilities::heap_dump::plan::layout::{ClassKind, DumpClass};
 use hprof_format::serial_base;
 use hprof_format::tags::BasicType;
 use hprof_format::text::heap::{self as lines, ClassLine};

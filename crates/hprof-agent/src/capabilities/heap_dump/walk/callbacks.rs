@@ -2,7 +2,7 @@
 //! conversion of the values they report.
 
 #[cfg(doc)]
-use super::walk::Walk;
+use super::Walk;
 use crate::panic_guard::guard;
 use hprof_format::tags::BasicType;
 use jvmti::{HeapCallbacks, sys};
@@ -60,7 +60,7 @@ pub fn primitive_bits(value: sys::jvalue, value_type: u32) -> Option<(BasicType,
 }
 
 /// What a heap walk does with JVMTI's reports: the dump's walk ([`Walk`]) and the probe's
-/// (`super::probe`). One set of `extern "C"` callbacks serves both: `user_data` is the visitor, and a
+/// (`naming::probe`). One set of `extern "C"` callbacks serves both: `user_data` is the visitor, and a
 /// panic answers [`HeapVisitor::on_panic`] instead of unwinding into the VM.
 pub trait HeapVisitor {
     #[allow(clippy::too_many_arguments)]

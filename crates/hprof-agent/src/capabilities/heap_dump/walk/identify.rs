@@ -1,18 +1,20 @@
 //! Who the objects of a heap callback are: the referee of a reference, the referrer, the object of a
-//! field or array report, and of which class — by tag ([`super::ids`]) or by address
+//! field or array report, and of which class — by tag ([`ids`]) or by address
 //! (`hotspot::heap::ObjectAddresses`).
 //!
 //! By tag, every object is tagged on its first report, and JVMTI hands the classes' tags along. By address
-//! nothing is tagged (an empty tag map is what makes the walk fast, see [`super::naming`]): an address is
+//! nothing is tagged (an empty tag map is what makes the walk fast, see [`naming`]): an address is
 //! looked up among the objects named before the walk, and an object's class is the class object its first
 //! report — always its reference to its class — points to. Class objects are told by the class word in
 //! their headers (with compact headers, which have none, java.lang.Class keeps its tag and JVMTI's class
 //! tags tell). A class object the plan lacks (a class loaded since, or one CDS archived but not loaded) is
 //! tagged with its address when first reported, so that it can be found again after the walk.
 
-use super::layout::ClassKind;
-use super::naming::Name;
-use super::walk::Walk;
+use super::Walk;
+use crate::capabilities::heap_dump::naming::Name;
+#[cfg(doc)]
+use crate::capabilities::heap_dump::naming::{self, ids};
+use crate::capabilities::heap_dump::plan::layout::ClassKind;
 use jvmti::sys;
 
 /// An object of a callback: its identifier (0: none), its tag, its address (with addresses), and what it

@@ -3,7 +3,8 @@
 //! `hotspot::heap::FieldOffsets` (decoded jfieldIDs, checked by [`super::probe`]); every read is checked
 //! against the heap's committed pieces first ([`hotspot::heap::JavaHeap::holds_span`]).
 
-use super::layout::Prim;
+use crate::capabilities::heap_dump::plan::layout::Prim;
+use crate::capabilities::heap_dump::records::binary::put_value;
 use hotspot::heap::{JavaHeap, bits_at};
 
 /// Copies the primitive instance values `prims` of the object at `object` into `values`, big-endian.
@@ -44,7 +45,7 @@ pub fn bits_in(object: &[u8], p: &Prim) -> Option<u64> {
 }
 
 fn put(values: &mut [u8], p: &Prim, bits: u64) {
-    super::binary::put_value(values, p.at, p.ty, bits);
+    put_value(values, p.at, p.ty, bits);
 }
 
 #[cfg(test)]

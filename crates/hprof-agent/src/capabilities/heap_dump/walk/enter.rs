@@ -1,14 +1,15 @@
 //! What the walk does when a callback names an object other than the one it was visiting: the previous
-//! object's record is finished (in [`super::walk`]) and the new one's begun, from what the object turned out
+//! object's record is finished (in [`walk`](super)) and the new one's begun, from what the object turned out
 //! to be ([`OwnerKind`]): a class object (its statics read), an instance (its primitive values read from
 //! memory when the walk reads fields), an object array (its header written), or an object of a class the
 //! plan lacks, kept for after the walk ([`super::late`]).
 
-use super::field_offsets;
 use super::identify::{Owner, OwnerKind};
-use super::ids::array_length;
-use super::layout::ClassKind;
-use super::walk::{Current, Walk};
+use super::{Current, Walk};
+use crate::capabilities::heap_dump::ID_SIZE;
+use crate::capabilities::heap_dump::naming::field_offsets;
+use crate::capabilities::heap_dump::naming::ids::array_length;
+use crate::capabilities::heap_dump::plan::layout::ClassKind;
 use hotspot::heap::Shape;
 
 impl<'a> Walk<'a> {
@@ -38,7 +39,7 @@ impl<'a> Walk<'a> {
                 self.class_values.reset(dc);
                 if let (true, Some(a)) = (self.read_fields, self.addresses.as_ref()) {
                     for p in &dc.static_prims {
-                        let (at, size) = (owner.addr + p.vm as u64, p.ty.size(super::ID_SIZE));
+                        let (at, size) = (owner.addr + p.vm as u64, p.ty.size(ID_SIZE));
                         if !a.heap.holds_span(at, size as u64) {
                             self.failed.get_or_insert(format!("a static field at {at:#x} is not in the heap"));
                             break;

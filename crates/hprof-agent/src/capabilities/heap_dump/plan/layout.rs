@@ -8,7 +8,8 @@
 //! values in another order: the class's own fields, then its superclass's, up to Object. A layout maps the
 //! one to the other.
 
-use super::ids::DumpIds;
+use crate::capabilities::heap_dump::ID_SIZE;
+use crate::capabilities::heap_dump::naming::ids::DumpIds;
 use crate::classes::ClassRecord;
 use crate::context::Context;
 use hotspot::heap::FieldOffsets;
@@ -462,7 +463,7 @@ impl ClassPlan {
                 if s == id {
                     class.fields.push(decl);
                 }
-                offset += ty.size(super::ID_SIZE);
+                offset += ty.size(ID_SIZE);
             }
             s = r.super_id;
         }

@@ -4,10 +4,10 @@
 //! decides where segments end. Segments go to a [`Spool`]; the field names they refer to
 //! are STRING records written to the profile beforehand ([`FieldNames`]).
 
-use super::ID_SIZE;
-use super::layout::{ClassPlan, DumpClass, FieldDecl, ValueSlot};
-use super::sink::{ClassValues, HeapSink, Root};
 use super::spool::Spool;
+use super::{ClassValues, HeapSink, Root};
+use crate::capabilities::heap_dump::ID_SIZE;
+use crate::capabilities::heap_dump::plan::layout::{ClassPlan, DumpClass, FieldDecl, ValueSlot};
 use crate::output::BinaryEncoder;
 use hprof_format::binary::{ClassDumpOut, HeapWriter, SubRecordOut};
 use hprof_format::serial_base;
@@ -274,7 +274,7 @@ pub fn put_value(values: &mut [u8], at: u32, ty: BasicType, bits: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capabilities::heap_dump::layout::ClassKind;
+    use crate::capabilities::heap_dump::plan::layout::ClassKind;
     use hprof_format::binary::{HeapRecord, HeapRecords, heap::ids};
 
     fn spool() -> (Spool, std::path::PathBuf) {

@@ -4,10 +4,11 @@
 //! from memory rather than having them reported, a copy of their bytes); after the walk, when JVMTI and
 //! JNI may be called again, their classes are looked up and their records written.
 
-use super::field_offsets::{bits_in, copy_values};
-use super::ids::DumpIds;
-use super::layout::{ClassKind, ClassPlan};
-use super::sink::{ClassValues, HeapSink};
+use crate::capabilities::heap_dump::naming::field_offsets::{bits_in, copy_values};
+use crate::capabilities::heap_dump::naming::ids::DumpIds;
+use crate::capabilities::heap_dump::plan::layout::{ClassKind, ClassPlan};
+use crate::capabilities::heap_dump::records::binary::store_value;
+use crate::capabilities::heap_dump::records::{ClassValues, HeapSink};
 use crate::context::Context;
 use hotspot::heap::ObjectAddresses;
 use hprof_format::tags::BasicType;
@@ -224,7 +225,7 @@ impl LateObjects {
                     values.resize(dc.instance_size as usize, 0);
                     for v in vals.iter().filter(|v| v.kind == LateValueKind::Field) {
                         match dc.instance_slot(v.index) {
-                            Some(slot) if slot.ty == v.ty => super::binary::store_value(&mut values, slot, v.bits),
+                            Some(slot) if slot.ty == v.ty => store_value(&mut values, slot, v.bits),
                             _ => unplaced += 1,
                         }
                     }

@@ -10,8 +10,8 @@
 //! ```
 //!
 //! The walk starts at `outer` and follows array elements only. It must see `outer` at the address its
-//! JNI local and weak global references hold ([`super::naming`] reads weak global references), each object at one address as referee, as referrer (inner's reference to itself
-//! included) and in its field and array value reports, all of them aligned inside the heap, and the
+//! JNI local and weak global references hold ([`naming`](super) reads weak global references), each
+//! object at one address as referee, as referrer (inner's reference to itself included) and in its field and array value reports, all of them aligned inside the heap, and the
 //! array lengths JVMTI reports in the arrays' headers. Reads of the objects themselves are made with
 //! [`peek`], which fails instead of faulting, since nothing is trusted yet.
 //!
@@ -21,7 +21,7 @@
 //! `boxed` is, int[]'s are arrays, and both class objects are as large as JVMTI says; and the class words
 //! in the headers: the two class objects' alike, the other objects' different from theirs.
 
-use super::callbacks::{HeapVisitor, VISIT, heap_callbacks};
+use crate::capabilities::heap_dump::walk::callbacks::{HeapVisitor, VISIT, heap_callbacks};
 use hotspot::heap::{FieldOffsets, ObjectAddresses, Shape, peek, shape};
 use jvmti::{Jni, Jvmti, sys};
 use std::ffi::c_void;

@@ -1,7 +1,14 @@
 //! What the heap walk hands its records to: [`HeapSink`], written once for binary sub-records
-//! ([`super::binary`]) and once for the text lines ([`super::text`]).
+//! ([`binary`]: hprof-format's `HeapWriter` encodes them, the sink cuts them into HEAP DUMP SEGMENTs) and
+//! once for the text lines ([`text`]). Either goes to a [`spool`] file filled by a thread of its own, or,
+//! for a binary dump into a file, straight into the profile ([`in_place`]).
 
-use super::layout::DumpClass;
+pub(super) mod binary;
+pub(super) mod in_place;
+pub(super) mod spool;
+pub(super) mod text;
+
+use super::plan::layout::DumpClass;
 use hprof_format::tags::BasicType;
 use std::io;
 

@@ -6,8 +6,8 @@
 //! those objects are held by JNI global references, and the walk writes the roots it meets through them as
 //! ROOT UNKNOWN (they are held by the VM's class data, not by JNI).
 
-use super::ids::DumpIds;
 use super::layout::tag_object;
+use crate::capabilities::heap_dump::naming::ids::DumpIds;
 use crate::context::Context;
 use jvmti::{Jni, Jvmti, sys};
 use rustc_hash::FxHashSet;

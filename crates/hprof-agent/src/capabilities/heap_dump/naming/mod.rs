@@ -1,17 +1,21 @@
 //! How one dump names its objects: by address where that has been verified (read through
-//! `hotspot::heap`), else by tag ([`super::ids`]).
+//! `hotspot::heap`), else by tag ([`ids`]).
 //!
 //! Tags cost the JVM a tag map entry per object and several look-ups in it per reported reference; an
 //! address costs nothing. Addresses are used when the JVM is a HotSpot with a verified collector
 //! ([`java_heap`]), the identifiers the agent hands out (classes, threads) lie below the heap so that
-//! no address can equal one, and the probe walk ([`super::probe`]) has found the callback layout as
+//! no address can equal one, and the probe walk ([`probe`]) has found the callback layout as
 //! expected (once per JVM: the layout cannot change while it runs).
 //! With addresses, primitive values are read from the objects' memory where every field's place could be
-//! found and the probe confirmed one of each kind ([`super::field_offsets`], decoded by `hotspot::heap::FieldOffsets`), else the JVM reports them.
+//! found and the probe confirmed one of each kind ([`field_offsets`], decoded by
+//! `hotspot::heap::FieldOffsets`), else the JVM reports them.
 //! `HPROF_HEAP_DUMP_TAGS` in the environment forces tags (for tests and diagnosis).
 
-use super::layout::ClassPlan;
-use super::probe;
+pub(super) mod field_offsets;
+pub(super) mod ids;
+mod probe;
+
+use super::plan::layout::ClassPlan;
 use crate::collector::{self, Collector};
 use crate::context::Context;
 use hotspot::VmStructs;
@@ -152,7 +156,7 @@ enum Kind {
     Class,
     PrimitiveClass,
     Object,
-    /// An object array, whose tag carries its length too (see `super::ids`).
+    /// An object array, whose tag carries its length too (see `ids`).
     ObjectArray {
         tag: i64,
     },
@@ -265,7 +269,7 @@ impl Named {
         by_address
     }
 
-    /// The class objects' weak global references, for reads inside a safepoint (see `super::resolved`).
+    /// The class objects' weak global references, for reads inside a safepoint (see `super::plan::resolved`).
     pub fn class_objects(&self) -> Vec<sys::jobject> {
         self.held.iter().filter(|h| h.2 == Kind::Class).map(|h| h.0).collect()
     }
