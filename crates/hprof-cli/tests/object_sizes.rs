@@ -97,8 +97,14 @@ fn parse_jcmd_histogram(text: &str) -> (Histogram, u64) {
     (rows, total)
 }
 
-fn hprof_histogram(file: &Path) -> (Histogram, u64, String) {
-    let o = Command::new(hprof_binary()).args(["histo", "--json"]).arg(file).output().unwrap();
+/// `hprof histo` of `file`, with the layout detected, or `given`.
+fn hprof_histogram(file: &Path, given: Option<&str>) -> (Histogram, u64, String) {
+    let mut hprof = Command::new(hprof_binary());
+    hprof.args(["histo", "--json"]).arg(file);
+    if let Some(layout) = given {
+        hprof.args(["--layout", layout]);
+    }
+    let o = hprof.output().unwrap();
     assert!(o.status.success(), "hprof histo {}: {}", file.display(), String::from_utf8_lossy(&o.stderr));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     let rows = v["classes"]
@@ -118,6 +124,17 @@ fn hprof_histogram(file: &Path) -> (Histogram, u64, String) {
 /// Starts ObjectLayouts with `flags` (and `agent` options, if any), has its heap dumped (by jcmd, or by
 /// the agent on SIGQUIT), takes the JVM's class histogram, and stops it.
 fn dump_and_histogram(jdk: &Jdk, dir: &Path, flags: &[&str], agent: Option<&str>) -> (PathBuf, String) {
+    dump_and_histogram_with(jdk, dir, flags, agent, &[])
+}
+
+/// [`dump_and_histogram`] with variables in the program's environment.
+fn dump_and_histogram_with(
+    jdk: &Jdk,
+    dir: &Path,
+    flags: &[&str],
+    agent: Option<&str>,
+    env: &[(&str, &str)],
+) -> (PathBuf, String) {
     // The program and jcmd (a JVM too) run together: two slots.
     let _slots = JvmSlot::acquire_n(2);
     let file = dir.join("layouts.hprof");
@@ -127,6 +144,9 @@ fn dump_and_histogram(jdk: &Jdk, dir: &Path, flags: &[&str], agent: Option<&str>
     }
     if let Some(options) = agent {
         java = java.agentpath(&format!("{options},file={}", file.display()));
+    }
+    for (key, value) in env {
+        java = java.env(key, value);
     }
     let mut jvm = java.class("ObjectLayouts").spawn_holding(None);
     jvm.wait_for_stdout("ready", Duration::from_secs(60));
@@ -169,17 +189,21 @@ fn wait_for_heap_dump_end(file: &Path) {
 }
 
 /// Every class of the program exact; the whole heap within 1% (or, with CDS, all but java.lang.Class).
+/// `layout` is the one `hprof` must detect (or, where the dump's identifiers are no addresses to detect it
+/// from, `given` to it).
+#[allow(clippy::too_many_arguments)]
 fn compare(
     what: &str,
     file: &Path,
     jcmd: &str,
     layout: &str,
+    given: bool,
     with_cds: bool,
     tolerance: f64,
     skip: &dyn Fn(&str) -> bool,
 ) -> String {
     let (jvm, jvm_total) = parse_jcmd_histogram(jcmd);
-    let (ours, our_total, our_layout) = hprof_histogram(file);
+    let (ours, our_total, our_layout) = hprof_histogram(file, given.then_some(layout));
     assert_eq!(our_layout, layout, "{what}: layout");
     let mut program = 0;
     for (class, counts) in jvm.iter().filter(|(c, _)| c.starts_with("ObjectLayouts") && !skip(c)) {
@@ -204,14 +228,22 @@ fn matrix(version: &str) {
         let mut flags = vec!["-Xshare:off"];
         flags.extend_from_slice(c.flags);
         let (file, histogram) = dump_and_histogram(&jdk, dir.path(), &flags, None);
-        report
-            .push(compare(&format!("JDK {version}, {}", c.name), &file, &histogram, c.layout, false, 0.01, &|_| false));
+        report.push(compare(
+            &format!("JDK {version}, {}", c.name),
+            &file,
+            &histogram,
+            c.layout,
+            false,
+            false,
+            0.01,
+            &|_| false,
+        ));
     }
     // CDS on, as a default VM runs.
     let dir = scratch(&format!("object-sizes-{version}-cds"));
     let (file, histogram) = dump_and_histogram(&jdk, dir.path(), &[], None);
     let what = format!("JDK {version}, default with CDS");
-    report.push(compare(&what, &file, &histogram, "compressed-oops", true, 0.01, &|_| false));
+    report.push(compare(&what, &file, &histogram, "compressed-oops", false, true, 0.01, &|_| false));
     eprintln!("{}", report.join("\n"));
 }
 
@@ -230,29 +262,68 @@ fn object_sizes_match_the_jvms_histogram_on_jdk25() {
     matrix("25");
 }
 
-/// The agent's own dumps (heap=dump,format=b, taken on SIGQUIT): the program's classes exact, its lambdas'
-/// classes too, and the whole heap within 1%, as for the JVM's own dumps. What only the fields of class
-/// objects hold (a class's reflection data behind a SoftReference: cached Constructors, Methods; its cached
-/// name) is in the dump as the JVM counts it: those classes' counts equal the JVM's (before, 26 of 27
+/// How the agent's dumps are checked: a collector (or the default, G1) and whether objects are named by
+/// tag (ZGC and Shenandoah always are; `HPROF_HEAP_DUMP_TAGS` forces it on G1) or by address.
+struct AgentConfig {
+    name: &'static str,
+    flags: &'static [&'static str],
+    env: &'static [(&'static str, &'static str)],
+    layout: &'static str,
+    /// Objects named by tag: the dump's identifiers are no addresses, `hprof` is told the layout.
+    by_tag: bool,
+}
+
+const AGENT_CONFIGS: &[AgentConfig] = &[
+    AgentConfig { name: "G1", flags: &[], env: &[], layout: "compressed-oops", by_tag: false },
+    AgentConfig {
+        name: "G1, named by tag",
+        flags: &[],
+        env: &[("HPROF_HEAP_DUMP_TAGS", "1")],
+        layout: "compressed-oops",
+        by_tag: true,
+    },
+    AgentConfig { name: "ZGC", flags: &["-XX:+UseZGC"], env: &[], layout: "compressed-class-pointers", by_tag: true },
+    AgentConfig {
+        name: "Shenandoah",
+        flags: &["-XX:+UseShenandoahGC"],
+        env: &[],
+        layout: "compressed-oops",
+        by_tag: true,
+    },
+];
+
+/// The agent's own dumps (heap=dump,format=b, taken on SIGQUIT), with G1 (objects named by address, and by
+/// tag), ZGC and Shenandoah (named by tag) on each JDK: the program's classes exact, its lambdas' classes
+/// too, and the whole heap within 1%, as for the JVM's own dumps. What only the fields of class objects
+/// hold (a class's reflection data behind a SoftReference: cached Constructors, Methods; its cached name)
+/// is in the dump as the JVM counts it: those classes' counts equal the JVM's (before, 26 of 27
 /// `Class$ReflectionData` and 27 of 37 SoftReferences were missing on JDK 17, and the dump held 0.971 of
 /// the JVM's bytes). So is what only the constant pools' resolved references hold (invokedynamic call
 /// sites: on JDK 25 the instances of the program's lambdas, their method handles and MemberNames; before,
-/// the dump held 0.987 (JDK 17) and 0.986 (JDK 25) of the JVM's bytes).
+/// the dump held 0.987 (JDK 17) and 0.986 (JDK 25) of the JVM's bytes; named by tag, where those arrays
+/// were out of reach until they were reached through the classes' metadata, 0.987–0.988).
 #[test]
 fn agent_dumps_have_the_jvms_object_sizes() {
+    let mut report = Vec::new();
     for jdk in all_jdks() {
-        let dir = scratch(&format!("object-sizes-agent-{}", jdk.version));
-        let (file, histogram) = dump_and_histogram(&jdk, dir.path(), &["-Xshare:off"], Some("heap=dump,format=b"));
-        let what = format!("agent dump, JDK {}", jdk.version);
-        eprintln!("{}", compare(&what, &file, &histogram, "compressed-oops", false, 0.01, &|_| false));
-        let (jvm, _) = parse_jcmd_histogram(&histogram);
-        let (ours, _, _) = hprof_histogram(&file);
-        let lambdas = jvm.keys().filter(|c| c.starts_with("ObjectLayouts$$Lambda")).count();
-        assert!(lambdas > 0, "{what}: the JVM has no lambda of ObjectLayouts: their comparison above is void");
-        for class in ["java.lang.Class$ReflectionData", "java.lang.ref.SoftReference"] {
-            let count = |h: &Histogram| h.get(class).map_or(0, |r| r.0);
-            assert!(count(&jvm) > 0, "{what}: the JVM has no {class}");
-            assert_eq!(count(&ours), count(&jvm), "{what}: {class} instances, agent dump vs the JVM");
+        for c in AGENT_CONFIGS {
+            let dir = scratch(&format!("object-sizes-agent-{}", jdk.version));
+            let mut flags = vec!["-Xshare:off"];
+            flags.extend_from_slice(c.flags);
+            let (file, histogram) =
+                dump_and_histogram_with(&jdk, dir.path(), &flags, Some("heap=dump,format=b"), c.env);
+            let what = format!("agent dump, JDK {}, {}", jdk.version, c.name);
+            report.push(compare(&what, &file, &histogram, c.layout, c.by_tag, false, 0.01, &|_| false));
+            let (jvm, _) = parse_jcmd_histogram(&histogram);
+            let (ours, _, _) = hprof_histogram(&file, c.by_tag.then_some(c.layout));
+            let lambdas = jvm.keys().filter(|c| c.starts_with("ObjectLayouts$$Lambda")).count();
+            assert!(lambdas > 0, "{what}: the JVM has no lambda of ObjectLayouts: their comparison above is void");
+            for class in ["java.lang.Class$ReflectionData", "java.lang.ref.SoftReference"] {
+                let count = |h: &Histogram| h.get(class).map_or(0, |r| r.0);
+                assert!(count(&jvm) > 0, "{what}: the JVM has no {class}");
+                assert_eq!(count(&ours), count(&jvm), "{what}: {class} instances, agent dump vs the JVM");
+            }
         }
     }
+    eprintln!("{}", report.join("\n"));
 }

@@ -2,9 +2,9 @@
 //! lies and which parts of it are committed ([`JavaHeap`], [`Committed`]), what a JVMTI heap callback's tag
 //! pointers reveal about the objects ([`ObjectAddresses`]), object headers (class words, array lengths),
 //! decoded field offsets and primitive values ([`FieldOffsets`], [`bits_at`]), the sizes HotSpot's class
-//! metadata gives ([`ObjectSizes`]), where constant pools keep what they resolved ([`ResolvedReferences`], and the
-//! slots reached from a method without reading an object, [`PoolHandles`]),
-//! and a read that cannot fault ([`peek()`]).
+//! metadata gives ([`ObjectSizes`]), the slots where a class's metadata keeps its class object and what its
+//! constant pool resolved, reached from a method without reading an object ([`PoolHandles`]), and a read
+//! that cannot fault ([`peek()`]).
 //!
 //! Every raw read of HotSpot's memory the agent makes for a heap dump is here. The rules:
 //! - an address taken from the JVM is read only after [`JavaHeap::holds`] (or [`JavaHeap::holds_span`]) has
@@ -19,7 +19,6 @@
 //! probe walk checks them on objects of known shape before trusting them (see `hprof-agent`'s heap dump).
 
 mod committed;
-mod constant_pools;
 mod fields;
 mod objects;
 mod peek;
@@ -27,7 +26,6 @@ mod pool_handles;
 mod sizes;
 
 pub use committed::{Committed, MAX_PIECES};
-pub use constant_pools::ResolvedReferences;
 pub use fields::{FieldOffsets, bits_at};
 pub use objects::{ObjectAddresses, handle_target, raw_object, raw_referrer};
 pub use peek::{peek, peek_bytes};

@@ -58,7 +58,7 @@ impl PoolHandles {
     /// The slots of the class that declares the method `method_id` (a `jmethodID`), if the chain reads and
     /// its checks hold. `None` also for a class not linked yet (no cache).
     pub fn slots(&self, method_id: u64) -> Option<ClassSlots> {
-        self.slots_with(method_id, |addr| peek::<u64>(addr))
+        self.slots_with(method_id, peek::<u64>)
     }
 
     /// [`Self::slots`] over any memory (`read` fails where the memory is not readable), for tests.

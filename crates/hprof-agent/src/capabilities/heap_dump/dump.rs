@@ -200,7 +200,18 @@ fn write_named(
     let threads = ThreadRoots::collect(ctx, jni, env, ids);
     plan.held = HeldByClasses::collect(ctx, jni, env, ids);
     let search_started = Instant::now();
-    let resolved = super::plan::resolved::hold(jni, env, ids, naming, &mut plan.held);
+    let resolved = match super::plan::resolved::hold(ctx, jni, env, ids, &mut plan.held) {
+        Ok(n) => n,
+        Err(why) => {
+            // Said once: it holds for every dump of this JVM.
+            static TOLD: AtomicBool = AtomicBool::new(false);
+            if !TOLD.swap(true, Ordering::Relaxed) {
+                let message = format!("\nHPROF: heap dumps leave out what only constant pools hold: {why}\n");
+                crate::log::verbose(ctx.options.verbose, &message);
+            }
+            0
+        }
+    };
     let resolved_ms = search_started.elapsed().as_millis();
     naming.locate(&mut plan);
     if let Some(mut named) = ids.named.take() {

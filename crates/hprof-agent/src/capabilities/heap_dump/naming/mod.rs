@@ -269,11 +269,6 @@ impl Named {
         by_address
     }
 
-    /// The class objects' weak global references, for reads inside a safepoint (see `super::plan::resolved`).
-    pub fn class_objects(&self) -> Vec<sys::jobject> {
-        self.held.iter().filter(|h| h.2 == Kind::Class).map(|h| h.0).collect()
-    }
-
     /// Drops the references.
     pub fn release(&mut self, jni: Jni) {
         for (object, _, _) in self.held.drain(..) {

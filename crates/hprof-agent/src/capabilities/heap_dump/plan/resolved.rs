@@ -1,141 +1,149 @@
 //! What only the classes' constant pools hold. Each linked class keeps the objects its constant pool has
-//! resolved in an `Object[]` of its own (its "resolved references", `hotspot::heap::ResolvedReferences`):
+//! resolved in an `Object[]` of its own (its "resolved references", `ConstantPoolCache::_resolved_references`):
 //! Strings, MethodHandle and MethodType constants, and the call sites of its `invokedynamic` instructions
 //! — through which the instances of its non-capturing lambdas, their method handles, MemberNames and
 //! LambdaForms are live. JVMTI's heap walk reports a constant pool's Strings, never that array, so the
 //! walk would not meet the rest; the JVM's histogram and its own dumper (which writes the array as a
 //! static field `<resolved_references>`) count it all.
 //!
-//! So, before the walk, each class's array is found and held by a JNI global reference, like what class
-//! objects' fields hold ([`super::held`]); the walk writes it as ROOT UNKNOWN and goes on from there. The
-//! arrays' addresses are read from the class metadata inside a heap iteration over `Object[]`s (a
-//! safepoint, where they cannot move), which tags the arrays at those addresses; their tags then give them
-//! back as JNI references. Addresses are needed: only where objects are named by address
-//! ([`naming`]: Serial, Parallel, G1, the callback layout checked) are the arrays held.
+//! So, before the walk, each class's array is held by a JNI global reference, like what class objects'
+//! fields hold ([`super::held`]); the walk writes it as ROOT UNKNOWN and goes on from there.
+//!
+//! How the array is reached, without its address (which tag-named dumps — ZGC, Shenandoah,
+//! `HPROF_HEAP_DUMP_TAGS` — cannot use: ZGC's slots hold coloured pointers, Shenandoah's may hold
+//! forwarded copies): from one of the class's `jmethodID`s through its metadata to the handle slot HotSpot
+//! keeps the array in (`hotspot::heap::PoolHandles`), then `NewGlobalRef` of that slot as if it were a JNI
+//! global handle — which JNI resolves with the very load (`NativeAccess<>::oop_load`) HotSpot's own
+//! `OopHandle::resolve` makes of it, collector barriers included (`hotspot::jni_handles`). Nothing here
+//! reads an object. Each class is checked before its array is taken: the chain must close two cycles in
+//! the metadata, and the class object reached the same way must be the very class we hold (`IsSameObject`);
+//! the first class that fails ends the route (any doubt: no arrays). The classes are held by JNI
+//! references throughout, so none can unload meanwhile. A class without methods has no code to have
+//! resolved anything, so its array (if any) holds nulls; it is skipped.
+//!
+//! One route for both namings: the earlier address search (a heap iteration over every `Object[]` matching
+//! addresses read from the mirrors) cost 88–117 ms on 7M objects; this costs a few JNI calls per class.
+//! Under `-Xcheck:jni` checked JNI would end the VM on a handle not in its own storages: no arrays there,
+//! and verbose output says so.
 
 use super::held::HeldByClasses;
-#[cfg(doc)]
-use crate::capabilities::heap_dump::naming;
-use crate::capabilities::heap_dump::naming::Naming;
 use crate::capabilities::heap_dump::naming::ids::DumpIds;
-use crate::capabilities::heap_dump::walk::callbacks::ABORT;
-use crate::panic_guard::guard;
+use crate::context::Context;
 use hotspot::VmStructs;
-use hotspot::heap::{ObjectAddresses, ObjectSizes, ResolvedReferences, handle_target, raw_object};
-use jvmti::{HeapCallbacks, Jni, Jvmti, sys};
-use rustc_hash::FxHashSet;
-use std::ffi::c_void;
+use hotspot::heap::PoolHandles;
+use hotspot::jni_handles::{ForeignHandles, checked_jni};
+use jvmti::{Jni, Jvmti, sys};
 
-/// The tag the search gives the arrays it finds, until they get their identifiers. No identifier's tag
-/// is all ones (an object array's would need 2^32 arrays before it).
-const FOUND: i64 = -1;
-
-/// Holds every loaded class's resolved-references array in `held`, named in `ids`; returns how many.
-pub fn hold(jni: Jni, env: Jvmti, ids: &mut DumpIds, naming: &Naming, held: &mut HeldByClasses) -> usize {
-    let Some(addresses) = naming.addresses() else { return 0 };
-    let Some(sizes) = addresses.heap.sizes else { return 0 };
-    let Some(pools) = VmStructs::get().and_then(ResolvedReferences::find) else { return 0 };
-    let Some(classes) = ids.named.as_ref().map(|n| n.class_objects()) else { return 0 };
-    let Ok(object_array) = jni.find_class(c"[Ljava/lang/Object;") else {
+/// Holds every loaded class's resolved-references array in `held`, named in `ids`: how many, or why none.
+pub fn hold(ctx: &Context, jni: Jni, env: Jvmti, ids: &mut DumpIds, held: &mut HeldByClasses) -> Result<usize, String> {
+    let vm = VmStructs::get().ok_or("HotSpot's structure tables are not readable")?;
+    if checked_jni(vm) {
+        return Err("JNI calls are checked (-Xcheck:jni), which refuses the handles this needs".into());
+    }
+    let route = PoolHandles::find(vm)?;
+    let object_array = jni.find_class(c"[Ljava/lang/Object;").map_err(|_| {
         jni.exception_clear();
-        return 0;
-    };
-    let mut search = Search { addresses, sizes, pools, classes, arrays: None, found: 0 };
-    // SAFETY: a C struct of integers and nullable pointers, for which all-zero bytes are a valid value.
-    let mut callbacks: HeapCallbacks = unsafe { std::mem::zeroed() };
-    callbacks.heap_iteration_callback = Some(on_object);
-    let user_data = &mut search as *mut Search as *const c_void;
-    // SAFETY: the callback reads user_data as a Search, alive until IterateThroughHeap returns.
-    let _ = unsafe { env.iterate_through_heap(0, object_array, &callbacks, user_data) };
+        "no class Object[]".to_string()
+    })?;
+    let result = hold_with(ctx, jni, env, ids, held, route, object_array);
     jni.delete_local_ref(object_array);
-    if search.found == 0 {
-        return 0;
-    }
-    let found = env.objects_with_tags(&[FOUND]).unwrap_or_default();
-    let count = found.len();
-    for (array, _) in found {
-        // Its tag carries its length, for a walk by tags after all (see `naming::ids`).
-        let length = jni.array_length(array).max(0) as u32;
-        let (tag, id) = ids.object_array(length).unwrap_or_else(|| ids.plain());
-        if env.set_tag(array, tag).is_ok() {
-            ids.tagged_array(jni, array, id, tag);
-            held.hold(jni, array, id);
-        } else {
-            let _ = env.set_tag(array, 0);
-        }
-        jni.delete_local_ref(array);
-    }
-    count
+    result
 }
 
-/// The heap iteration's state.
-struct Search {
-    addresses: ObjectAddresses,
-    sizes: ObjectSizes,
-    pools: ResolvedReferences,
-    /// The class objects (weak global references of [`Named`](naming::Named)).
-    classes: Vec<sys::jobject>,
-    /// The arrays' addresses, read on the first callback, inside the iteration's safepoint.
-    arrays: Option<FxHashSet<u64>>,
-    found: usize,
-}
-
-impl Search {
-    /// The arrays' addresses: each class's, if it has one. Inside the iteration's safepoint.
-    fn read_arrays(&mut self) -> FxHashSet<u64> {
-        let mut arrays = FxHashSet::default();
-        if self.addresses.heap.refresh_committed().is_err() {
-            return arrays;
-        }
-        for &class in &self.classes {
-            // SAFETY: a weak global reference the dump holds; inside this safepoint its object cannot move.
-            let mirror = unsafe { handle_target(class as *const c_void) };
-            if mirror != 0
-                && self.addresses.heap.holds(mirror)
-                && let Some(array) = self.pools.array_of(&self.addresses.heap, &self.sizes, mirror)
-            {
-                arrays.insert(array);
+fn hold_with(
+    ctx: &Context,
+    jni: Jni,
+    env: Jvmti,
+    ids: &mut DumpIds,
+    held: &mut HeldByClasses,
+    route: PoolHandles,
+    object_array: sys::jclass,
+) -> Result<usize, String> {
+    let handles = calibrate(jni, object_array)?;
+    let classes = ctx.jvmti.loaded_classes().map_err(|e| format!("GetLoadedClasses: {e:?}"))?;
+    let mut count = 0;
+    let mut failure = None;
+    for class in classes {
+        if failure.is_none() {
+            match jni.with_local_frame(8, || array_of(ctx, jni, &route, &handles, class, object_array)) {
+                Ok(Some(array)) => {
+                    // Its tag carries its length, for a walk by tags (see `naming::ids`).
+                    let length = jni.array_length(array).max(0) as u32;
+                    let (tag, id) = ids.object_array(length).unwrap_or_else(|| ids.plain());
+                    if env.set_tag(array, tag).is_ok() {
+                        ids.tagged_array(jni, array, id, tag);
+                        held.hold(jni, array, id);
+                        count += 1;
+                    }
+                    jni.delete_global_ref(array);
+                }
+                Ok(None) => {}
+                Err(why) => failure = Some(why),
             }
         }
-        arrays
+        jni.delete_local_ref(class);
     }
-
-    fn object(&mut self, tag_ptr: *mut i64, length: i32) -> i32 {
-        if self.arrays.is_none() {
-            self.arrays = Some(self.read_arrays());
-        }
-        let Some(arrays) = &self.arrays else { return ABORT };
-        if self.found >= arrays.len() {
-            return ABORT;
-        }
-        // SAFETY: this callback's own tag pointer, read while it runs (hotspot::heap's contract).
-        let addr = unsafe { raw_object(tag_ptr) };
-        // An address of the set, checked again as an array of this length, untagged (a held monitor is a
-        // root already).
-        if !arrays.contains(&addr) || !self.addresses.heap.holds(addr) {
-            return 0;
-        }
-        // SAFETY: `holds` placed its header in committed memory, in this safepoint.
-        let array_length = unsafe { self.addresses.array_length(addr) };
-        // SAFETY: this callback's own tag pointer, valid to read and write while it runs.
-        let tag = unsafe { &mut *tag_ptr };
-        if array_length == length && *tag == 0 {
-            *tag = FOUND;
-            self.found += 1;
-        }
-        0
-    }
+    failure.map_or(Ok(count), Err)
 }
 
-unsafe extern "C" fn on_object(
-    _class_tag: sys::jlong,
-    _size: sys::jlong,
-    tag_ptr: *mut sys::jlong,
-    length: sys::jint,
-    user_data: *mut c_void,
-) -> sys::jint {
-    // SAFETY: user_data is the Search handed to IterateThroughHeap with this callback: it outlives the call,
-    // and nothing else borrows it meanwhile (callbacks come on the VM thread, one at a time).
-    let search = unsafe { &mut *(user_data as *mut Search) };
-    guard(|| search.object(tag_ptr, length), ABORT)
+/// How this JVM tags global references, read off a global and a weak global reference made for it.
+fn calibrate(jni: Jni, object: sys::jobject) -> Result<ForeignHandles, String> {
+    let global = jni.new_global_ref(object);
+    let weak = jni.new_weak_global_ref(object);
+    let handles = ForeignHandles::calibrate(global as *const _, weak as *const _);
+    jni.delete_global_ref(global);
+    jni.delete_weak_global_ref(weak);
+    handles
+}
+
+/// `class`'s resolved-references array, as a global reference; `Ok(None)` if it has none (or no method);
+/// `Err` if the metadata is not what we believe.
+fn array_of(
+    ctx: &Context,
+    jni: Jni,
+    route: &PoolHandles,
+    handles: &ForeignHandles,
+    class: sys::jclass,
+    object_array: sys::jclass,
+) -> Result<Option<sys::jobject>, String> {
+    // Not prepared (or an array or primitive class): no methods, no constant pool cache.
+    let Some(&method) = ctx.jvmti.class_methods(class).ok().as_deref().and_then(<[_]>::first) else {
+        return Ok(None);
+    };
+    let Some(slots) = route.slots(method as u64) else { return Ok(None) };
+    // SAFETY: `slots.mirror` is the class object's slot in the metadata of `class`, which the caller's
+    // reference keeps loaded; the chain to it closed both cycles.
+    let mirror = unsafe { global_ref_of_slot(jni, handles, slots.mirror) };
+    let same = !mirror.is_null() && jni.is_same_object(mirror, class);
+    jni.delete_global_ref(mirror);
+    if !same {
+        return Err("a class's metadata led to another class object".into());
+    }
+    let Some(slot) = slots.resolved else { return Ok(None) };
+    // SAFETY: as for the mirror: a slot of the same, checked metadata of a class kept loaded.
+    let array = unsafe { global_ref_of_slot(jni, handles, slot) };
+    if array.is_null() {
+        return Ok(None);
+    }
+    let class_of = jni.object_class(array);
+    let is_object_array = jni.is_same_object(class_of, object_array);
+    jni.delete_local_ref(class_of);
+    if !is_object_array {
+        jni.delete_global_ref(array);
+        return Err("a class's resolved references are not an Object[]".into());
+    }
+    Ok(Some(array))
+}
+
+/// A global reference to the object in HotSpot's `oop` slot `slot`, made by JNI's own resolution of a
+/// global handle (see `hotspot::jni_handles`); null if the slot is null.
+///
+/// # Safety
+/// `slot` must be an `oop` slot HotSpot resolves as an `OopHandle` (`NativeAccess<>::oop_load`), of
+/// metadata that stays alive during the call; JNI calls must not be checked (`-Xcheck:jni`).
+unsafe fn global_ref_of_slot(jni: Jni, handles: &ForeignHandles, slot: u64) -> sys::jobject {
+    match handles.global(slot) {
+        Some(handle) => jni.new_global_ref(handle as sys::jobject),
+        None => std::ptr::null_mut(),
+    }
 }
