@@ -122,7 +122,7 @@ fn hprof_histogram(file: &Path, given: Option<&str>) -> (Histogram, u64, String)
 }
 
 /// Starts ObjectLayouts with `flags` (and `agent` options, if any), has its heap dumped (by jcmd, or by
-/// the agent on SIGQUIT), takes the JVM's class histogram, and stops it.
+/// the agent on SIGQUIT after a collection), takes the JVM's class histogram, and stops it.
 fn dump_and_histogram(jdk: &Jdk, dir: &Path, flags: &[&str], agent: Option<&str>) -> (PathBuf, String) {
     dump_and_histogram_with(jdk, dir, flags, agent, &[])
 }
@@ -163,6 +163,11 @@ fn dump_and_histogram_with(
             jcmd(&["-f", commands.to_str().unwrap()])
         }
         Some(_) => {
+            // The agent dumps what is reachable now; the JVM's histogram counts what the heap holds. Both count
+            // the same heap once the JVM has collected: GC.class_histogram asks for a collection, which ZGC
+            // and Shenandoah ignore in JDK 17 (`collect_as_vm_thread`, asked from the VM thread), and which
+            // comes after the dump anyway.
+            jcmd(&["GC.run"]);
             jvm.signal(3);
             wait_for_heap_dump_end(&file);
             jcmd(&["GC.class_histogram"])
@@ -320,7 +325,8 @@ fn agent_dumps_have_the_jvms_object_sizes() {
             assert!(lambdas > 0, "{what}: the JVM has no lambda of ObjectLayouts: their comparison above is void");
             for class in ["java.lang.Class$ReflectionData", "java.lang.ref.SoftReference"] {
                 let count = |h: &Histogram| h.get(class).map_or(0, |r| r.0);
-                assert!(count(&jvm) > 0, "{what}: the JVM has no {class}");
+                // G1's System.gc keeps soft references; ZGC's and Shenandoah's may clear them all.
+                assert!(c.by_tag || count(&jvm) > 0, "{what}: the JVM has no {class}");
                 assert_eq!(count(&ours), count(&jvm), "{what}: {class} instances, agent dump vs the JVM");
             }
         }
