@@ -198,7 +198,8 @@ fn write_named(
 ) -> Result<DumpReport, String> {
     let mut plan = ClassPlan::build(ctx, jni, env, ids)?;
     let threads = ThreadRoots::collect(ctx, jni, env, ids);
-    plan.held = HeldByClasses::collect(ctx, jni, env, ids);
+    plan.held = HeldByClasses::collect(ctx, jni, env, ids, plan.loaded());
+    plan.release_loaded(jni);
     let search_started = Instant::now();
     let resolved = super::plan::resolved::hold(jni, env, ids, naming, &mut plan.held);
     let resolved_ms = search_started.elapsed().as_millis();

@@ -210,6 +210,9 @@ pub struct ClassPlan {
     pub relaid: Vec<u32>,
     /// Objects only class objects' own fields hold ([`super::held`]).
     pub held: super::held::HeldByClasses,
+    /// Local references to every class loaded when the plan was made (its one GetLoadedClasses), for
+    /// [`super::held`] to read the same classes; dropped by [`ClassPlan::release_loaded`].
+    loaded: Vec<sys::jclass>,
 }
 
 const ACC_STATIC: i32 = 0x0008;
@@ -223,13 +226,13 @@ impl ClassPlan {
         let loaded = ctx.jvmti.loaded_classes().map_err(|e| format!("GetLoadedClasses failed: {e}"))?;
         let mut plan = ClassPlan::default();
         let mut order = Vec::with_capacity(loaded.len());
-        for class in loaded {
+        for &class in &loaded {
             if let Some(raw) = jni.with_local_frame(16, || gather(ctx, jni, dump_env, ids, class, false)) {
                 order.push(raw.record.object_id);
                 plan.raw.insert(raw.record.object_id, raw);
             }
-            jni.delete_local_ref(class);
         }
+        plan.loaded = loaded;
         plan.object_class_id = plan
             .raw
             .values()
@@ -287,6 +290,19 @@ impl ClassPlan {
                 Some(i)
             }
             None => Some(self.add_layout(id)),
+        }
+    }
+
+    /// Every class loaded when the plan was made, planned or not (a class whose record could not be made
+    /// still has a class object), as JNI local references valid until [`ClassPlan::release_loaded`].
+    pub fn loaded(&self) -> &[sys::jclass] {
+        &self.loaded
+    }
+
+    /// Deletes the local references of [`ClassPlan::loaded`], once nothing before the walk needs them.
+    pub fn release_loaded(&mut self, jni: Jni) {
+        for class in self.loaded.drain(..) {
+            jni.delete_local_ref(class);
         }
     }
 
