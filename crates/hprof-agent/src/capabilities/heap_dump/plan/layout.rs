@@ -131,9 +131,14 @@ impl DumpClass {
             name: name.into(),
             unloaded: Default::default(),
         };
+        DumpClass::empty(Arc::new(record), kind)
+    }
+
+    /// The class of `record`, of `kind`, before its fields are laid out: no superclass, loader or field.
+    fn empty(record: Arc<ClassRecord>, kind: ClassKind) -> DumpClass {
         DumpClass {
-            record: Arc::new(record),
-            object_id,
+            object_id: record.object_id,
+            record,
             kind,
             super_id: 0,
             loader_id: 0,
@@ -416,25 +421,10 @@ impl ClassPlan {
             raw.super_id
         };
         let mut class = DumpClass {
-            object_id: record.object_id,
-            record,
-            kind,
             super_id,
             loader_id: raw.loader_id,
-            fields: Vec::new(),
-            statics: Vec::new(),
-            values: Vec::new(),
-            instance_size: 0,
             fields_known: raw.fields.is_some() || kind != ClassKind::Instance,
-            index_base: 0,
-            instance_slots: Vec::new(),
-            ref_offsets: Vec::new(),
-            static_base: 0,
-            static_slots: Vec::new(),
-            value_fields: Vec::new(),
-            static_fields: Vec::new(),
-            prims: Vec::new(),
-            static_prims: Vec::new(),
+            ..DumpClass::empty(record, kind)
         };
         if kind != ClassKind::Instance {
             return class;
