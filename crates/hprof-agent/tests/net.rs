@@ -231,6 +231,18 @@ fn each_socket_command_answers_with_its_records() {
     assert!(count(|r| matches!(r, Record::HeapDump { segment: true, .. })) >= 2, "heap dump segments");
 }
 
+/// The totals of the CPU SAMPLES records in the profile `hprof listen` wrote into `dir`, in order.
+fn cpu_sample_totals(dir: &Path) -> Vec<u32> {
+    let bytes = std::fs::read(dir.join("run.hprof")).unwrap();
+    decode_all(&bytes)
+        .iter()
+        .filter_map(|r| match r {
+            Record::CpuSamples { total, .. } => Some(*total),
+            _ => None,
+        })
+        .collect()
+}
+
 /// `sampling off` must stop the threads' CPU clocks — no signals at all, not merely no samples — and
 /// `sampling on` must start them again; for perf task clocks (running on by themselves, or re-armed by each
 /// sample where their ring buffer is refused) and for the POSIX timers used where perf events are forbidden. The agent counts its signals (HPROF_CPU_STATS): with the clocks left running, the
@@ -256,14 +268,7 @@ fn sampling_off_stops_the_clocks_and_on_starts_them_again() {
         assert_eq!(run.code(), Some(0), "exit-vm ends the program normally:\n{}", run.stderr);
         wait_child(listener, "hprof listen");
 
-        let bytes = std::fs::read(dir.path().join("run.hprof")).unwrap();
-        let totals: Vec<u32> = decode_all(&bytes)
-            .iter()
-            .filter_map(|r| match r {
-                Record::CpuSamples { total, .. } => Some(*total),
-                _ => None,
-            })
-            .collect();
+        let totals = cpu_sample_totals(dir.path());
         let [after_off, after_on, at_exit] = totals[..] else {
             panic!("{clock}: three CPU SAMPLES records (two commands, the exit), got {totals:?}")
         };
@@ -282,6 +287,43 @@ fn sampling_off_stops_the_clocks_and_on_starts_them_again() {
             "{clock}: {signals} signals for {at_exit} samples: the clocks ran while sampling was off"
         );
     }
+}
+
+/// sampler=safepoint obeys `sampling off` and `sampling on` too (it shares the engine's on/off rules): no
+/// sample while off, samples again once on. CpuAccuracy keeps several threads RUNNABLE, so two seconds on
+/// at interval=10 take hundreds.
+#[test]
+fn safepoint_sampler_obeys_sampling_off_and_on() {
+    let jdk = jdk17();
+    let dir = scratch("net-sampling-safepoint");
+    let script = [
+        "wait 1",
+        "cpu-samples 0",
+        "sampling off",
+        "wait 2",
+        "cpu-samples 0",
+        "sampling on",
+        "wait 2",
+        "cpu-samples 0",
+        "exit-vm",
+    ];
+    let (listener, port) = start_listener(dir.path(), &script);
+    let run = Java::new(&jdk, dir.path())
+        .agentpath(&format!("net=127.0.0.1:{port},cpu=samples,sampler=safepoint,interval=10"))
+        .class("CpuAccuracy")
+        .args(&["60"])
+        .run();
+    assert_eq!(run.code(), Some(0), "exit-vm ends the program normally:\n{}", run.stderr);
+    wait_child(listener, "hprof listen");
+
+    let totals = cpu_sample_totals(dir.path());
+    let [before_off, after_off, after_on, ..] = totals[..] else {
+        panic!("three CPU SAMPLES records for three commands (and one at exit), got {totals:?}")
+    };
+    assert!(before_off >= 20, "samples before `sampling off`: {totals:?}");
+    // A round already under way when the command arrives may still count.
+    assert!(after_off <= before_off + 10, "no samples while sampling is off: {totals:?}");
+    assert!(after_on >= after_off + 40, "sampling resumes after `sampling on`: {totals:?}");
 }
 
 /// Without a flame graph the signal handler walks only as many frames as the report keeps; a new depth

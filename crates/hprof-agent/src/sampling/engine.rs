@@ -5,6 +5,7 @@
 use super::registers::Registers;
 use super::ring::SlotData;
 use super::signal::{ClockKind, NOT_WALKED, Shared};
+use super::switches::ThreadSwitches;
 use super::{asgct, cost};
 use crate::agent_thread::StopSwitch;
 use crate::context::Context;
@@ -109,9 +110,8 @@ pub struct Engine {
     interval_ms: u32,
     /// Thread serial → slot index of its clock.
     slots: Mutex<FxHashMap<u32, usize>>,
-    /// Serials the front end switched off, and whether new threads start switched on.
-    disabled: Mutex<Vec<u32>>,
-    all_on: AtomicBool,
+    /// Which threads the front end wants sampled; a new thread's clock starts as they say.
+    switches: ThreadSwitches,
     stopping: AtomicBool,
     warned: AtomicBool,
     consumers: Mutex<Vec<Arc<dyn TickConsumer>>>,
@@ -144,8 +144,7 @@ impl Engine {
             shared,
             interval_ms,
             slots: Mutex::default(),
-            disabled: Mutex::default(),
-            all_on: AtomicBool::new(true),
+            switches: ThreadSwitches::default(),
             stopping: AtomicBool::new(false),
             warned: AtomicBool::new(false),
             consumers: Mutex::default(),
@@ -160,8 +159,7 @@ impl Engine {
     /// The clocks keep the first session's interval and kind.
     pub fn begin_session(&self) {
         self.consumers.lock().unwrap_or_else(|e| e.into_inner()).clear();
-        self.disabled.lock().unwrap_or_else(|e| e.into_inner()).clear();
-        self.all_on.store(true, Ordering::Relaxed);
+        self.switches.reset();
         self.resolver.reset();
         self.stopping.store(false, Ordering::Relaxed);
     }
@@ -195,11 +193,6 @@ impl Engine {
         }
     }
 
-    fn enabled_for(&self, serial: u32) -> bool {
-        self.all_on.load(Ordering::Relaxed)
-            && !self.disabled.lock().unwrap_or_else(|e| e.into_inner()).contains(&serial)
-    }
-
     /// On the thread itself: arms its CPU clock.
     pub fn thread_started(&self, jni: Jni, serial: u32, name: &str) {
         // SAFETY: gettid has no preconditions.
@@ -222,7 +215,7 @@ impl Engine {
         if slots.contains_key(&serial) {
             return false;
         }
-        match self.shared.start_thread(tid, env, serial, self.interval_ms, self.enabled_for(serial)) {
+        match self.shared.start_thread(tid, env, serial, self.interval_ms, self.switches.is_on(serial)) {
             Ok((index, kind, perf_refused)) => {
                 slots.insert(serial, index);
                 if let Some(why) = perf_refused {
@@ -265,21 +258,16 @@ impl Engine {
 
     /// Switches ticks for one thread (by serial) or all. Off stops the thread's clock, for every consumer.
     pub fn set_sampling(&self, serial: Option<u32>, on: bool) {
+        // Held throughout, so that a thread armed meanwhile starts as the switches now say.
         let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-        let mut disabled = self.disabled.lock().unwrap_or_else(|e| e.into_inner());
+        self.switches.set(serial, on);
         match serial {
             Some(s) => {
-                disabled.retain(|&d| d != s);
-                if !on {
-                    disabled.push(s);
-                }
                 if let Some(&i) = slots.get(&s) {
-                    self.shared.set_enabled(i, on && self.all_on.load(Ordering::Relaxed));
+                    self.shared.set_enabled(i, self.switches.is_on(s));
                 }
             }
             None => {
-                self.all_on.store(on, Ordering::Relaxed);
-                disabled.clear();
                 for &i in slots.values() {
                     self.shared.set_enabled(i, on);
                 }

@@ -6,7 +6,8 @@
 //! One file per concern: `signal` (the handler and the clocks it re-arms — all signal-handler code),
 //! `perf_clock` (the kernel's task-clock events), `registers` (pc/sp/fp from a ucontext), `ring` (the
 //! lock-free buffer the handler fills), `asgct` (the walker), `engine` (arming threads, consumers, the
-//! resolver thread), `cost` (what all this costs) and `agent_work` (labels for the agent's own work).
+//! resolver thread), `switches` (which threads the front end wants sampled, for this engine and
+//! sampler=safepoint alike), `cost` (what all this costs) and `agent_work` (labels for the agent's own work).
 //! [`SamplingService`] is the capability that feeds the engine the JVM events it needs; `capabilities::build`
 //! adds it once when any consumer is present.
 
@@ -18,10 +19,12 @@ mod perf_clock;
 pub mod registers;
 mod ring;
 mod signal;
+mod switches;
 
 pub use asgct::failure_label;
 pub use engine::{Engine, Frames, Tick, TickBatch, TickConsumer, installed};
 pub use ring::MAX_FRAMES;
+pub use switches::ThreadSwitches;
 
 use crate::context::{Context, LoadKind};
 use crate::hub::Capability;

@@ -1,10 +1,13 @@
 //! Heap-dump sub-records written: the counterpart of [`super::heap`]'s reader, byte for byte what it reads
 //! (round-trip tests below). A writer streams sub-records of known length into an [`SubRecordOut`], which
 //! decides where segments end (a sub-record never straddles two HEAP DUMP SEGMENTs): `begin(len)` announces
-//! each, then its bytes follow in pieces. Objects arrays are streamed too — the head from here, then the
-//! elements (and zeros for nulls) by the caller, in index order.
+//! each, then its bytes follow in pieces. Objects arrays are streamed too — the head, then the elements
+//! ([`HeapWriter::element`], [`HeapWriter::null_elements`]) in index order. A writer that cuts segments
+//! itself heads each with [`HeapWriter::segment_head`]; instance values are assembled with
+//! [`HeapWriter::place_value`].
 
-use crate::tags::{BasicType, heap as sub};
+use super::writer::{RECORD_HEAD, record_head};
+use crate::tags::{BasicType, heap as sub, record};
 use crate::text::heap::RootLine;
 use std::io;
 
@@ -56,6 +59,7 @@ impl HeapWriter {
         HeapWriter { id_size }
     }
 
+    #[inline]
     fn id(&self, out: &mut dyn SubRecordOut, v: u64) -> io::Result<()> {
         out.put(&v.to_be_bytes()[8 - self.id_size as usize..])
     }
@@ -64,6 +68,23 @@ impl HeapWriter {
     pub fn value(&self, out: &mut dyn SubRecordOut, ty: BasicType, bits: u64) -> io::Result<()> {
         let size = ty.size(self.id_size) as usize;
         out.put(&bits.to_be_bytes()[8 - size..])
+    }
+
+    /// Places a field value of `ty`, from raw bits, in an INSTANCE DUMP's `values` at byte `at`, big-endian
+    /// at its size in the file; a value that would not fit in `values` is left out.
+    #[inline]
+    pub fn place_value(&self, values: &mut [u8], at: u32, ty: BasicType, bits: u64) {
+        let size = ty.size(self.id_size) as usize;
+        let at = at as usize;
+        if let Some(dst) = values.get_mut(at..at + size) {
+            dst.copy_from_slice(&bits.to_be_bytes()[8 - size..]);
+        }
+    }
+
+    /// The header of a HEAP DUMP SEGMENT whose body of `len` bytes follows; its time is 0, as HotSpot
+    /// writes it. Bodies over 4 GiB are refused.
+    pub fn segment_head(len: u64) -> io::Result<[u8; RECORD_HEAD]> {
+        record_head(record::HEAP_DUMP_SEGMENT, 0, len)
     }
 
     /// Elements of `elem_size` bytes that fit in one sub-record (whose length is a u4); HotSpot truncates
@@ -186,7 +207,7 @@ impl HeapWriter {
     }
 
     /// The head of an OBJECT ARRAY DUMP of `length` elements (at most [`HeapWriter::max_elements`]); the
-    /// caller then puts exactly `length` identifiers.
+    /// caller then puts exactly `length` elements ([`HeapWriter::element`], [`HeapWriter::null_elements`]).
     pub fn object_array_head(
         &self,
         out: &mut dyn SubRecordOut,
@@ -202,6 +223,24 @@ impl HeapWriter {
         out.put(&trace.to_be_bytes())?;
         out.put(&length.to_be_bytes())?;
         self.id(out, class_id)
+    }
+
+    /// The next element of the OBJECT ARRAY DUMP begun by [`HeapWriter::object_array_head`].
+    #[inline]
+    pub fn element(&self, out: &mut dyn SubRecordOut, id: u64) -> io::Result<()> {
+        self.id(out, id)
+    }
+
+    /// The next `n` elements of that array, all null.
+    pub fn null_elements(&self, out: &mut dyn SubRecordOut, n: u64) -> io::Result<()> {
+        const ZEROS: [u8; 4096] = [0; 4096];
+        let mut bytes = n * self.id_size as u64;
+        while bytes > 0 {
+            let k = bytes.min(ZEROS.len() as u64) as usize;
+            out.put(&ZEROS[..k])?;
+            bytes -= k as u64;
+        }
+        Ok(())
     }
 
     /// PRIMITIVE ARRAY DUMP of `length` elements of `ty`; `elements` holds them in the machine's byte order
@@ -361,10 +400,12 @@ mod tests {
                 body.extend_from_slice(&HeapWriter::instance_head8(0x301, 300000, 0x100, 8));
                 body.extend_from_slice(&values);
             }
-            w.object_array_head(&mut body, 0x302, 300000, 3, 0x110).unwrap();
-            for e in [0x300u64, 0, 0x301] {
-                body.extend_from_slice(&e.to_be_bytes()[8 - id_size as usize..]);
-            }
+            w.object_array_head(&mut body, 0x302, 300000, 6, 0x110).unwrap();
+            w.element(&mut body, 0x300).unwrap();
+            w.null_elements(&mut body, 1).unwrap();
+            w.element(&mut body, 0x301).unwrap();
+            w.null_elements(&mut body, 0).unwrap();
+            w.null_elements(&mut body, 3).unwrap();
             let ints: Vec<u8> = [1i32, -1, 0x0102_0304].iter().flat_map(|v| v.to_ne_bytes()).collect();
             w.primitive_array(&mut body, 0x303, 300000, BasicType::Int, 3, &ints).unwrap();
             let chars: Vec<u8> = [0x41u16, 0x263A].iter().flat_map(|v| v.to_ne_bytes()).collect();
@@ -385,7 +426,7 @@ mod tests {
             }
             let HeapRecord::ObjectArrayDump { id, length, class_id, elements, .. } = &got[at] else { panic!() };
             let ids: Vec<u64> = crate::binary::heap::ids(elements, id_size).collect();
-            assert_eq!((*id, *length, *class_id, ids), (0x302, 3, 0x110, vec![0x300, 0, 0x301]));
+            assert_eq!((*id, *length, *class_id, ids), (0x302, 6, 0x110, vec![0x300, 0, 0x301, 0, 0, 0]));
             let HeapRecord::PrimitiveArrayDump { id, length, element_type, data, .. } = &got[at + 1] else { panic!() };
             assert_eq!((*id, *length, *element_type), (0x303, 3, BasicType::Int));
             assert_eq!(*data, &[0, 0, 0, 1, 0xFF, 0xFF, 0xFF, 0xFF, 1, 2, 3, 4][..], "big-endian in the file");
@@ -395,6 +436,70 @@ mod tests {
             assert_eq!((*length, data.len()), (0, 0));
             assert_eq!(got.len(), at + 4);
         }
+    }
+
+    #[test]
+    fn placed_values_read_back_as_their_types() {
+        for id_size in [4u32, 8] {
+            let w = HeapWriter::new(id_size);
+            let fields = [
+                (BasicType::Object, 0x1234_5678u64, Value::Object(0x1234_5678)),
+                (BasicType::Boolean, 1, Value::Boolean(true)),
+                (BasicType::Char, 0x263A, Value::Char(0x263A)),
+                (BasicType::Float, 1.5f32.to_bits() as u64, Value::Float(1.5)),
+                (BasicType::Double, (-2.25f64).to_bits(), Value::Double(-2.25)),
+                (BasicType::Byte, 0xFF, Value::Byte(-1)),
+                (BasicType::Short, 0xFFFE, Value::Short(-2)),
+                (BasicType::Int, 0xFFFF_FFFD, Value::Int(-3)),
+                (BasicType::Long, u64::MAX - 3, Value::Long(-4)),
+            ];
+            let len: u32 = fields.iter().map(|f| f.0.size(id_size)).sum();
+            // Placed in reverse, as the walk places fields in the order the JVM reports them.
+            let mut values = vec![0u8; len as usize];
+            let mut at = len;
+            for &(ty, bits, _) in fields.iter().rev() {
+                at -= ty.size(id_size);
+                w.place_value(&mut values, at, ty, bits);
+            }
+            let mut body = Vec::new();
+            w.instance(&mut body, 0x300, 300000, 0x100, &values).unwrap();
+            let got = read(&body, id_size);
+            let HeapRecord::InstanceDump { values, .. } = &got[0] else { panic!("{:?}", got[0]) };
+            let mut c = crate::binary::Cursor::new(values, 0, id_size, "instance values");
+            for &(ty, _, expect) in &fields {
+                assert_eq!(Value::read(&mut c, ty).unwrap(), expect, "{ty:?} with {id_size}-byte ids");
+            }
+            assert!(c.is_empty());
+            // A value that would not fit is left out, not written short.
+            let mut short = [0u8; 3];
+            w.place_value(&mut short, 0, BasicType::Int, 0xFFFF_FFFF);
+            assert_eq!(short, [0; 3]);
+        }
+    }
+
+    #[test]
+    fn segments_headed_here_read_back_as_heap_dump_segments() {
+        let w = HeapWriter::new(8);
+        let mut body = Vec::new();
+        w.root(&mut body, &RootLine::StickyClass { id: 0x55, name: "x" }).unwrap();
+        w.instance(&mut body, 0x300, 300000, 0x55, &[1, 2, 3, 4]).unwrap();
+        let mut rw = crate::binary::RecordWriter::new(Vec::new(), crate::PROFILE_1_0_2, 8, 0).unwrap();
+        rw.utf8(1, "before").unwrap();
+        let mut data = rw.into_inner();
+        data.extend_from_slice(&HeapWriter::segment_head(body.len() as u64).unwrap());
+        data.extend_from_slice(&body);
+        let h = crate::binary::parse_header(&data).unwrap();
+        let raws: Vec<_> = crate::binary::Records::new(&data, &h).map(|r| r.unwrap()).collect();
+        assert_eq!(raws.len(), 2);
+        assert_eq!((raws[1].tag, raws[1].micros), (record::HEAP_DUMP_SEGMENT, 0), "time 0, as HotSpot writes it");
+        let crate::binary::Record::HeapDump { segment: true, body: got } =
+            crate::binary::Record::decode(&raws[1], 8).unwrap()
+        else {
+            panic!("not a segment")
+        };
+        assert_eq!(got, &body[..]);
+        assert_eq!(read(got, 8).len(), 2);
+        assert!(HeapWriter::segment_head(1 << 32).is_err(), "a body over 4 GiB cannot be expressed");
     }
 
     #[test]

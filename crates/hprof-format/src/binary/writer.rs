@@ -46,12 +46,7 @@ impl<W: Write> RecordWriter<W> {
 
     /// A record from a finished body. Bodies over 4 GiB cannot be expressed and are refused.
     pub fn record(&mut self, tag: u8, body: &[u8]) -> io::Result<()> {
-        let len = u32::try_from(body.len())
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "HPROF record body over 4 GiB"))?;
-        let mut head = [0u8; 9];
-        head[0] = tag;
-        head[1..5].copy_from_slice(&self.micros().to_be_bytes());
-        head[5..9].copy_from_slice(&len.to_be_bytes());
+        let head = record_head(tag, self.micros(), body.len() as u64)?;
         self.out.write_all(&head)?;
         self.out.write_all(body)
     }
@@ -187,6 +182,21 @@ impl<W: Write> RecordWriter<W> {
     pub fn heap_dump_end(&mut self) -> io::Result<()> {
         self.record(tag::HEAP_DUMP_END, &[])
     }
+}
+
+/// Bytes of a record's header: `u1 tag, u4 microseconds, u4 length`.
+pub const RECORD_HEAD: usize = 9;
+
+/// The header of a record whose body of `len` bytes follows, for writers that stream or assemble bodies
+/// themselves (a heap dump's segments). Bodies over 4 GiB cannot be expressed and are refused.
+pub fn record_head(tag: u8, micros: u32, len: u64) -> io::Result<[u8; RECORD_HEAD]> {
+    let len =
+        u32::try_from(len).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "HPROF record body over 4 GiB"))?;
+    let mut head = [0u8; RECORD_HEAD];
+    head[0] = tag;
+    head[1..5].copy_from_slice(&micros.to_be_bytes());
+    head[5..9].copy_from_slice(&len.to_be_bytes());
+    Ok(head)
 }
 
 fn sat32(v: u64) -> u32 {

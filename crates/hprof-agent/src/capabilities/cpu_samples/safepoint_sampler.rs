@@ -5,51 +5,36 @@
 
 use super::profile::Profile;
 use crate::context::Context;
+use crate::sampling::ThreadSwitches;
 use crate::traces::RawFrame;
 use jvmti::{Jni, sys};
 use std::sync::Mutex;
 
 #[derive(Default)]
 pub struct SafepointSampler {
-    /// Serials the front end switched off, and whether sampling is on at all.
-    disabled: Mutex<Vec<u32>>,
-    off: std::sync::atomic::AtomicBool,
+    /// Which threads the front end wants sampled.
+    switches: ThreadSwitches,
 }
 
 impl SafepointSampler {
     pub fn set_sampling(&self, serial: Option<u32>, on: bool) {
-        let mut disabled = self.disabled.lock().unwrap_or_else(|e| e.into_inner());
-        match serial {
-            Some(s) => {
-                disabled.retain(|&d| d != s);
-                if !on {
-                    disabled.push(s);
-                }
-            }
-            None => {
-                disabled.clear();
-                self.off.store(!on, std::sync::atomic::Ordering::Relaxed);
-            }
-        }
+        self.switches.set(serial, on);
     }
 
     /// One round: all RUNNABLE Java threads except the agent's own.
     pub fn sample_once(&self, ctx: &Context, jni: Jni, max_frames: usize, profile: &Mutex<Profile>) {
-        if self.off.load(std::sync::atomic::Ordering::Relaxed) {
+        if !self.switches.all_on() {
             return;
         }
         let Ok(threads) = ctx.jvmti.all_threads() else { return };
         let mut runnable = Vec::new();
         let mut serials = Vec::new();
-        {
-            let disabled = self.disabled.lock().unwrap_or_else(|e| e.into_inner());
-            for &t in &threads {
-                let Some(record) = ctx.threads.of(ctx, t) else { continue };
-                let state = ctx.jvmti.thread_state(t).unwrap_or(jvmti::ThreadState(0));
-                if state.runnable() && !disabled.contains(&record.serial) {
-                    runnable.push(t);
-                    serials.push(record.serial);
-                }
+        for &t in &threads {
+            let Some(record) = ctx.threads.of(ctx, t) else { continue };
+            let state = ctx.jvmti.thread_state(t).unwrap_or(jvmti::ThreadState(0));
+            if state.runnable() && self.switches.is_on(record.serial) {
+                runnable.push(t);
+                serials.push(record.serial);
             }
         }
         if !runnable.is_empty()

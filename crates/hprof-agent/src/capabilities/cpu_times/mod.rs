@@ -110,34 +110,26 @@ fn thread_serial(s: &Shared) -> u32 {
 /// makes JDK 17+ print a warning about re-registering a platform native method.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_java_lang_HprofCpuTimes_enter(_env: *mut sys::JNIEnv, _class: sys::jclass, id: sys::jint) {
-    crate::panic_guard::guard(
-        || {
-            if let Some(s) = shared()
-                && id != LINKING_CALL
-                && s.recording.load(Ordering::Relaxed)
-            {
-                recorder::with_profile(
-                    &s.registry,
-                    &s.settings,
-                    || thread_serial(s),
-                    |p| recorder::enter(p, id as u32),
-                );
-            }
-        },
-        (),
-    )
+    probe(id, recorder::enter)
 }
 
 /// `java.lang.HprofCpuTimes.exit(int)`, found like `enter`.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_java_lang_HprofCpuTimes_exit(_env: *mut sys::JNIEnv, _class: sys::jclass, id: sys::jint) {
+    probe(id, recorder::exit)
+}
+
+/// What both probes do with method `id`, while recording (not for the linking calls), behind the panic
+/// guard every entry from the JVM has.
+#[inline(always)]
+fn probe(id: sys::jint, step: impl FnOnce(&mut recorder::ThreadProfile, u32)) {
     crate::panic_guard::guard(
         || {
             if let Some(s) = shared()
                 && id != LINKING_CALL
                 && s.recording.load(Ordering::Relaxed)
             {
-                recorder::with_profile(&s.registry, &s.settings, || thread_serial(s), |p| recorder::exit(p, id as u32));
+                recorder::with_profile(&s.registry, &s.settings, || thread_serial(s), |p| step(p, id as u32));
             }
         },
         (),

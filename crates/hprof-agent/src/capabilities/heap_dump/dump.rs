@@ -198,7 +198,8 @@ fn write_named(
 ) -> Result<DumpReport, String> {
     let mut plan = ClassPlan::build(ctx, jni, env, ids)?;
     let threads = ThreadRoots::collect(ctx, jni, env, ids);
-    plan.held = HeldByClasses::collect(ctx, jni, env, ids);
+    plan.held = HeldByClasses::collect(ctx, jni, env, ids, plan.loaded());
+    plan.release_loaded(jni);
     let search_started = Instant::now();
     let resolved = match super::plan::resolved::hold(ctx, jni, env, ids, &mut plan.held) {
         Ok(n) => n,
@@ -314,11 +315,52 @@ fn walk_into<S: HeapSink>(
     }
 }
 
-/// The threads' traces, settled against what the walk saw, written to the profile (before the dump).
-fn settle_traces(ctx: &Context, jni: Jni, threads: &ThreadRoots, walked: &Walked) -> FxHashMap<u32, u32> {
+/// A walk's records, all written.
+struct Completed<S> {
+    sink: S,
+    walked: Walked,
+    /// Values of late objects that could not be placed.
+    unplaced: u64,
+}
+
+impl<S> Completed<S> {
+    /// The report of the dump, but for its bytes (known once the sink is finished).
+    fn report(&self, naming: &Naming) -> DumpReport {
+        DumpReport {
+            stats: self.walked.stats,
+            late_unplaced: self.unplaced,
+            walk_ms: self.walked.millis,
+            naming: naming.to_string(),
+            ..Default::default()
+        }
+    }
+}
+
+/// After the walk, in either format and in this order: the classes of the objects the plan did not know
+/// are looked up (JVMTI and JNI may be called again), and `late_classes` is told how many the plan had
+/// before (the binary dump writes the new ones' field names); the threads' traces are settled against
+/// what the walk saw and written to the profile (before the dump, which names them); then the records
+/// still missing are written ([`complete`]).
+#[allow(clippy::too_many_arguments)]
+fn finish_walk<S: HeapSink>(
+    ctx: &Context,
+    jni: Jni,
+    env: Jvmti,
+    plan: &mut ClassPlan,
+    threads: &ThreadRoots,
+    ids: &mut DumpIds,
+    into: WalkedInto<S>,
+    late_classes: impl FnOnce(&mut S, &ClassPlan, usize) -> Result<(), String>,
+) -> Result<Completed<S>, String> {
+    let WalkedInto { mut sink, mut walked, late, side_lengths } = into;
+    let planned = plan.len();
+    let resolved = late.resolve(ctx, jni, env, plan, ids);
+    late_classes(&mut sink, plan, planned)?;
     let traces = threads.settle_traces(ctx, jni, &walked.seen_frames);
     ctx.output.traces(ctx, traces.values().copied());
-    traces
+    let unplaced =
+        complete(plan, &late, &resolved, &side_lengths, &traces, &mut walked, &mut sink).map_err(spool_error)?;
+    Ok(Completed { sink, walked, unplaced })
 }
 
 /// For tests of the dumps made again: `HPROF_HEAP_DUMP_TEST_UNPLACED=n` makes the first `n` dump attempts of
@@ -498,32 +540,24 @@ fn binary_walk(
         };
         Ok(BinarySink::new(spool, names))
     };
-    let WalkedInto { mut sink, mut walked, late, side_lengths } =
-        walk_into(env, plan, threads, ids, &mut naming, new_sink)?;
-
-    let named = plan.len();
-    let resolved = late.resolve(ctx, jni, env, plan, ids);
+    let walked = walk_into(env, plan, threads, ids, &mut naming, new_sink)?;
     let mut late_names = None;
-    ctx.output.binary(|enc| {
-        let before = in_place::held(enc)?;
-        // Classes added after the walk, and those laid out again (a late class's superclass, say).
-        sink.names.add(enc, plan, (0..plan.len()).filter(|&k| k >= named || plan.relaid.contains(&(k as u32))))?;
-        late_names = Some(in_place::held(enc)? - before);
-        Ok(())
-    });
-    let late_names = late_names.ok_or_else(closed)?;
-    let traces = settle_traces(ctx, jni, threads, &walked);
-    let unplaced =
-        complete(plan, &late, &resolved, &side_lengths, &traces, &mut walked, &mut sink).map_err(spool_error)?;
-    let spool = sink.finish().map_err(spool_error)?;
-    let report = DumpReport {
-        stats: walked.stats,
-        late_unplaced: unplaced,
-        walk_ms: walked.millis,
-        bytes: spool.written(),
-        naming: naming.to_string(),
-        ..Default::default()
+    let write_names = |sink: &mut BinarySink, plan: &ClassPlan, planned: usize| {
+        ctx.output.binary(|enc| {
+            let before = in_place::held(enc)?;
+            // Classes added after the walk, and those laid out again (a late class's superclass, say).
+            let added = (0..plan.len()).filter(|&k| k >= planned || plan.relaid.contains(&(k as u32)));
+            sink.names.add(enc, plan, added)?;
+            late_names = Some(in_place::held(enc)? - before);
+            Ok(())
+        });
+        late_names.map(drop).ok_or_else(closed)
     };
+    let completed = finish_walk(ctx, jni, env, plan, threads, ids, walked, write_names)?;
+    let late_names = late_names.ok_or_else(closed)?;
+    let report = completed.report(&naming);
+    let spool = completed.sink.finish().map_err(spool_error)?;
+    let report = DumpReport { bytes: spool.written(), ..report };
     Ok((spool, report, late_names))
 }
 
@@ -548,17 +582,15 @@ fn text_dump(
     completeness: Completeness,
 ) -> Result<DumpReport, String> {
     let new_sink = |_: Option<TextSink>| Ok(TextSink::new(open_spool(ctx)?));
-    let WalkedInto { mut sink, mut walked, late, side_lengths } =
-        walk_into(env, plan, threads, ids, &mut naming, new_sink)?;
-    let resolved = late.resolve(ctx, jni, env, plan, ids);
-    let traces = settle_traces(ctx, jni, threads, &walked);
-    let unplaced =
-        complete(plan, &late, &resolved, &side_lengths, &traces, &mut walked, &mut sink).map_err(spool_error)?;
-    let (objects, bytes) = (sink.objects, sink.bytes);
-    let spool = sink.finish();
+    let walked = walk_into(env, plan, threads, ids, &mut naming, new_sink)?;
+    let completed = finish_walk(ctx, jni, env, plan, threads, ids, walked, |_, _, _| Ok(()))?;
+    let (stats, unplaced) = (completed.walked.stats, completed.unplaced);
+    let report = completed.report(&naming);
+    let (objects, bytes) = (completed.sink.objects, completed.sink.bytes);
+    let spool = completed.sink.finish();
     let spooled = spool.written();
-    if completeness == Completeness::WholeOrNothing && walked.stats.mismatches + unplaced > 0 {
-        return Ok(DumpReport { stats: walked.stats, late_unplaced: unplaced, discarded: true, ..Default::default() });
+    if completeness == Completeness::WholeOrNothing && stats.mismatches + unplaced > 0 {
+        return Ok(DumpReport { stats, late_unplaced: unplaced, discarded: true, ..Default::default() });
     }
     let date = hprof_format::time::ctime(hprof_format::time::now_millis());
     ctx.output.text(|w| {
@@ -566,12 +598,5 @@ fn text_dump(
         spool.copy_to(w)?;
         hprof_format::text::heap::write_heap_dump_end(w)
     });
-    Ok(DumpReport {
-        stats: walked.stats,
-        late_unplaced: unplaced,
-        walk_ms: walked.millis,
-        bytes: spooled,
-        naming: naming.to_string(),
-        ..Default::default()
-    })
+    Ok(DumpReport { bytes: spooled, ..report })
 }

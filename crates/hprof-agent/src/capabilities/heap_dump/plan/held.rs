@@ -6,6 +6,8 @@
 //! those objects are held by JNI global references, and the walk writes the roots it meets through them as
 //! ROOT UNKNOWN (they are held by the VM's class data, not by JNI).
 
+#[cfg(doc)]
+use super::layout::ClassPlan;
 use super::layout::tag_object;
 use crate::capabilities::heap_dump::naming::ids::DumpIds;
 use crate::context::Context;
@@ -21,10 +23,16 @@ pub struct HeldByClasses {
 }
 
 impl HeldByClasses {
-    /// Holds every object a loaded class's `java.lang.Class` reference fields point to, but class objects,
-    /// class loaders and modules (the walk reaches those anyway) and arrays (an array's identifier carries
-    /// its length, given when the walk meets it).
-    pub fn collect(ctx: &Context, jni: Jni, dump_env: Jvmti, ids: &mut DumpIds) -> HeldByClasses {
+    /// Holds every object the `java.lang.Class` reference fields of `classes` (the plan's loaded classes,
+    /// [`ClassPlan::loaded`]) point to, but class objects, class loaders and modules (the walk reaches those
+    /// anyway) and arrays (an array's identifier carries its length, given when the walk meets it).
+    pub fn collect(
+        ctx: &Context,
+        jni: Jni,
+        dump_env: Jvmti,
+        ids: &mut DumpIds,
+        classes: &[sys::jclass],
+    ) -> HeldByClasses {
         let mut held = HeldByClasses::default();
         let Ok(class_class) = jni.find_class(c"java/lang/Class") else {
             jni.exception_clear();
@@ -41,7 +49,7 @@ impl HeldByClasses {
         if fields.is_empty() {
             return held;
         }
-        for class in ctx.jvmti.loaded_classes().unwrap_or_default() {
+        for &class in classes {
             jni.with_local_frame(16, || {
                 for &field in &fields {
                     let value = jni.object_field(class, field);
@@ -54,7 +62,6 @@ impl HeldByClasses {
                     }
                 }
             });
-            jni.delete_local_ref(class);
         }
         held
     }

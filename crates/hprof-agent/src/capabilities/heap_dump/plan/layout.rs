@@ -131,9 +131,14 @@ impl DumpClass {
             name: name.into(),
             unloaded: Default::default(),
         };
+        DumpClass::empty(Arc::new(record), kind)
+    }
+
+    /// The class of `record`, of `kind`, before its fields are laid out: no superclass, loader or field.
+    fn empty(record: Arc<ClassRecord>, kind: ClassKind) -> DumpClass {
         DumpClass {
-            record: Arc::new(record),
-            object_id,
+            object_id: record.object_id,
+            record,
             kind,
             super_id: 0,
             loader_id: 0,
@@ -210,6 +215,9 @@ pub struct ClassPlan {
     pub relaid: Vec<u32>,
     /// Objects only class objects' own fields hold ([`super::held`]).
     pub held: super::held::HeldByClasses,
+    /// Local references to every class loaded when the plan was made (its one GetLoadedClasses), for
+    /// [`super::held`] to read the same classes; dropped by [`ClassPlan::release_loaded`].
+    loaded: Vec<sys::jclass>,
 }
 
 const ACC_STATIC: i32 = 0x0008;
@@ -223,13 +231,13 @@ impl ClassPlan {
         let loaded = ctx.jvmti.loaded_classes().map_err(|e| format!("GetLoadedClasses failed: {e}"))?;
         let mut plan = ClassPlan::default();
         let mut order = Vec::with_capacity(loaded.len());
-        for class in loaded {
+        for &class in &loaded {
             if let Some(raw) = jni.with_local_frame(16, || gather(ctx, jni, dump_env, ids, class, false)) {
                 order.push(raw.record.object_id);
                 plan.raw.insert(raw.record.object_id, raw);
             }
-            jni.delete_local_ref(class);
         }
+        plan.loaded = loaded;
         plan.object_class_id = plan
             .raw
             .values()
@@ -287,6 +295,19 @@ impl ClassPlan {
                 Some(i)
             }
             None => Some(self.add_layout(id)),
+        }
+    }
+
+    /// Every class loaded when the plan was made, planned or not (a class whose record could not be made
+    /// still has a class object), as JNI local references valid until [`ClassPlan::release_loaded`].
+    pub fn loaded(&self) -> &[sys::jclass] {
+        &self.loaded
+    }
+
+    /// Deletes the local references of [`ClassPlan::loaded`], once nothing before the walk needs them.
+    pub fn release_loaded(&mut self, jni: Jni) {
+        for class in self.loaded.drain(..) {
+            jni.delete_local_ref(class);
         }
     }
 
@@ -400,25 +421,10 @@ impl ClassPlan {
             raw.super_id
         };
         let mut class = DumpClass {
-            object_id: record.object_id,
-            record,
-            kind,
             super_id,
             loader_id: raw.loader_id,
-            fields: Vec::new(),
-            statics: Vec::new(),
-            values: Vec::new(),
-            instance_size: 0,
             fields_known: raw.fields.is_some() || kind != ClassKind::Instance,
-            index_base: 0,
-            instance_slots: Vec::new(),
-            ref_offsets: Vec::new(),
-            static_base: 0,
-            static_slots: Vec::new(),
-            value_fields: Vec::new(),
-            static_fields: Vec::new(),
-            prims: Vec::new(),
-            static_prims: Vec::new(),
+            ..DumpClass::empty(record, kind)
         };
         if kind != ClassKind::Instance {
             return class;

@@ -9,9 +9,9 @@ use super::{ClassValues, HeapSink, Root};
 use crate::capabilities::heap_dump::ID_SIZE;
 use crate::capabilities::heap_dump::plan::layout::{ClassPlan, DumpClass, FieldDecl, ValueSlot};
 use crate::output::BinaryEncoder;
-use hprof_format::binary::{ClassDumpOut, HeapWriter, SubRecordOut};
+use hprof_format::binary::{ClassDumpOut, HeapWriter, RECORD_HEAD, SubRecordOut};
 use hprof_format::serial_base;
-use hprof_format::tags::{BasicType, record};
+use hprof_format::tags::BasicType;
 use std::io::{self, Write};
 
 /// Largest segment body assembled in memory.
@@ -80,7 +80,7 @@ impl BinarySink {
     }
 
     fn segment_header(&mut self, len: u64) -> io::Result<()> {
-        let head = segment_head(len)?;
+        let head = HeapWriter::segment_head(len)?;
         self.segments += 1;
         self.spool.write_all(&head)
     }
@@ -93,7 +93,7 @@ impl BinarySink {
     /// Hands the segment being filled, its header written in the room kept for it, to the spool whole.
     fn flush_segment(&mut self) -> io::Result<()> {
         if self.body_len() > 0 {
-            let head = segment_head(self.body_len() as u64)?;
+            let head = HeapWriter::segment_head(self.body_len() as u64)?;
             self.pending[..SEGMENT_HEAD].copy_from_slice(&head);
             self.segments += 1;
             self.spool.write_chunk(&mut self.pending)?;
@@ -124,34 +124,10 @@ impl BinarySink {
             Ok(())
         }
     }
-
-    fn id(&mut self, v: u64) -> io::Result<()> {
-        self.put(&v.to_be_bytes())
-    }
-
-    fn zeros(&mut self, mut n: u64) -> io::Result<()> {
-        const ZEROS: [u8; 4096] = [0; 4096];
-        while n > 0 {
-            let k = n.min(ZEROS.len() as u64) as usize;
-            self.put(&ZEROS[..k])?;
-            n -= k as u64;
-        }
-        Ok(())
-    }
 }
 
 /// Bytes of a HEAP DUMP SEGMENT record's header.
-const SEGMENT_HEAD: usize = 9;
-
-/// A HEAP DUMP SEGMENT header for a body of `len` bytes; the time field is 0, as HotSpot writes it.
-fn segment_head(len: u64) -> io::Result<[u8; SEGMENT_HEAD]> {
-    let len = u32::try_from(len)
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "heap dump sub-record over 4 GiB"))?;
-    let mut head = [0u8; SEGMENT_HEAD];
-    head[0] = record::HEAP_DUMP_SEGMENT;
-    head[5..9].copy_from_slice(&len.to_be_bytes());
-    Ok(head)
-}
+const SEGMENT_HEAD: usize = RECORD_HEAD;
 
 /// An empty segment: room for its header.
 fn segment_start(mut buf: Vec<u8>) -> Vec<u8> {
@@ -231,15 +207,15 @@ impl HeapSink for BinarySink {
         if index < next || index >= length {
             return Ok(());
         }
-        self.zeros((index - next) as u64 * ID_SIZE as u64)?;
-        self.id(id)?;
+        WRITER.null_elements(self, (index - next) as u64)?;
+        WRITER.element(self, id)?;
         self.array = Some((index + 1, length));
         Ok(())
     }
 
     fn object_array_end(&mut self) -> io::Result<()> {
         if let Some((next, length)) = self.array.take() {
-            self.zeros((length - next) as u64 * ID_SIZE as u64)?;
+            WRITER.null_elements(self, (length - next) as u64)?;
         }
         Ok(())
     }
@@ -257,18 +233,16 @@ impl HeapSink for BinarySink {
     }
 }
 
-/// Writes a value of `slot`'s type into an instance's values, big-endian.
+/// Writes a value of `slot`'s type into an instance's values (hprof-format places it).
+#[inline]
 pub fn store_value(values: &mut [u8], slot: &ValueSlot, bits: u64) {
     put_value(values, slot.offset, slot.ty, bits);
 }
 
 /// Writes a value of type `ty` at `at` into an instance's values, big-endian, at its size in the file.
+#[inline]
 pub fn put_value(values: &mut [u8], at: u32, ty: BasicType, bits: u64) {
-    let size = ty.size(ID_SIZE) as usize;
-    let at = at as usize;
-    if let Some(dst) = values.get_mut(at..at + size) {
-        dst.copy_from_slice(&bits.to_be_bytes()[8 - size..]);
-    }
+    WRITER.place_value(values, at, ty, bits);
 }
 
 #[cfg(test)]
@@ -276,6 +250,7 @@ mod tests {
     use super::*;
     use crate::capabilities::heap_dump::plan::layout::ClassKind;
     use hprof_format::binary::{HeapRecord, HeapRecords, heap::ids};
+    use hprof_format::tags::record;
 
     fn spool() -> (Spool, std::path::PathBuf) {
         let dir =
