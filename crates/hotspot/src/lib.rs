@@ -18,7 +18,9 @@
 //! [`Walker::new`] says so.
 
 mod code_cache;
+pub mod elf_symbols;
 pub mod heap;
+pub mod init_lock;
 pub mod java_thread;
 pub mod jni_handles;
 mod layout;

@@ -43,8 +43,10 @@ pub struct DumpReport {
     pub classes: usize,
     /// Classes whose resolved-references arrays were held for the walk (see [`super::plan::resolved`]).
     pub resolved: usize,
-    /// Milliseconds spent finding them.
+    /// Milliseconds spent finding them (and the init locks).
     pub resolved_ms: u128,
+    /// Init locks (`int[0]`) of classes not yet initialized held for the walk (see [`super::plan::init_locks`]).
+    pub init_locks: usize,
     pub late_unplaced: u64,
     /// Milliseconds spent before the walk, in the walk, and in all.
     pub prep_ms: u128,
@@ -198,21 +200,16 @@ fn write_named(
 ) -> Result<DumpReport, String> {
     let mut plan = ClassPlan::build(ctx, jni, env, ids)?;
     let threads = ThreadRoots::collect(ctx, jni, env, ids);
-    plan.held = HeldByClasses::collect(ctx, jni, env, ids, plan.loaded());
-    plan.release_loaded(jni);
+    let mut held = HeldByClasses::collect(ctx, jni, env, ids, plan.loaded());
     let search_started = Instant::now();
-    let resolved = match super::plan::resolved::hold(ctx, jni, env, ids, &mut plan.held) {
-        Ok(n) => n,
-        Err(why) => {
-            // Said once: it holds for every dump of this JVM.
-            static TOLD: AtomicBool = AtomicBool::new(false);
-            if !TOLD.swap(true, Ordering::Relaxed) {
-                let message = format!("\nHPROF: heap dumps leave out what only constant pools hold: {why}\n");
-                crate::log::verbose(ctx.options.verbose, &message);
-            }
-            0
-        }
-    };
+    static RESOLVED_TOLD: AtomicBool = AtomicBool::new(false);
+    let resolved = super::plan::resolved::hold(ctx, jni, env, ids, &mut held, plan.loaded());
+    let resolved = left_out(ctx, &RESOLVED_TOLD, "what only constant pools hold", resolved);
+    static INIT_LOCKS_TOLD: AtomicBool = AtomicBool::new(false);
+    let init_locks = super::plan::init_locks::hold(ctx, jni, env, ids, &mut held, plan.loaded());
+    let init_locks = left_out(ctx, &INIT_LOCKS_TOLD, "the init locks of classes not yet initialized", init_locks);
+    plan.held = held;
+    plan.release_loaded(jni);
     let resolved_ms = search_started.elapsed().as_millis();
     naming.locate(&mut plan);
     if let Some(mut named) = ids.named.take() {
@@ -230,9 +227,21 @@ fn write_named(
     let mut report = result?;
     report.classes = plan.len();
     report.resolved = resolved;
+    report.init_locks = init_locks;
     report.resolved_ms = resolved_ms;
     report.prep_ms = prep_ms;
     Ok(report)
+}
+
+/// The count of objects held, or 0 and why none, said once (with verbose=y): it holds for every dump of
+/// this JVM.
+fn left_out(ctx: &Context, told: &AtomicBool, what: &str, held: Result<usize, String>) -> usize {
+    held.unwrap_or_else(|why| {
+        if !told.swap(true, Ordering::Relaxed) {
+            crate::log::verbose(ctx.options.verbose, &format!("\nHPROF: heap dumps leave out {what}: {why}\n"));
+        }
+        0
+    })
 }
 
 /// Why a walk stopped short.

@@ -75,11 +75,12 @@ impl HeapDump {
                 }
                 if std::env::var_os("HPROF_HEAP_DUMP_STATS").is_some() {
                     log::warning(&format!(
-                        "heap dump: {} objects, {} roots, {} classes ({} resolved-references arrays held, found in {} ms), {} bytes in {} ms ({} ms before the walk, {} ms walking); ids: {}; {}; {}",
+                        "heap dump: {} objects, {} roots, {} classes ({} resolved-references arrays and {} init locks held, found in {} ms), {} bytes in {} ms ({} ms before the walk, {} ms walking); ids: {}; {}; {}",
                         report.stats.objects,
                         report.stats.roots,
                         report.classes,
                         report.resolved,
+                        report.init_locks,
                         report.resolved_ms,
                         report.bytes,
                         report.total_ms,

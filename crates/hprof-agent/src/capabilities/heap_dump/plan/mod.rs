@@ -1,10 +1,12 @@
 //! What one dump gathers with JVMTI and JNI before its heap walk, whose callbacks may call neither: the
 //! classes and their layouts ([`layout`]: the class plan), the threads, their stack traces and the
 //! monitors they hold ([`threads`]), and the objects the walk would not meet from its roots — what only
-//! class objects' own fields hold ([`held`]) and what only the classes' constant pools hold
-//! ([`resolved`]), both held by JNI global references for the time of the walk.
+//! class objects' own fields hold ([`held`]), what only the classes' constant pools hold
+//! ([`resolved`]) and their init locks ([`init_locks`]), all held by JNI global references for the time
+//! of the walk.
 
 pub(super) mod held;
+pub(super) mod init_locks;
 pub(super) mod layout;
 pub(super) mod resolved;
 pub(super) mod threads;

@@ -36,8 +36,16 @@ use hotspot::heap::PoolHandles;
 use hotspot::jni_handles::{ForeignHandles, checked_jni};
 use jvmti::{Jni, Jvmti, sys};
 
-/// Holds every loaded class's resolved-references array in `held`, named in `ids`: how many, or why none.
-pub fn hold(ctx: &Context, jni: Jni, env: Jvmti, ids: &mut DumpIds, held: &mut HeldByClasses) -> Result<usize, String> {
+/// Holds the resolved-references array of each of `classes` (the plan's loaded classes) in `held`, named in
+/// `ids`: how many, or why none.
+pub fn hold(
+    ctx: &Context,
+    jni: Jni,
+    env: Jvmti,
+    ids: &mut DumpIds,
+    held: &mut HeldByClasses,
+    classes: &[sys::jclass],
+) -> Result<usize, String> {
     let vm = VmStructs::get().ok_or("HotSpot's structure tables are not readable")?;
     if checked_jni(vm) {
         return Err("JNI calls are checked (-Xcheck:jni), which refuses the handles this needs".into());
@@ -47,45 +55,38 @@ pub fn hold(ctx: &Context, jni: Jni, env: Jvmti, ids: &mut DumpIds, held: &mut H
         jni.exception_clear();
         "no class Object[]".to_string()
     })?;
-    let result = hold_with(ctx, jni, env, ids, held, route, object_array);
+    let result = hold_with(ctx, jni, env, ids, held, classes, route, object_array);
     jni.delete_local_ref(object_array);
     result
 }
 
+#[allow(clippy::too_many_arguments)]
 fn hold_with(
     ctx: &Context,
     jni: Jni,
     env: Jvmti,
     ids: &mut DumpIds,
     held: &mut HeldByClasses,
+    classes: &[sys::jclass],
     route: PoolHandles,
     object_array: sys::jclass,
 ) -> Result<usize, String> {
     let handles = calibrate(jni, object_array)?;
-    let classes = ctx.jvmti.loaded_classes().map_err(|e| format!("GetLoadedClasses: {e:?}"))?;
     let mut count = 0;
-    let mut failure = None;
-    for class in classes {
-        if failure.is_none() {
-            match jni.with_local_frame(8, || array_of(ctx, jni, &route, &handles, class, object_array)) {
-                Ok(Some(array)) => {
-                    // Its tag carries its length, for a walk by tags (see `naming::ids`).
-                    let length = jni.array_length(array).max(0) as u32;
-                    let (tag, id) = ids.object_array(length).unwrap_or_else(|| ids.plain());
-                    if env.set_tag(array, tag).is_ok() {
-                        ids.tagged_array(jni, array, id, tag);
-                        held.hold(jni, array, id);
-                        count += 1;
-                    }
-                    jni.delete_global_ref(array);
-                }
-                Ok(None) => {}
-                Err(why) => failure = Some(why),
+    for &class in classes {
+        if let Some(array) = jni.with_local_frame(8, || array_of(ctx, jni, &route, &handles, class, object_array))? {
+            // Its tag carries its length, for a walk by tags (see `naming::ids`).
+            let length = jni.array_length(array).max(0) as u32;
+            let (tag, id) = ids.object_array(length).unwrap_or_else(|| ids.plain());
+            if env.set_tag(array, tag).is_ok() {
+                ids.tagged_array(jni, array, id, tag);
+                held.hold(jni, array, id);
+                count += 1;
             }
+            jni.delete_global_ref(array);
         }
-        jni.delete_local_ref(class);
     }
-    failure.map_or(Ok(count), Err)
+    Ok(count)
 }
 
 /// How this JVM tags global references, read off a global and a weak global reference made for it.
