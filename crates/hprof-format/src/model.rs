@@ -199,6 +199,14 @@ pub struct CpuRow {
     pub top_method: Option<String>,
 }
 
+impl CpuRow {
+    /// Puts rows in a report's order: heaviest first, equal weights by trace serial, so that every writer
+    /// (the agent's reports, `hprof analyze`) prints them alike and the same way every run.
+    pub fn rank(rows: &mut [CpuRow]) {
+        rows.sort_by(|a, b| b.weight.cmp(&a.weight).then(a.trace_serial.cmp(&b.trace_serial)));
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct CpuReport {
     pub kind: CpuReportKind,
@@ -244,6 +252,15 @@ impl MonitorTimeReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_rows_rank_heaviest_first_then_by_trace() {
+        let row = |weight, trace_serial| CpuRow { weight, count: 1, trace_serial, top_method: None };
+        let mut rows = vec![row(5, 300003), row(9, 300004), row(5, 300001), row(0, 300002)];
+        CpuRow::rank(&mut rows);
+        let order: Vec<(u64, u32)> = rows.iter().map(|r| (r.weight, r.trace_serial)).collect();
+        assert_eq!(order, [(9, 300004), (5, 300001), (5, 300003), (0, 300002)]);
+    }
 
     #[test]
     fn ranked_rows_stop_below_cutoff() {

@@ -42,7 +42,7 @@ impl Sink {
         if !options.force && path.exists() {
             path = unique_name(&path.to_string_lossy(), options.format, std::process::id());
         }
-        // Readable too: a heap dump written into it in place may have to be moved (see heap_dump::in_place).
+        // Readable too: a heap dump written into it in place may have to be moved (see heap_dump::records::in_place).
         // Not a pipe (file=/dev/stdout): opened for reading, the JVM would be a reader of its own pipe, and
         // once the real reader is gone (`| head`) its writes would wait for ever instead of failing.
         let special = std::fs::metadata(&path).is_ok_and(|m| !m.file_type().is_file());
@@ -156,7 +156,7 @@ impl Sink {
         }
     }
 
-    /// At exit: a stalled front end's last chance to take what is held for it (see [`FrontEnd::finish`]).
+    /// At exit: a stalled front end's last chance to take what is held for it (see `FrontEnd::finish`).
     pub fn finish(&mut self) -> io::Result<()> {
         match self {
             Sink::Socket(front_end) => front_end.finish(),

@@ -19,23 +19,6 @@ pub struct SamplerCost {
     pub posix_timers: AtomicU64,
 }
 
-/// The monotonic clock in nanoseconds. Async-signal-safe.
-pub fn monotonic_ns() -> u64 {
-    clock_ns(libc::CLOCK_MONOTONIC)
-}
-
-/// The calling thread's CPU time in nanoseconds.
-pub fn thread_cpu_ns() -> u64 {
-    clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
-}
-
-fn clock_ns(clock: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `ts` is a live timespec for clock_gettime to fill; async-signal-safe (vDSO or system call).
-    unsafe { libc::clock_gettime(clock, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
 impl SamplerCost {
     pub fn add(counter: &AtomicU64, ns: u64) {
         counter.fetch_add(ns, Ordering::Relaxed);

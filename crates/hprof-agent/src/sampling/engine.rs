@@ -8,6 +8,7 @@ use super::signal::{ClockKind, NOT_WALKED, Shared};
 use super::switches::ThreadSwitches;
 use super::{asgct, cost};
 use crate::agent_thread::StopSwitch;
+use crate::clocks;
 use crate::context::Context;
 use crate::log;
 use crate::options::CpuClock;
@@ -306,9 +307,9 @@ impl Engine {
     /// Creates the jmethodIDs of a class's methods, which AsyncGetCallTrace cannot do in a signal handler.
     /// Consumers that want frames call it for each prepared class (and for the classes loaded before VMInit).
     pub fn create_method_ids(&self, ctx: &Context, class: sys::jclass) {
-        let start = cost::monotonic_ns();
+        let start = clocks::monotonic_ns();
         let _ = ctx.jvmti.class_methods(class);
-        cost::SamplerCost::add(&self.shared.cost.method_ids_ns, cost::monotonic_ns().saturating_sub(start));
+        cost::SamplerCost::add(&self.shared.cost.method_ids_ns, clocks::monotonic_ns().saturating_sub(start));
     }
 
     /// The resolver thread: drains at `drain_interval` until `stop_all`.
@@ -317,7 +318,7 @@ impl Engine {
         while !self.resolver.wait(period) {
             jni.with_local_frame(64, || self.drain(ctx, Some(jni)));
         }
-        cost::SamplerCost::add(&self.shared.cost.resolver_ns, cost::thread_cpu_ns());
+        cost::SamplerCost::add(&self.shared.cost.resolver_ns, clocks::thread_cpu_ns());
         self.resolver.finished();
     }
 

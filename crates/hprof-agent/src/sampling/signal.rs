@@ -16,10 +16,11 @@
 //! (the ring and the slot arena are allocated at install), never waits (a full ring drops the sample and
 //! counts it), and restores errno.
 
-use super::cost::{SamplerCost, monotonic_ns};
+use super::cost::SamplerCost;
 use super::perf_clock::{self, PerfClock};
 use super::registers::Registers;
 use super::ring::{MAX_FRAMES, SampleRing};
+use crate::clocks::monotonic_ns;
 use jvmti::sys::{ASGCT_CallTrace, AsyncGetCallTraceFn, JNIEnv, JavaVM};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicIsize, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};

@@ -200,7 +200,7 @@ pub fn write_report(w: &mut dyn Write, d: &Dump, layout: Layout) -> io::Result<O
                         top_method: d.trace_frames(trace).first().map(|f| f.qualified_method()),
                     })
                     .collect();
-                rows.sort_by(|a, b| b.weight.cmp(&a.weight).then(a.trace_serial.cmp(&b.trace_serial)));
+                CpuRow::rank(&mut rows);
                 let report =
                     CpuReport { kind: CpuReportKind::Samples, total: total as u64, cutoff: CUTOFF, rows, note: None };
                 write_cpu_report(w, &report, &date(d, raw.micros))?;

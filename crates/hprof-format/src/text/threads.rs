@@ -13,7 +13,7 @@ pub fn write_thread_end(w: &mut dyn Write, serial: u32) -> io::Result<()> {
     writeln!(w, "THREAD END (id = {serial})")
 }
 
-/// `TRACE n:` [` (thread=m)`] then one tab-indented line per frame, `<empty>` when there are none.
+/// `TRACE n:` \[` (thread=m)`\] then one tab-indented line per frame, `<empty>` when there are none.
 pub fn write_trace<'a>(
     w: &mut dyn Write,
     serial: u32,

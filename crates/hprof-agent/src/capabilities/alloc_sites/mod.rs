@@ -3,12 +3,12 @@
 //! - Exact mode (the default): `SetHeapSamplingInterval(0)` makes the JVM report every allocation through
 //!   SampledObjectAlloc, including those the interpreter and compiled code make inline — which HPROF's
 //!   VMObjectAlloc-only design missed. VMObjectAlloc adds what the VM allocates itself and the sampler did
-//!   not report ([`liveness`] remembers each thread's last sampled objects to tell).
+//!   not report (`liveness` remembers each thread's last sampled objects to tell).
 //! - Sampled mode (`alloc_interval=`): the JVM samples every N bytes on average and each sample is weighted
-//!   into an unbiased estimate ([`weight`]).
+//!   into an unbiased estimate (`weight`).
 //!
-//! Per allocation: the site comes from [`site_finder`] (a cheap frame walk and a per-thread cache, JVMTI
-//! only for a stack never seen), the counters from [`site_table`], and a weak reference lets [`liveness`]
+//! Per allocation: the site comes from `site_finder` (a cheap frame walk and a per-thread cache, JVMTI
+//! only for a stack never seen), the counters from `site_table`, and a weak reference lets `liveness`
 //! take the object off the live figures when it dies. Before a report the agent forces a GC and checks every
 //! tracked object, so "live" means live.
 

@@ -1,6 +1,6 @@
 //! cpu=samples: which methods use the CPU, from periodic stack samples.
 //!
-//! Two samplers feed one [`Profile`]: the default `async` one, a consumer of the shared sampling engine
+//! Two samplers feed one `Profile`: the default `async` one, a consumer of the shared sampling engine
 //! (per-thread CPU clocks and AsyncGetCallTrace, see `crate::sampling`), and HPROF's own `safepoint` one. Reports are cumulative: every dump —
 //! at exit, on Ctrl-\, or on the front end's request — covers the run so far (the front end can clear the
 //! counts with its CONTROL command).

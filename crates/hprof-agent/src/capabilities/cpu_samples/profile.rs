@@ -67,7 +67,7 @@ impl Profile {
                 top_method: ctx.traces.top_method(serial),
             })
             .collect();
-        rows.sort_by(|a, b| b.weight.cmp(&a.weight).then(a.trace_serial.cmp(&b.trace_serial)));
+        CpuRow::rank(&mut rows);
         CpuReport { kind: CpuReportKind::Samples, total: self.total, cutoff, rows, note: None }
     }
 

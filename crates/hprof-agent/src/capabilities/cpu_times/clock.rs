@@ -4,6 +4,8 @@
 //! gaps between them in ticks, and every couple of milliseconds a thread reads its CPU clock once and
 //! converts the ticks of that segment into CPU nanoseconds in proportion (see `recorder::Segment`).
 
+use crate::clocks::monotonic_ns;
+
 /// A monotonic tick count: the TSC on x86-64, nanoseconds elsewhere.
 #[inline(always)]
 pub fn ticks() -> u64 {
@@ -16,22 +18,6 @@ pub fn ticks() -> u64 {
     {
         monotonic_ns()
     }
-}
-
-fn read(clock: libc::clockid_t) -> u64 {
-    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes one timespec through a valid pointer.
-    unsafe { libc::clock_gettime(clock, &mut t) };
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
-}
-
-pub fn monotonic_ns() -> u64 {
-    read(libc::CLOCK_MONOTONIC)
-}
-
-/// The calling thread's CPU time in nanoseconds.
-pub fn thread_cpu_ns() -> u64 {
-    read(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
 /// Ticks per millisecond, measured over 10 ms of wall time (once, at load).

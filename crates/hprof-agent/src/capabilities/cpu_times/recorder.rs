@@ -12,7 +12,8 @@
 //! included): time the thread spent waiting or descheduled is thus spread over the methods of that
 //! segment instead of being charged to whichever method was on top, and the probes' share is left out.
 
-use super::clock::{thread_cpu_ns, ticks};
+use super::clock::ticks;
+use crate::clocks::thread_cpu_ns;
 use rustc_hash::FxHashMap;
 use std::cell::{RefCell, UnsafeCell};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -85,7 +85,7 @@ pub fn cpu_time(
             top_method: ctx.traces.top_method(serial),
         })
         .collect();
-    rows.sort_by(|a, b| b.weight.cmp(&a.weight).then(a.trace_serial.cmp(&b.trace_serial)));
+    CpuRow::rank(&mut rows);
     CpuReport { kind: CpuReportKind::Times, total: total as u64, cutoff, rows, note }
 }
 

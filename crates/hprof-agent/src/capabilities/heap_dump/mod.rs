@@ -6,9 +6,10 @@
 //!
 //! - `dump.rs`: one dump from start to end, and why in that order;
 //! - `plan/`: what the walk needs to know beforehand, gathered with JVMTI and JNI (its callbacks may call
-//!   neither): the classes and their layouts (`layout.rs`, the class plan), the threads, their traces and
-//!   held monitors (`threads.rs`), and what the walk would not meet — what only class objects' own fields
-//!   hold (`held.rs`) and what only the classes' constant pools hold (`resolved.rs`);
+//!   neither): the classes and their layouts (`layout.rs`, the class plan, from the dump's one
+//!   GetLoadedClasses), the threads, their traces and held monitors (`threads.rs`), and what the walk would
+//!   not meet — what only class objects' own fields hold (`held.rs`, reading the plan's classes) and what
+//!   only the classes' constant pools hold (`resolved.rs`);
 //! - `naming/`: how a dump names its objects — by address (trusted after the `probe.rs` walk; every read of
 //!   HotSpot's memory goes through the `hotspot` crate's `heap` module, checked against committed memory
 //!   or made with a read that cannot fault; primitive values then read from memory, `field_offsets.rs`)

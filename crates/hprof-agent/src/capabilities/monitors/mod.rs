@@ -1,11 +1,11 @@
 //! `monitor=y`: where threads wait for locks.
 //!
-//! - [`contention`]: time blocked entering monitors (MonitorContendedEnter → MonitorContendedEntered), per
+//! - `contention`: time blocked entering monitors (MonitorContendedEnter → MonitorContendedEntered), per
 //!   trace and lock class, written as MONITOR TIME at each dump.
-//! - [`waits`]: the live WAIT / WAITED lines for Object.wait (MonitorWait / MonitorWaited).
-//! - [`snapshot`]: MONITOR DUMP, every thread's state and every owned or contended monitor, at each dump.
-//! - [`lock_stacks`]: with `flamegraph=` / `collapsed=`, full stacks weighted by blocked time.
-//! - [`sleeps`]: the live SLEEP lines, from a wrapper bound in place of the JVM's sleeping native.
+//! - `waits`: the live WAIT / WAITED lines for Object.wait (MonitorWait / MonitorWaited).
+//! - `snapshot`: MONITOR DUMP, every thread's state and every owned or contended monitor, at each dump.
+//! - `lock_stacks`: with `flamegraph=` / `collapsed=`, full stacks weighted by blocked time.
+//! - `sleeps`: the live SLEEP lines, from a wrapper bound in place of the JVM's sleeping native.
 
 mod contention;
 mod lock_stacks;

@@ -125,14 +125,12 @@ unsafe extern "C" fn on_reference<V: HeapVisitor>(
     length: sys::jint,
     user_data: *mut c_void,
 ) -> sys::jint {
-    // SAFETY: user_data is the visitor handed to FollowReferences with these callbacks: it outlives the
-    // call, and nothing else borrows it meanwhile (callbacks come on the VM thread, one at a time).
-    let visitor = unsafe { &mut *(user_data as *mut V) };
-    let r = guard(
-        || Some(visitor.reference(kind, info, class_tag, referrer_class_tag, size, tag_ptr, referrer_tag_ptr, length)),
-        None,
-    );
-    r.unwrap_or_else(|| visitor.on_panic())
+    // SAFETY: user_data is the visitor handed to FollowReferences with these callbacks.
+    unsafe {
+        visit::<V>(user_data, |v| {
+            v.reference(kind, info, class_tag, referrer_class_tag, size, tag_ptr, referrer_tag_ptr, length)
+        })
+    }
 }
 
 unsafe extern "C" fn on_primitive_field<V: HeapVisitor>(
@@ -145,10 +143,9 @@ unsafe extern "C" fn on_primitive_field<V: HeapVisitor>(
     user_data: *mut c_void,
 ) -> sys::jint {
     // SAFETY: as in on_reference.
-    let visitor = unsafe { &mut *(user_data as *mut V) };
-    let r =
-        guard(|| Some(visitor.primitive_field(kind, info, object_class_tag, object_tag_ptr, value, value_type)), None);
-    r.unwrap_or_else(|| visitor.on_panic())
+    unsafe {
+        visit::<V>(user_data, |v| v.primitive_field(kind, info, object_class_tag, object_tag_ptr, value, value_type))
+    }
 }
 
 unsafe extern "C" fn on_array_values<V: HeapVisitor>(
@@ -161,9 +158,22 @@ unsafe extern "C" fn on_array_values<V: HeapVisitor>(
     user_data: *mut c_void,
 ) -> sys::jint {
     // SAFETY: as in on_reference.
+    unsafe {
+        visit::<V>(user_data, |v| v.array_values(class_tag, size, tag_ptr, element_count, element_type, elements))
+    }
+}
+
+/// Hands a callback to the visitor `user_data` points to; a panic answers [`HeapVisitor::on_panic`] instead
+/// of unwinding into the VM.
+///
+/// # Safety
+/// `user_data` is the visitor handed to FollowReferences with these callbacks: it outlives the call, and
+/// nothing else borrows it meanwhile (callbacks come on the VM thread, one at a time).
+#[inline(always)]
+unsafe fn visit<V: HeapVisitor>(user_data: *mut c_void, callback: impl FnOnce(&mut V) -> i32) -> i32 {
+    // SAFETY: the caller's contract above.
     let visitor = unsafe { &mut *(user_data as *mut V) };
-    let r = guard(|| Some(visitor.array_values(class_tag, size, tag_ptr, element_count, element_type, elements)), None);
-    r.unwrap_or_else(|| visitor.on_panic())
+    guard(|| Some(callback(visitor)), None).unwrap_or_else(|| visitor.on_panic())
 }
 
 #[cfg(test)]
