@@ -25,7 +25,7 @@ pub enum Kind {
     Plain,
     /// ireturn … return: a probe goes before it.
     Return,
-    /// if<cond>, goto, jsr, ifnull, ifnonnull: a 16-bit offset.
+    /// `if<cond>`, goto, jsr, ifnull, ifnonnull: a 16-bit offset.
     Branch(u32),
     /// goto_w, jsr_w.
     WideBranch(u32),

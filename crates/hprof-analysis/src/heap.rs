@@ -35,7 +35,7 @@ pub struct Chunk {
     pub end: usize,
 }
 
-/// Cuts the segments into chunks. Segments larger than [`CHUNK`] are walked once to find sub-record
+/// Cuts the segments into chunks. Segments larger than `CHUNK` are walked once to find sub-record
 /// boundaries; damage stops the walk and is returned (the chunks before it are still good).
 pub fn chunks(dump: &Dump, hd: &HeapDumpSegments) -> (Vec<Chunk>, Option<FormatError>) {
     let data = dump.data();
@@ -184,7 +184,7 @@ pub struct ClassTable {
 }
 
 impl ClassTable {
-    /// The classes of `dumps`, sized by `sizes` (see [`ClassTable::sized`]).
+    /// The classes of `dumps`, sized by `sizes` (see [`ClassSizes`]).
     pub fn build_sized(dump: &Dump, dumps: Vec<ClassDump>, layout: Layout, sizes: &ClassSizes) -> ClassTable {
         let mut classes = Vec::with_capacity(dumps.len() + 10);
         let mut by_id = FxHashMap::default();

@@ -344,7 +344,7 @@ impl EvidenceCollector {
         }
     }
 
-    /// Takes the next record (the first [`VOTING_OBJECTS_PER_CHUNK`] objects of the chunk vote).
+    /// Takes the next record (the first `VOTING_OBJECTS_PER_CHUNK` objects of the chunk vote).
     #[inline]
     pub fn see(&mut self, r: &HeapRecord<'_>) {
         if self.budget == 0 || r.is_root() {

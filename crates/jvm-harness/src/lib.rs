@@ -26,7 +26,7 @@ pub fn repo_root() -> PathBuf {
 
 /// The shared corpus of real heap dumps (`../shared/corpus/hprof` beside the repository): `HPROF_CORPUS` if
 /// set (and then only that), else beside this checkout, else the workplace's `/work/shared`. `None` when absent, after recording
-/// the current test as skipped by name (see [`skip`]), so that a checkout without it still runs the rest
+/// the current test as skipped by name (see [`skip()`]), so that a checkout without it still runs the rest
 /// and says what it did not run.
 pub fn corpus_dir() -> Option<PathBuf> {
     let candidates: Vec<PathBuf> = match std::env::var_os("HPROF_CORPUS") {

@@ -2,8 +2,8 @@
 //!
 //! Loaded as `-agentpath:libjvmpi.so` beside an `-Xrun<agent>` (the layer answers the agent's
 //! `GetEnv(JVMPI_VERSION_1*)`), or as `-agentpath:libjvmpi.so=/abs/libagent.so[=options]` (the layer
-//! loads the agent). Each JVMPI event is made from JVMTI events ([`control`] says which), each function
-//! from JVMTI calls ([`interface`]); `include/jvmpi.h` is the header agents compile against and [`abi`]
+//! loads the agent). Each JVMPI event is made from JVMTI events (`control` says which), each function
+//! from JVMTI calls (`interface`); `include/jvmpi.h` is the header agents compile against and [`abi`]
 //! its Rust mirror.
 
 // JNI handles and IDs are opaque values the JVM resolves, not pointers this crate dereferences.

@@ -2,7 +2,7 @@
 //!
 //! The table below is the only place an event is described: its JVMTI constant, its slot in
 //! `jvmtiEventCallbacks`, the capability it needs, whether JVMTI lets it be enabled for one thread, and its
-//! arguments as the JVM passes them. From it [`jvmti_events!`] generates the [`Event`] enum, the
+//! arguments as the JVM passes them. From it `jvmti_events!` generates the [`Event`] enum, the
 //! [`EventHandler`] trait (one method per event, with every argument), the `extern "C"` trampolines and the
 //! callback table that points at them (see [`crate::hub`], which dispatches to subscribers).
 //!
