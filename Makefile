@@ -47,6 +47,7 @@ fmt:
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
+	RUSTDOCFLAGS='-D warnings' $(CARGO) doc --workspace --no-deps --document-private-items --quiet
 
 # The record parser's fuzz corpus replayed (and mutated) on stable; a bounded cargo-fuzz run on top when
 # nightly and cargo-fuzz are installed (they are not needed).
