@@ -209,6 +209,7 @@ fn write_named(
     let init_locks = super::plan::init_locks::hold(ctx, jni, env, ids, &mut held, plan.loaded());
     let init_locks = left_out(ctx, &INIT_LOCKS_TOLD, "the init locks of classes not yet initialized", init_locks);
     plan.held = held;
+    plan.add_vm_statics();
     plan.release_loaded(jni);
     let resolved_ms = search_started.elapsed().as_millis();
     naming.locate(&mut plan);

@@ -12,14 +12,20 @@ use super::layout::tag_object;
 use crate::capabilities::heap_dump::naming::ids::DumpIds;
 use crate::context::Context;
 use jvmti::{Jni, Jvmti, sys};
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The objects class objects' fields hold, for one dump.
 #[derive(Debug, Default)]
 pub struct HeldByClasses {
-    /// Their identifiers: a JNI global root with one of these is written as ROOT UNKNOWN.
+    /// Their identifiers: a JNI global root with one of these is written as ROOT UNKNOWN (unless its class
+    /// names it in a static, see `statics`).
     pub ids: FxHashSet<u64>,
     globals: Vec<sys::jobject>,
+    /// What the class objects hold as HotSpot's dumper writes it, as statics of their CLASS DUMPs:
+    /// class identifier → (`<resolved_references>` or `<init_lock>`, identifier).
+    pub statics: FxHashMap<u64, Vec<(&'static str, u64)>>,
+    /// The identifiers in `statics`: the class refers to them, they are no roots.
+    pub in_statics: FxHashSet<u64>,
 }
 
 impl HeldByClasses {
@@ -70,6 +76,14 @@ impl HeldByClasses {
     pub fn hold(&mut self, jni: Jni, object: sys::jobject, id: u64) {
         if self.ids.insert(id) {
             self.globals.push(jni.new_global_ref(object));
+        }
+    }
+
+    /// Holds `object`, named `id`, for the walk, as the static `name` of the class `class_id`.
+    pub fn hold_as_static(&mut self, jni: Jni, object: sys::jobject, id: u64, class_id: u64, name: &'static str) {
+        self.hold(jni, object, id);
+        if self.in_statics.insert(id) {
+            self.statics.entry(class_id).or_default().push((name, id));
         }
     }
 

@@ -58,7 +58,11 @@ pub fn hold(
             }
             let id = tag_object(jni, env, ids, value);
             if id != 0 {
-                held.hold(jni, value, id);
+                match env.tag(class) {
+                    // The class object's tag is its LOAD CLASS identifier (see `super::layout`).
+                    Ok(t) if t != 0 => held.hold_as_static(jni, value, id, ids.id_of(t), "<init_lock>"),
+                    _ => held.hold(jni, value, id),
+                }
                 count += 1;
             }
             Ok(())

@@ -118,6 +118,9 @@ pub struct DumpClass {
     /// The primitive instance values and statics, where [`ClassPlan::locate`] found them.
     pub prims: Vec<Prim>,
     pub static_prims: Vec<Prim>,
+    /// References HotSpot's dumper writes as statics after the class's own (`<resolved_references>`,
+    /// `<init_lock>`): what only its metadata and an injected field hold (see `super::held`).
+    pub vm_statics: Vec<(&'static str, u64)>,
 }
 
 impl DumpClass {
@@ -156,6 +159,7 @@ impl DumpClass {
             static_fields: Vec::new(),
             prims: Vec::new(),
             static_prims: Vec::new(),
+            vm_statics: Vec::new(),
         }
     }
 
@@ -314,6 +318,17 @@ impl ClassPlan {
     /// The identifier of java.lang.Class's class object (0: unknown).
     pub fn class_class_id(&self) -> u64 {
         self.class_class.map_or(0, |c| self.get(c).id())
+    }
+
+    /// Gives each class the statics HotSpot's dumper would add to it, from what `held` holds as such; what
+    /// belongs to no class of the plan is written as a root after all.
+    pub fn add_vm_statics(&mut self) {
+        for (class_id, statics) in std::mem::take(&mut self.held.statics) {
+            match self.by_id.get(&class_id) {
+                Some(&i) => self.classes[i as usize].vm_statics = statics,
+                None => statics.iter().for_each(|(_, id)| _ = self.held.in_statics.remove(id)),
+            }
+        }
     }
 
     pub fn index_of(&self, class_id: u64) -> Option<u32> {

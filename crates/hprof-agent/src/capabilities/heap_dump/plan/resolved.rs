@@ -80,7 +80,11 @@ fn hold_with(
             let (tag, id) = ids.object_array(length).unwrap_or_else(|| ids.plain());
             if env.set_tag(array, tag).is_ok() {
                 ids.tagged_array(jni, array, id, tag);
-                held.hold(jni, array, id);
+                match env.tag(class) {
+                    // The class object's tag is its LOAD CLASS identifier (see `super::layout`).
+                    Ok(t) if t != 0 => held.hold_as_static(jni, array, id, ids.id_of(t), "<resolved_references>"),
+                    _ => held.hold(jni, array, id),
+                }
                 count += 1;
             }
             jni.delete_global_ref(array);

@@ -20,7 +20,8 @@ pub const SEGMENT_LIMIT: usize = 1 << 20;
 /// Trace serial on every object: HPROF's "no trace recorded".
 const NO_TRACE: u32 = serial_base::TRACE;
 
-/// Per class index: STRING ids of the static and of the instance field names.
+/// Per class index: STRING ids of the static (its own, then HotSpot's `vm_statics`) and of the instance
+/// field names.
 #[derive(Debug, Default)]
 pub struct FieldNames(Vec<(Vec<u64>, Vec<u64>)>);
 
@@ -38,7 +39,11 @@ impl FieldNames {
         };
         for k in indexes {
             let class = &plan.classes[k];
-            self.0[k] = (ids(enc, &class.statics)?, ids(enc, &class.fields)?);
+            let mut statics = ids(enc, &class.statics)?;
+            for (name, _) in &class.vm_statics {
+                statics.push(enc.string_id(name)?);
+            }
+            self.0[k] = (statics, ids(enc, &class.fields)?);
         }
         Ok(())
     }
@@ -155,13 +160,12 @@ impl HeapSink for BinarySink {
 
     fn class_dump(&mut self, index: u32, class: &DumpClass, values: &ClassValues) -> io::Result<()> {
         let (static_names, field_names) = self.names.0.get(index as usize).cloned().unwrap_or_default();
-        let statics: Vec<(u64, BasicType, u64)> = class
-            .statics
-            .iter()
+        let own = class.statics.iter().enumerate().map(|(i, s)| (s.ty, values.statics.get(i).copied().unwrap_or(0)));
+        let vm = class.vm_statics.iter().map(|&(_, id)| (BasicType::Object, id));
+        let statics: Vec<(u64, BasicType, u64)> = own
+            .chain(vm)
             .enumerate()
-            .map(|(i, s)| {
-                (static_names.get(i).copied().unwrap_or(0), s.ty, values.statics.get(i).copied().unwrap_or(0))
-            })
+            .map(|(i, (ty, value))| (static_names.get(i).copied().unwrap_or(0), ty, value))
             .collect();
         let fields: Vec<(u64, BasicType)> =
             class.fields.iter().enumerate().map(|(i, f)| (field_names.get(i).copied().unwrap_or(0), f.ty)).collect();

@@ -49,6 +49,9 @@ impl HeapSink for TextSink {
                 lines::write_class_static(&mut self.spool, &decl.name, value)?;
             }
         }
+        for &(name, value) in &class.vm_statics {
+            lines::write_class_static(&mut self.spool, name, value)?;
+        }
         for &(index, id) in &values.constants {
             lines::write_class_constant(&mut self.spool, index, id)?;
         }

@@ -307,6 +307,8 @@ impl<'a> Walk<'a> {
     fn root(&mut self, kind: u32, info: *const sys::jvmtiHeapReferenceInfo, id: u64) {
         match kind {
             // Held for the walk by the dump itself: see `held`.
+            // Its class's CLASS DUMP refers to it (`<resolved_references>`, `<init_lock>`): no root.
+            sys::JVMTI_HEAP_REFERENCE_JNI_GLOBAL if self.plan.held.in_statics.contains(&id) => {}
             sys::JVMTI_HEAP_REFERENCE_JNI_GLOBAL if self.plan.held.ids.contains(&id) => {
                 self.emit_root(&Root::Unknown { id })
             }
