@@ -6,9 +6,11 @@ and an agent loaded with -Xrun or enabling events later comes too late for them.
 
 The agent is GcStats (java/native/jvmpi), which enables only GC, thread, compile and shutdown events, on
 CpuBound (sorting, hashing, matrix loops). Configurations interleaved; ratios paired per round against no
-agent. Extra layers to compare (e.g. builds with fewer capabilities) are given as NAME=PATH.
+agent. Variants are given as NAME=/path/libjvmpi.so (another build) or NAME=OPTIONS (the built layer with
+those layer options in front of the agent, e.g. locals=y).
 
-Usage: benches/jvmpi/caps.py [rounds] [NAME=/path/libjvmpi.so ...]   (default 8 rounds, the built layer)
+Usage: benches/jvmpi/caps.py [rounds] [NAME=/path/libjvmpi.so | NAME=layer-options ...]
+       (default 8 rounds; the built layer as it loads GcStats (locals=auto) and with locals=y)
 """
 import subprocess
 import sys
@@ -18,7 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 from common import JDK17, ROOT, TARGET, build, compile_java, overhead, print_paired_table, program_runs  # noqa: E402
 
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 8
-LAYERS = dict(a.split("=", 1) for a in sys.argv[2:]) or {"layer": str(ROOT / "target/release/libjvmpi.so")}
+BUILT = str(ROOT / "target/release/libjvmpi.so")
+LAYERS = dict(a.split("=", 1) for a in sys.argv[2:]) or {"auto": "", "locals=y": "locals=y"}
 BOUND_ROUNDS = 150
 
 
@@ -36,7 +39,11 @@ def main():
     classes = compile_java("java/bench/CpuBound.java")
     agent = build_agent("GcStats")
     configs = {"none": []}
-    configs.update({name: [f"-agentpath:{path}={agent}"] for name, path in LAYERS.items()})
+    for name, spec in LAYERS.items():
+        if spec.startswith("/"):
+            configs[name] = [f"-agentpath:{spec}={agent}"]
+        else:
+            configs[name] = [f"-agentpath:{BUILT}={spec + ',' if spec else ''}{agent}"]
     results = overhead({f"CpuBound {BOUND_ROUNDS}": program_runs(classes, "CpuBound", BOUND_ROUNDS)}, configs, RUNS)
     print_paired_table(f"## JVMPI layer with GcStats ({RUNS} interleaved rounds, JDK 17; ratio = median of the rounds' "
                        "ratios to no agent [95% bootstrap interval])", results)
