@@ -25,6 +25,9 @@ static STATE: AtomicU8 = AtomicU8::new(ABSENT);
 /// The agent enabled METHOD_ENTRY2 while the decision was pending.
 static WANTED: AtomicBool = AtomicBool::new(false);
 static REFUSAL_SAID: AtomicBool = AtomicBool::new(false);
+/// locals=n: never asked for, even when the JVM would still grant it (an agent the layer loads runs its
+/// `JVM_OnLoad` in the OnLoad phase).
+static REFUSED_BY_OPTION: AtomicBool = AtomicBool::new(false);
 static VERBOSE: AtomicBool = AtomicBool::new(false);
 /// Why the capability was taken or left out, for the verbose line.
 static REASON: Mutex<String> = Mutex::new(String::new());
@@ -34,7 +37,10 @@ pub fn begin(layer: &Layer, options: &Options) {
     VERBOSE.store(options.verbose, Ordering::Relaxed);
     match (options.locals, options.agent.is_some()) {
         (Locals::Yes, _) => decide(layer, true, "locals=y"),
-        (Locals::No, _) => decide(layer, false, "locals=n"),
+        (Locals::No, _) => {
+            REFUSED_BY_OPTION.store(true, Ordering::Relaxed);
+            decide(layer, false, "locals=n")
+        }
         (Locals::Auto, true) => STATE.store(PENDING, Ordering::Release),
         (Locals::Auto, false) => decide(
             layer,
@@ -89,7 +95,7 @@ pub fn held() -> bool {
 }
 
 /// EnableEvent(METHOD_ENTRY2): whether its receiver can be had. Without the capability, asks the JVM once
-/// more (it grants it only in the OnLoad phase today) and says what to do when it refuses.
+/// more unless locals=n (it grants it only in the OnLoad phase today) and says what to do when it refuses.
 pub fn allow_method_entry2(layer: &Layer) -> bool {
     match STATE.load(Ordering::Acquire) {
         HELD => true,
@@ -97,21 +103,25 @@ pub fn allow_method_entry2(layer: &Layer) -> bool {
             WANTED.store(true, Ordering::Release);
             true
         }
-        _ => match add(layer) {
-            Ok(()) => {
-                STATE.store(HELD, Ordering::Release);
-                true
-            }
-            Err(e) => {
-                if !REFUSAL_SAID.swap(true, Ordering::Relaxed) {
-                    let reason = REASON.lock().map(|r| r.clone()).unwrap_or_default();
-                    crate::log::warning(&format!(
-                        "METHOD_ENTRY2 is not available: its receiver needs can_access_local_variables, left out \
-                         at load ({reason}) and refused now ({e}); give the layer locals=y to have it"
-                    ));
+        _ => {
+            let now = if REFUSED_BY_OPTION.load(Ordering::Relaxed) { Err(None) } else { add(layer).map_err(Some) };
+            match now {
+                Ok(()) => {
+                    STATE.store(HELD, Ordering::Release);
+                    true
                 }
-                false
+                Err(e) => {
+                    if !REFUSAL_SAID.swap(true, Ordering::Relaxed) {
+                        let reason = REASON.lock().map(|r| r.clone()).unwrap_or_default();
+                        let now = e.map(|e| format!(" and refused now ({e})")).unwrap_or_default();
+                        crate::log::warning(&format!(
+                            "METHOD_ENTRY2 is not available: its receiver needs can_access_local_variables, left \
+                             out at load ({reason}){now}; give the layer locals=y to have it"
+                        ));
+                    }
+                    false
+                }
             }
-        },
+        }
     }
 }

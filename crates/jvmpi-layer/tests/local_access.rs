@@ -2,7 +2,8 @@
 //! when the agent needs it. EventProbe (java/native/jvmpi/EventProbe.c) with "entry2=late" enables
 //! METHOD_ENTRY2 at JVM_INIT_DONE, after the OnLoad phase: with locals=auto and the agent loaded by the layer,
 //! the capability is left out and METHOD_ENTRY2 answers JVMPI_NOT_AVAILABLE; locals=y keeps the receivers;
-//! locals=n leaves it out even for an -Xrun agent that enables METHOD_ENTRY2 at load. (locals=auto taking it
+//! locals=n leaves it out even for an agent that enables METHOD_ENTRY2 at load, -Xrun or loaded by the layer
+//! (in the OnLoad phase, where the JVM would still grant it). (locals=auto taking it
 //! when the agent enables METHOD_ENTRY2 in JVM_OnLoad is events.rs.)
 
 mod support;
@@ -21,7 +22,7 @@ struct Case {
     entry2: &'static str,
 }
 
-const CASES: [Case; 3] = [
+const CASES: [Case; 4] = [
     Case {
         loading: Loading::ByLayer,
         layer_options: "verbose=y",
@@ -40,6 +41,14 @@ const CASES: [Case; 3] = [
     },
     Case {
         loading: Loading::Xrun,
+        layer_options: "locals=n,verbose=y",
+        agent_options: "",
+        verdict: "left out (locals=n)",
+        enable: "ENTRY2_ENABLE at=load rc=NOT_AVAILABLE\n",
+        entry2: "ENTRY2 touch=0 same_receiver=1 stat=0 null_receiver=1\n",
+    },
+    Case {
+        loading: Loading::ByLayer,
         layer_options: "locals=n,verbose=y",
         agent_options: "",
         verdict: "left out (locals=n)",
