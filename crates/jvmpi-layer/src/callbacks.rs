@@ -34,7 +34,8 @@ pub fn hub() -> Option<(&'static EventHub<Layer>, SubscriberId)> {
 }
 
 /// Subscribes to every JVMTI event JVMPI may need (on at start: VMInit, VMDeath, thread start and end;
-/// the rest when the agent enables a JVMPI event), asks for the capabilities, and installs the callbacks.
+/// the rest when the agent enables a JVMPI event), asks for the capabilities (all but local variable access,
+/// which `local_access` decides), and installs the callbacks.
 pub fn install(layer: &Layer) -> Result<(), String> {
     let mut builder = EventHubBuilder::new();
     let later = |e: Event| e.off().if_available();
@@ -65,7 +66,6 @@ pub fn install(layer: &Layer) -> Result<(), String> {
     );
     builder.need(CapabilityFlag::CanTagObjects, Need::Required);
     for cap in [
-        CapabilityFlag::CanAccessLocalVariables,
         CapabilityFlag::CanGetSourceFileName,
         CapabilityFlag::CanGetLineNumbers,
         CapabilityFlag::CanSuspend,

@@ -83,6 +83,9 @@ pub fn apply_at_vm_init(layer: &Layer) {
 pub fn enable(event_type: sys::jint, _arg: *mut std::ffi::c_void) -> sys::jint {
     let Some(l) = layer() else { return JVMPI_FAIL };
     let Some(src) = sources(event_type) else { return JVMPI_NOT_AVAILABLE };
+    if event_type == JVMPI_EVENT_METHOD_ENTRY2 && !crate::local_access::allow_method_entry2(l) {
+        return JVMPI_NOT_AVAILABLE;
+    }
     if !l.set_enabled(event_type, true) {
         return JVMPI_SUCCESS; // Already on.
     }

@@ -31,6 +31,7 @@ pub unsafe extern "C" fn Agent_OnLoad(vm: *mut sys::JavaVM, options: *mut c_char
 }
 
 fn start(raw_vm: *mut sys::JavaVM, options: &str) -> Result<(), String> {
+    let options = crate::options::parse(options)?;
     // SAFETY: the JavaVM handed to Agent_OnLoad.
     let vm = unsafe { Vm::from_raw(raw_vm) };
     let jvmti = vm
@@ -39,14 +40,17 @@ fn start(raw_vm: *mut sys::JavaVM, options: &str) -> Result<(), String> {
     let layer = crate::layer::init(vm, jvmti);
     // The callbacks through the jvmti crate's event hub, which asks for the capabilities its events need.
     crate::callbacks::install(layer)?;
+    crate::local_access::begin(layer, &options);
     // Every allocation, from the first one of each thread started from now on (see alloc.rs on priming).
     jvmti
         .set_heap_sampling_interval(0)
         .map_err(|e| format!("SetHeapSamplingInterval(0) failed: {e}; OBJECT_ALLOC needs JDK 11 or newer"))?;
     // SAFETY: the JVM's JavaVM, in Agent_OnLoad, before -Xrun libraries are initialised.
     unsafe { crate::invocation::wrap(raw_vm) };
-    if !options.is_empty() {
-        crate::loader::load_agent(raw_vm, options)?;
+    if let Some(agent) = &options.agent {
+        crate::loader::load_agent(raw_vm, agent)?;
+        // Still in the OnLoad phase: capabilities can be added for what the agent enabled.
+        crate::local_access::settle(layer);
     }
     Ok(())
 }

@@ -2,7 +2,7 @@
 //!
 //! Loaded as `-agentpath:libjvmpi.so` beside an `-Xrun<agent>` (the layer answers the agent's
 //! `GetEnv(JVMPI_VERSION_1*)`), or as `-agentpath:libjvmpi.so=/abs/libagent.so[=options]` (the layer
-//! loads the agent). Each JVMPI event is made from JVMTI events (`control` says which), each function
+//! loads the agent), either with the layer's own options in front (`options`: `locals=`, `verbose=`). Each JVMPI event is made from JVMTI events (`control` says which), each function
 //! from JVMTI calls (`interface`); `include/jvmpi.h` is the header agents compile against and [`abi`]
 //! its Rust mirror.
 
@@ -29,9 +29,11 @@ mod invocation;
 mod jni_refs;
 mod layer;
 mod loader;
+mod local_access;
 mod log;
 mod monitor_dump;
 mod monitors;
 mod object_records;
+mod options;
 mod system_thread;
 mod threads;

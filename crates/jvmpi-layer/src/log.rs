@@ -7,3 +7,8 @@ pub fn error(msg: &str) {
 pub fn warning(msg: &str) {
     eprintln!("JVMPI WARNING: {msg}");
 }
+
+/// What the layer decided, with verbose=y.
+pub fn info(msg: &str) {
+    eprintln!("JVMPI: {msg}");
+}

@@ -28,8 +28,12 @@ pub fn trace_of(layer: &Layer, _jni: Jni, thread: sys::jthread, depth: usize) ->
 }
 
 /// The object a thread waits on in Object.wait: newer JDKs (25) no longer give it as the contended monitor,
-/// so it is taken from the wait frame (`this` of java.lang.Object's Java-level wait method).
+/// so it is taken from the wait frame (`this` of java.lang.Object's Java-level wait method). That needs
+/// local variable access: without it (`local_access`), a monitor only waited on is left out of the dump.
 fn waited_on(layer: &Layer, thread: sys::jthread) -> Option<sys::jobject> {
+    if !crate::local_access::held() {
+        return None;
+    }
     let state = layer.jvmti.thread_state(thread).ok()?;
     if state.0 & sys::JVMTI_THREAD_STATE_IN_OBJECT_WAIT == 0 {
         return None;

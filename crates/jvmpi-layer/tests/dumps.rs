@@ -1,13 +1,15 @@
 //! HEAP_DUMP at each level, MONITOR_DUMP and OBJECT_DUMP, requested by a C agent (java/native/jvmpi/
 //! DumpWalker.c) on Ctrl-\ and parsed record by record with the specification's sizes, on JvmpiHeap's known
 //! heap and monitors: 5,000 Nodes whose values sum to 12,497,500, a monitor entered twice by "owner" that
-//! "blocked" waits to enter, and one "waiter" waits on to be notified.
+//! "blocked" waits to enter, and one "waiter" waits on to be notified. DumpWalker enables no METHOD_ENTRY2,
+//! so loaded by the layer (JDK 17) it runs without local variable access; JDK 25 needs that access for the
+//! monitor "waiter" waits on, and without it (locals=n) the dump leaves only that monitor out.
 
 mod support;
 
 use jvm_harness::{all_jdks, scratch};
 use std::time::Duration;
-use support::{build_agent, java_with_agent, loadings};
+use support::{Loading, build_agent, java_with_agent, java_with_layer_options, loadings};
 
 fn field(line: &str, name: &str) -> i64 {
     let key = format!("{name}=");
@@ -79,4 +81,34 @@ fn heap_monitor_and_object_dumps_parse_and_match_the_known_heap() {
             assert!((0..5_000).contains(&field(object, "first_int")), "{what}: {object}");
         }
     }
+}
+
+#[test]
+fn monitor_dump_without_local_variable_access_leaves_out_only_the_waited_on_monitor_on_jdk_25() {
+    let Some(jdk) = all_jdks().into_iter().find(|j| j.version == "25") else {
+        panic!("this test needs JDK 25 (/usr/lib/jvm/temurin-25-jdk-amd64)");
+    };
+    let build = scratch("jvmpi-dumps-nolocals-build");
+    let lib = build_agent("DumpWalker", build.path());
+    let dir = scratch("jvmpi-dumps-nolocals");
+    let mut running = java_with_layer_options(&jdk, dir.path(), &lib, "JvmpiHeap$Node", Loading::Xrun, "locals=n")
+        .class("JvmpiHeap")
+        .spawn();
+    running.wait_for_stdout("ready", Duration::from_secs(60));
+    running.signal(libc::SIGQUIT);
+    running.wait_for_stdout("DUMPS done", Duration::from_secs(120));
+    std::fs::write(dir.path().join("release"), b"").unwrap();
+    let run = running.wait();
+    run.assert_success();
+    let out = &run.stdout;
+    assert!(!out.contains("ERROR"), "a dump did not parse:\n{out}");
+    let held = line(out, "MONITOR java owner=owner ");
+    assert!(held.contains("entries=2 enter_waiters=blocked "), "{held}");
+    assert!(
+        !out.contains("notify_waiters=waiter"),
+        "JDK 25 names the waited-on monitor only through the wait frame:\n{out}"
+    );
+    assert!(line(out, "MONITOR raw name=walker-held ").contains(" entries=2 "), "{out}");
+    assert_eq!(field(line(out, "MONITOR thread=blocked"), "status"), 2, "JVMPI_THREAD_MONITOR_WAIT");
+    assert!(field(line(out, "MONITOR traces="), "with_frames") >= 4, "{out}");
 }

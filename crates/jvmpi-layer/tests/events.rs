@@ -3,12 +3,13 @@
 //! inside an event, contended monitor enter/entered, MONITOR_WAIT/WAITED, OBJECT_FREE for every object that
 //! died, CLASS_LOAD_HOOK with the class bytes, JNI (weak) global reference alloc/free for references the agent
 //! makes, CLASS_UNLOAD of a class whose loader was dropped, and INSTRUCTION_START answering
-//! JVMPI_NOT_AVAILABLE.
+//! JVMPI_NOT_AVAILABLE. The agent enables METHOD_ENTRY2 in JVM_OnLoad, so the layer (locals=auto) takes local
+//! variable access either way it is loaded, and says so with verbose=y.
 
 mod support;
 
 use jvm_harness::{all_jdks, scratch};
-use support::{build_agent, java_with_agent, loadings};
+use support::{Loading, build_agent, java_with_layer_options, loadings};
 
 #[test]
 fn each_event_family_matches_the_programs_behaviour() {
@@ -18,10 +19,24 @@ fn each_event_family_matches_the_programs_behaviour() {
         for loading in loadings(&jdk) {
             let what = format!("JDK {} {loading:?}", jdk.version);
             let dir = scratch("jvmpi-events");
-            let run = java_with_agent(&jdk, dir.path(), &lib, "", loading).class("JvmpiEvents").run();
+            let run =
+                java_with_layer_options(&jdk, dir.path(), &lib, "", loading, "verbose=y").class("JvmpiEvents").run();
             run.assert_success();
             let out = &run.stdout;
             assert!(!out.contains("ERROR"), "{what}:\n{out}");
+            assert!(out.contains("ENTRY2_ENABLE at=load rc=SUCCESS\n"), "{what}:\n{out}");
+            let why = match loading {
+                Loading::ByLayer => "locals=auto: the agent enabled METHOD_ENTRY2 in JVM_OnLoad",
+                Loading::Xrun => "locals=auto: an -Xrun agent enables its events after the OnLoad phase",
+            };
+            let verbose = run.stderr.lines().find(|l| l.starts_with("JVMPI: can_access_local_variables"));
+            assert!(
+                verbose.is_some_and(|l| l.contains(&format!("taken ({why}"))
+                    && l.contains("capabilities held:")
+                    && l.contains(" can_access_local_variables")),
+                "{what}: the verbose line:\n{}",
+                run.stderr
+            );
             assert!(out.contains("touched=100 stat=100"), "{what}: the program ran:\n{out}");
             for expected in [
                 "ENTRY2 touch=100 same_receiver=1 stat=100 null_receiver=1\n",

@@ -11,7 +11,11 @@
  *   HOOK classes=N magic_ok=1
  *   UNLOAD payload=1                                      (JvmpiUnloadPayload's CLASS_UNLOAD)
  *   GLOBALREF alloc=1 free=1 weak_alloc=1 weak_free=1     (for the references it makes itself at INIT_DONE)
+ *   ENTRY2_ENABLE at=load|init rc=SUCCESS|NOT_AVAILABLE|FAIL   (when it enables METHOD_ENTRY2)
  *   ERROR ...
+ *
+ * With the option "entry2=late" it enables METHOD_ENTRY2 at JVM_INIT_DONE instead of in JVM_OnLoad, as
+ * agents that switch it on at run time do.
  */
 #include <jvmpi.h>
 #include <pthread.h>
@@ -34,6 +38,14 @@ static JNIEnv *contender_env, *main_env;
 static jobject probe_ref, probe_weak;
 static jobjectID probe_obj;
 static int ref_alloc, ref_free, weak_alloc, weak_free;
+static int entry2_late;
+
+static void enable_entry2(const char *at) {
+    jint rc = jvmpi->EnableEvent(JVMPI_EVENT_METHOD_ENTRY2, NULL);
+    printf("ENTRY2_ENABLE at=%s rc=%s\n", at,
+           rc == JVMPI_SUCCESS ? "SUCCESS" : rc == JVMPI_NOT_AVAILABLE ? "NOT_AVAILABLE" : "FAIL");
+    fflush(stdout);
+}
 
 /* Makes and drops a global and a weak global reference to java.lang.Object's class; the events for them
  * arrive inside the JNI calls, on this thread. */
@@ -107,6 +119,7 @@ static void notify(JVMPI_Event *e) {
     switch (type) {
     case JVMPI_EVENT_JVM_INIT_DONE:
         globalref_probe(e->env_id);
+        if (entry2_late) enable_entry2("init");
         return;
     case JVMPI_EVENT_JNI_GLOBALREF_ALLOC:
     case JVMPI_EVENT_JNI_WEAK_GLOBALREF_ALLOC:
@@ -195,9 +208,10 @@ static void notify(JVMPI_Event *e) {
 JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved) {
     if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1) < 0) return JNI_ERR;
     jvmpi->NotifyEvent = notify;
-    jint events[] = {JVMPI_EVENT_CLASS_LOAD, JVMPI_EVENT_THREAD_START, JVMPI_EVENT_METHOD_ENTRY2,
-                     JVMPI_EVENT_METHOD_EXIT, JVMPI_EVENT_MONITOR_CONTENDED_ENTER,
-                     JVMPI_EVENT_MONITOR_CONTENDED_ENTERED, JVMPI_EVENT_MONITOR_WAIT, JVMPI_EVENT_MONITOR_WAITED,
+    entry2_late = options && strstr(options, "entry2=late") != NULL;
+    if (!entry2_late) enable_entry2("load");
+    jint events[] = {JVMPI_EVENT_CLASS_LOAD, JVMPI_EVENT_THREAD_START, JVMPI_EVENT_METHOD_EXIT,
+                     JVMPI_EVENT_MONITOR_CONTENDED_ENTER, JVMPI_EVENT_MONITOR_CONTENDED_ENTERED, JVMPI_EVENT_MONITOR_WAIT, JVMPI_EVENT_MONITOR_WAITED,
                      JVMPI_EVENT_OBJECT_ALLOC, JVMPI_EVENT_OBJECT_FREE, JVMPI_EVENT_CLASS_LOAD_HOOK,
                      JVMPI_EVENT_JVM_SHUT_DOWN, JVMPI_EVENT_JVM_INIT_DONE, JVMPI_EVENT_JNI_GLOBALREF_ALLOC,
                      JVMPI_EVENT_JNI_GLOBALREF_FREE, JVMPI_EVENT_JNI_WEAK_GLOBALREF_ALLOC,

@@ -57,20 +57,37 @@ pub fn loadings(jdk: &Jdk) -> Vec<Loading> {
 
 /// A `java` command running the agent `lib` (built by [`build_agent`]) with `options`, loaded as asked.
 pub fn java_with_agent(jdk: &Jdk, cwd: &Path, lib: &Path, options: &str, loading: Loading) -> Java {
+    java_with_layer_options(jdk, cwd, lib, options, loading, "")
+}
+
+/// As [`java_with_agent`], with the layer's own options (`locals=…,verbose=…`) in front of the agent.
+pub fn java_with_layer_options(
+    jdk: &Jdk,
+    cwd: &Path,
+    lib: &Path,
+    options: &str,
+    loading: Loading,
+    layer_options: &str,
+) -> Java {
     let layer = layer_library();
+    let layer_arg = |rest: &str| match (layer_options, rest) {
+        ("", "") => format!("-agentpath:{}", layer.display()),
+        ("", r) | (r, "") => format!("-agentpath:{}={r}", layer.display()),
+        (l, r) => format!("-agentpath:{}={l},{r}", layer.display()),
+    };
     let name = lib.file_stem().unwrap().to_str().unwrap().trim_start_matches("lib").to_owned();
     match loading {
         Loading::Xrun => {
             let xrun = if options.is_empty() { format!("-Xrun{name}") } else { format!("-Xrun{name}:{options}") };
             Java::new(jdk, cwd)
-                .vm_arg(&format!("-agentpath:{}", layer.display()))
+                .vm_arg(&layer_arg(""))
                 .vm_arg(&xrun)
                 .env("LD_LIBRARY_PATH", lib.parent().unwrap().to_str().unwrap())
         }
         Loading::ByLayer => {
             let spec =
                 if options.is_empty() { lib.display().to_string() } else { format!("{}={options}", lib.display()) };
-            Java::new(jdk, cwd).vm_arg(&format!("-agentpath:{}={spec}", layer.display()))
+            Java::new(jdk, cwd).vm_arg(&layer_arg(&spec))
         }
     }
 }
