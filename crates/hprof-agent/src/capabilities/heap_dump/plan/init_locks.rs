@@ -6,7 +6,7 @@
 //!
 //! Every step is checked before the next: the symbol table that gives the offset is checked against the
 //! structure tables; the field IDs of `java.lang.Class`'s declared fields must all be encoded as assumed
-//! (`offset << 2 | 2`), none at the lock's offset; each value read must be an `int[0]` — the first that is
+//! (`offset << 2 | 2`), none at the lock's offset (but JDK 17's `componentType`, which shares it); each value read must be an `int[0]` — the first that is
 //! not ends the reading (the dump then leaves the locks out, and verbose output says why).
 
 use super::held::HeldByClasses;
