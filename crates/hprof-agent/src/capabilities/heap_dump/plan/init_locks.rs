@@ -2,11 +2,11 @@
 //! its linking until its initialization ends (`hotspot::init_lock`). JVMTI's walk does not report injected
 //! fields, so before the walk each class's lock is read through JNI with the field ID HotSpot would give
 //! that field, and held by a JNI global reference, like what the declared fields of class objects hold
-//! ([`super::held`]); the walk writes it as ROOT UNKNOWN.
+//! ([`super::held`]); the class's CLASS DUMP refers to it as HotSpot's does, by a static `<init_lock>`.
 //!
 //! Every step is checked before the next: the symbol table that gives the offset is checked against the
 //! structure tables; the field IDs of `java.lang.Class`'s declared fields must all be encoded as assumed
-//! (`offset << 2 | 2`), none at the lock's offset; each value read must be an `int[0]` — the first that is
+//! (`offset << 2 | 2`), none at the lock's offset (but JDK 17's `componentType`, which shares it); each value read must be an `int[0]` — the first that is
 //! not ends the reading (the dump then leaves the locks out, and verbose output says why).
 
 use super::held::HeldByClasses;

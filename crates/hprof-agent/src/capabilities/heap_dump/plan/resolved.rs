@@ -7,7 +7,9 @@
 //! static field `<resolved_references>`) count it all.
 //!
 //! So, before the walk, each class's array is held by a JNI global reference, like what class objects'
-//! fields hold ([`super::held`]); the walk writes it as ROOT UNKNOWN and goes on from there.
+//! fields hold ([`super::held`]); the walk goes on from there, and the class's CLASS DUMP refers to the
+//! array as HotSpot's does, by a static `<resolved_references>` (ROOT UNKNOWN should the class's
+//! identifier be unknown).
 //!
 //! How the array is reached, without its address (which tag-named dumps — ZGC, Shenandoah,
 //! `HPROF_HEAP_DUMP_TAGS` — cannot use: ZGC's slots hold coloured pointers, Shenandoah's may hold
