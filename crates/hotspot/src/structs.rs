@@ -239,6 +239,16 @@ impl VmStructs {
         Ok(unsafe { *(value as *const u8) } != 0)
     }
 
+    /// The value of an `int` `-XX` flag, e.g. `"ObjectAlignmentInBytes"`, from HotSpot's flag table. Reads
+    /// the value's first 4 bytes: the whole of an `int` flag, and the low half of an `intx` one (x86-64 is
+    /// little-endian), which holds any value that fits in an `int`.
+    pub fn int_flag(&self, name: &str) -> Result<i32, String> {
+        let (_, value) = self.flag(name)?;
+        // SAFETY: an address from HotSpot's exported structure tables, in libjvm's static data (alive as long
+        // as the process), at an offset the tables themselves give; every numeric flag has 4 bytes or more.
+        Ok(unsafe { *(value as *const i32) })
+    }
+
     /// Sets a boolean flag that still has its default value (nobody set it on the command line, in an
     /// options file or ergonomically), as `-XX:+Name` would have; returns whether it is now `value`. Only
     /// for flags the JVM reads afresh each time it uses them, set before it first does.

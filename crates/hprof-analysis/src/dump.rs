@@ -4,6 +4,7 @@
 use crate::source::Source;
 use crate::{Error, Progress};
 use hprof_format::binary::{FormatError, Header, RawRecord, Record, Records, parse_header};
+use hprof_format::layout_note::LayoutNote;
 use hprof_format::model::{Frame, LineNumber};
 use hprof_format::names::java_name_from_internal;
 use hprof_format::tags::record as tag;
@@ -92,6 +93,8 @@ pub struct Dump {
     pub damage: Option<FormatError>,
     /// What was skipped or guessed, for the user.
     pub notes: Vec<String>,
+    /// The object layout the writer stated (our agent does, see [`LayoutNote`]), the first if several.
+    pub layout_note: Option<LayoutNote>,
     /// Where the file ends inside a heap dump that has no HEAP DUMP END (a dump cut off by a kill or a
     /// full disk): its objects up to there are read, and every report says it is partial.
     pub incomplete: Option<u64>,
@@ -126,6 +129,7 @@ impl Dump {
             heap_dumps: Vec::new(),
             damage: None,
             notes: Vec::new(),
+            layout_note: None,
             incomplete: None,
             source: Source::empty(),
         };
@@ -230,6 +234,9 @@ impl Dump {
         match Record::decode(raw, self.header.id_size)? {
             Record::Utf8 { id, text } => {
                 self.strings.insert(id, (body_start + self.header.id_size as usize, text.len()));
+                if self.layout_note.is_none() {
+                    self.layout_note = LayoutNote::parse(text);
+                }
             }
             Record::LoadClass { serial, class_id, name_id, .. } => {
                 self.class_name_ids.insert(class_id, name_id);

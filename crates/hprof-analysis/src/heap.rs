@@ -474,7 +474,7 @@ fn settle_layout(
     let candidates = Layout::candidates(dump.id_size());
     let shapes = ClassShapes::new(dump, classes);
     let mut sizes: Vec<ClassSizes> = candidates.iter().map(|l| shapes.sizes(l)).collect();
-    let choice = choose(dump.id_size(), evidence, forced, &|l, class_id| {
+    let choice = choose(dump.id_size(), evidence, forced, dump.layout_note.as_ref(), &|l, class_id| {
         let i = candidates.iter().position(|c| c == l)?;
         sizes[i].instance.get(&class_id).copied()
     });

@@ -15,9 +15,12 @@
 //! exactly one object size apart (HotSpot walks the heap in address order), so every pair of neighbours
 //! whose gap equals an object's size under one layout and not another is a vote. Instances vote too, by
 //! class, once the classes' sizes are known. Addresses above 32 GB rule compressed oops out (ZGC's
-//! heap lives at 4 TB and above). Instance sizes follow [`crate::field_layout`].
+//! heap lives at 4 TB and above); identifiers above any user-space address are no addresses (a writer's
+//! own numbers) and say nothing. A layout the file states ([`LayoutNote`], our agent's) decides over the
+//! evidence, and `--layout` over both. Instance sizes follow [`crate::field_layout`].
 
 use hprof_format::binary::HeapRecord;
+use hprof_format::layout_note::LayoutNote;
 use hprof_format::tags::BasicType;
 use rustc_hash::FxHashMap;
 
@@ -85,6 +88,21 @@ impl Layout {
     pub fn new(id_size: u32, compressed_oops: bool) -> Layout {
         let kind = if compressed_oops { LayoutKind::CompressedOops } else { LayoutKind::Uncompressed };
         Layout::of(id_size, kind, false)
+    }
+
+    /// The layout a file states. Arrays' elements are packed or not only with 16-byte headers (as in
+    /// [`Layout::candidates`]).
+    pub fn from_note(id_size: u32, note: &LayoutNote) -> Layout {
+        let kind = match (note.compact_headers, note.compressed_oops, note.compressed_class_pointers) {
+            (true, true, _) => LayoutKind::CompactHeaders,
+            (true, false, _) => LayoutKind::CompactHeadersUncompressedOops,
+            (false, true, true) => LayoutKind::CompressedOops,
+            (false, false, true) => LayoutKind::CompressedClassPointers,
+            (false, true, false) => LayoutKind::CompressedOopsOnly,
+            (false, false, false) => LayoutKind::Uncompressed,
+        };
+        let layout = Layout::of(id_size, kind, false);
+        Layout { packed_arrays: note.packed_arrays && layout.object_header() == 16, ..layout }
     }
 
     /// Every layout a dump with `id_size`-byte identifiers may have been written under.
@@ -267,6 +285,9 @@ const INSTANCE_SAMPLES_PER_CHUNK: u32 = 2048;
 const MAX_GAP: u64 = 1 << 16;
 /// Addresses from here on cannot hold compressed oops (they reach 32 GB with 8-byte alignment).
 const COMPRESSED_OOPS_LIMIT: u64 = 32 << 30;
+/// Identifiers from here on are no user-space addresses (x86-64's end below 2^47, or 2^56 with 5-level
+/// paging; AArch64's below 2^52): numbers of the writer's own, which say nothing about compressed oops.
+const NO_ADDRESS_FROM: u64 = 1 << 56;
 
 /// What a chunk of records says about the layout: array neighbours already scored per candidate;
 /// instance neighbours as (class, gap) counts, scored once the classes are known.
@@ -384,7 +405,7 @@ impl EvidenceCollector {
         ev.highest_id = ev.highest_id.max(id);
         ev.lowest_id = if ev.objects == 0 { id } else { ev.lowest_id.min(id) };
         ev.objects += 1;
-        ev.above_compressed_oops += (id >= COMPRESSED_OOPS_LIMIT) as u64;
+        ev.above_compressed_oops += (COMPRESSED_OOPS_LIMIT..NO_ADDRESS_FROM).contains(&id) as u64;
         if let Some(prev) = self.previous {
             if id > prev {
                 ev.ascending += 1;
@@ -491,14 +512,36 @@ pub struct LayoutChoice {
     pub runner_up: Option<(Layout, f64)>,
     /// Given with `--layout`, not detected.
     pub forced: bool,
+    /// Stated in the file ([`LayoutNote`]), not detected; its object alignment when not 8 bytes.
+    pub stated: Option<u32>,
     /// What else decided it (addresses).
     pub note: Option<String>,
 }
 
 impl LayoutChoice {
+    /// Where the layout came from: `given` (`--layout`), `file` (stated in it) or `detected`.
+    pub fn source(&self) -> &'static str {
+        if self.forced {
+            "given"
+        } else if self.stated.is_some() {
+            "file"
+        } else {
+            "detected"
+        }
+    }
+
     pub fn describe(&self) -> String {
         if self.forced {
             return format!("{}, given with --layout", self.layout.describe());
+        }
+        if let Some(alignment) = self.stated {
+            let mut s = format!("{}, as the file states (its writer read the JVM's flags)", self.layout.describe());
+            if alignment != 8 {
+                s.push_str(&format!(
+                    "; the file states {alignment}-byte object alignment, sizes here assume 8 (HotSpot's default)"
+                ));
+            }
+            return s;
         }
         if self.telling_pairs == 0 {
             return format!("{}, assumed: no neighbouring objects tell the layouts apart", self.layout.describe());
@@ -521,11 +564,13 @@ impl LayoutChoice {
 }
 
 /// Scores every candidate on the evidence; `instance_size(layout, class_id)` sizes an instance under a
-/// candidate (`None` for classes the dump lacks). `forced` is the user's `--layout`.
+/// candidate (`None` for classes the dump lacks). `forced` is the user's `--layout`, `stated` what the file
+/// says; either decides (`forced` first).
 pub fn choose(
     id_size: u32,
     ev: &LayoutEvidence,
     forced: Option<LayoutKind>,
+    stated: Option<&LayoutNote>,
     instance_size: &dyn Fn(&Layout, u64) -> Option<u64>,
 ) -> LayoutChoice {
     let candidates = Layout::candidates(id_size);
@@ -565,7 +610,9 @@ pub fn choose(
         order = (0..candidates.len()).collect();
     }
     order.sort_by_key(|&i| std::cmp::Reverse((votes[i], default(&candidates[i]))));
-    let best = order[0];
+    let stated = stated.filter(|_| forced.is_none() && id_size == 8);
+    let stated_at = stated.and_then(|n| candidates.iter().position(|c| *c == Layout::from_note(id_size, n)));
+    let best = stated_at.unwrap_or(order[0]);
     // Each candidate's share of the telling pairs: its votes beyond what every candidate got.
     let floor = votes.iter().copied().min().unwrap_or(0);
     let share = |i: usize| if telling == 0 { 0.0 } else { ((votes[i] - floor) as f64 / telling as f64).min(1.0) };
@@ -574,9 +621,10 @@ pub fn choose(
         layout: candidates[best],
         telling_pairs: telling,
         fit: share(best),
-        runner_up: if forced.is_some() { None } else { runner_up },
+        runner_up: if forced.is_some() || stated_at.is_some() { None } else { runner_up },
         forced: forced.is_some(),
-        note: (high && forced.is_none())
+        stated: stated_at.and(stated).map(|n| n.object_alignment),
+        note: (high && forced.is_none() && stated_at.is_none())
             .then(|| format!("most objects at 0x{:x} and above: no compressed oops", COMPRESSED_OOPS_LIMIT)),
     }
 }
@@ -608,6 +656,82 @@ mod tests {
         assert_eq!(compact.object_array_size(1), 16);
         let compact8 = Layout::of(8, LayoutKind::CompactHeadersUncompressedOops, false);
         assert_eq!(compact8.object_array_size(1), 24);
+    }
+}
+
+#[cfg(test)]
+mod choice_tests {
+    use super::*;
+
+    fn note(compressed_oops: bool) -> LayoutNote {
+        LayoutNote {
+            compressed_oops,
+            compressed_class_pointers: true,
+            compact_headers: false,
+            object_alignment: 8,
+            packed_arrays: true,
+        }
+    }
+
+    /// Evidence of `n` objects at `first`, `first + 16`, … (no arrays, no instance gaps to vote).
+    fn objects_from(first: u64, n: u64) -> LayoutEvidence {
+        let mut c = EvidenceCollector::new(8);
+        for i in 0..n {
+            c.see_shape(first + 16 * i, Shape::Other);
+        }
+        c.evidence
+    }
+
+    #[test]
+    fn a_stated_layout_decides_and_layout_given_overrides_it() {
+        let ev = objects_from(0x7_0000_0000, 100);
+        let none = |_: &Layout, _| None;
+        let stated = choose(8, &ev, None, Some(&note(false)), &none);
+        assert_eq!(stated.layout.kind, LayoutKind::CompressedClassPointers);
+        assert_eq!(stated.source(), "file");
+        assert!(stated.describe().contains("as the file states"), "{}", stated.describe());
+        let given = choose(8, &ev, Some(LayoutKind::Uncompressed), Some(&note(false)), &none);
+        assert_eq!((given.layout.kind, given.source()), (LayoutKind::Uncompressed, "given"));
+        let detected = choose(8, &ev, None, None, &none);
+        assert_eq!((detected.layout.kind, detected.source()), (LayoutKind::CompressedOops, "detected"));
+    }
+
+    #[test]
+    fn identifiers_above_every_address_do_not_rule_compressed_oops_out() {
+        let none = |_: &Layout, _| None;
+        // ZGC's heap, at 4 TB: real addresses beyond compressed oops' reach.
+        let zgc = choose(8, &objects_from(4 << 40, 100), None, None, &none);
+        assert_eq!(zgc.layout.kind, LayoutKind::CompressedClassPointers);
+        // A writer's own numbers (our agent's tags start at 2^61).
+        let numbers = choose(8, &objects_from(1 << 61, 100), None, None, &none);
+        assert_eq!(numbers.layout.kind, LayoutKind::CompressedOops, "{}", numbers.describe());
+        assert!(numbers.note.is_none());
+    }
+
+    #[test]
+    fn stated_flags_map_to_the_layouts() {
+        let l = |oops, ccp, compact, packed| {
+            let n = LayoutNote {
+                compressed_oops: oops,
+                compressed_class_pointers: ccp,
+                compact_headers: compact,
+                object_alignment: 8,
+                packed_arrays: packed,
+            };
+            Layout::from_note(8, &n)
+        };
+        assert_eq!(l(true, true, false, true), Layout::of(8, LayoutKind::CompressedOops, false));
+        assert_eq!(l(false, false, false, true), Layout::of(8, LayoutKind::Uncompressed, true));
+        assert_eq!(l(false, false, false, false), Layout::of(8, LayoutKind::Uncompressed, false));
+        assert_eq!(l(true, false, false, false), Layout::of(8, LayoutKind::CompressedOopsOnly, false));
+        assert_eq!(l(true, true, true, true), Layout::of(8, LayoutKind::CompactHeaders, false));
+        assert_eq!(l(false, true, true, true), Layout::of(8, LayoutKind::CompactHeadersUncompressedOops, false));
+        for flags in [(true, true, false), (false, true, false), (true, false, false), (false, false, false)] {
+            for packed in [false, true] {
+                let layout = l(flags.0, flags.1, flags.2, packed);
+                assert!(Layout::candidates(8).contains(&layout), "{layout:?} is no candidate");
+            }
+        }
     }
 }
 

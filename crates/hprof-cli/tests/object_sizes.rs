@@ -97,8 +97,9 @@ fn parse_jcmd_histogram(text: &str) -> (Histogram, u64) {
     (rows, total)
 }
 
-/// `hprof histo` of `file`, with the layout detected, or `given`.
-fn hprof_histogram(file: &Path, given: Option<&str>) -> (Histogram, u64, String) {
+/// `hprof histo` of `file`, with the layout detected (or stated in the file), or `given`: the rows, the
+/// total bytes, the layout's name and where it came from (`detected`, `file`, `given`).
+fn hprof_histogram(file: &Path, given: Option<&str>) -> (Histogram, u64, String, String) {
     let mut hprof = Command::new(hprof_binary());
     hprof.args(["histo", "--json"]).arg(file);
     if let Some(layout) = given {
@@ -118,7 +119,8 @@ fn hprof_histogram(file: &Path, given: Option<&str>) -> (Histogram, u64, String)
             )
         })
         .collect();
-    (rows, v["total_shallow_bytes"].as_u64().unwrap(), v["layout_name"].as_str().unwrap().to_owned())
+    let name = v["layout_name"].as_str().unwrap().to_owned();
+    (rows, v["total_shallow_bytes"].as_u64().unwrap(), name, v["layout_source"].as_str().unwrap().to_owned())
 }
 
 /// Starts ObjectLayouts with `flags` (and `agent` options, if any), has its heap dumped (by jcmd, or by
@@ -194,22 +196,22 @@ fn wait_for_heap_dump_end(file: &Path) {
 }
 
 /// Every class of the program exact; the whole heap within 1% (or, with CDS, all but java.lang.Class).
-/// `layout` is the one `hprof` must detect (or, where the dump's identifiers are no addresses to detect it
-/// from, `given` to it).
+/// `layout` is the one `hprof` must find, and `source` where: `detected` from the addresses of the JVM's
+/// own dumps, `file` as the agent's dumps state it (also those whose identifiers are no addresses).
 #[allow(clippy::too_many_arguments)]
 fn compare(
     what: &str,
     file: &Path,
     jcmd: &str,
     layout: &str,
-    given: bool,
+    source: &str,
     with_cds: bool,
     tolerance: f64,
     skip: &dyn Fn(&str) -> bool,
 ) -> String {
     let (jvm, jvm_total) = parse_jcmd_histogram(jcmd);
-    let (ours, our_total, our_layout) = hprof_histogram(file, given.then_some(layout));
-    assert_eq!(our_layout, layout, "{what}: layout");
+    let (ours, our_total, our_layout, our_source) = hprof_histogram(file, None);
+    assert_eq!((our_layout.as_str(), our_source.as_str()), (layout, source), "{what}: layout, and where from");
     let mut program = 0;
     for (class, counts) in jvm.iter().filter(|(c, _)| c.starts_with("ObjectLayouts") && !skip(c)) {
         program += 1;
@@ -238,7 +240,7 @@ fn matrix(version: &str) {
             &file,
             &histogram,
             c.layout,
-            false,
+            "detected",
             false,
             0.01,
             &|_| false,
@@ -248,7 +250,7 @@ fn matrix(version: &str) {
     let dir = scratch(&format!("object-sizes-{version}-cds"));
     let (file, histogram) = dump_and_histogram(&jdk, dir.path(), &[], None);
     let what = format!("JDK {version}, default with CDS");
-    report.push(compare(&what, &file, &histogram, "compressed-oops", false, true, 0.01, &|_| false));
+    report.push(compare(&what, &file, &histogram, "compressed-oops", "detected", true, 0.01, &|_| false));
     eprintln!("{}", report.join("\n"));
 }
 
@@ -274,7 +276,8 @@ struct AgentConfig {
     flags: &'static [&'static str],
     env: &'static [(&'static str, &'static str)],
     layout: &'static str,
-    /// Objects named by tag: the dump's identifiers are no addresses, `hprof` is told the layout.
+    /// Objects named by tag: the dump's identifiers are no addresses, only the file's statement tells the
+    /// layout.
     by_tag: bool,
 }
 
@@ -285,6 +288,13 @@ const AGENT_CONFIGS: &[AgentConfig] = &[
         flags: &[],
         env: &[("HPROF_HEAP_DUMP_TAGS", "1")],
         layout: "compressed-oops",
+        by_tag: true,
+    },
+    AgentConfig {
+        name: "neither compressed oops nor class pointers, named by tag",
+        flags: &["-XX:-UseCompressedOops", "-XX:-UseCompressedClassPointers"],
+        env: &[("HPROF_HEAP_DUMP_TAGS", "1")],
+        layout: "uncompressed",
         by_tag: true,
     },
     AgentConfig { name: "ZGC", flags: &["-XX:+UseZGC"], env: &[], layout: "compressed-class-pointers", by_tag: true },
@@ -299,7 +309,8 @@ const AGENT_CONFIGS: &[AgentConfig] = &[
 
 /// The agent's own dumps (heap=dump,format=b, taken on SIGQUIT), with G1 (objects named by address, and by
 /// tag), ZGC and Shenandoah (named by tag) on each JDK: the program's classes exact, its lambdas' classes
-/// too, and the whole heap within 1%, as for the JVM's own dumps. What only the fields of class objects
+/// too, and the whole heap within 1%, as for the JVM's own dumps, under the layout the file states (no
+/// `--layout`: named by tag, no address would tell it), which `--layout` still overrides. What only the fields of class objects
 /// hold (a class's reflection data behind a SoftReference: cached Constructors, Methods; its cached name)
 /// is in the dump as the JVM counts it: those classes' counts equal the JVM's (before, 26 of 27
 /// `Class$ReflectionData` and 27 of 37 SoftReferences were missing on JDK 17, and the dump held 0.971 of
@@ -318,9 +329,12 @@ fn agent_dumps_have_the_jvms_object_sizes() {
             let (file, histogram) =
                 dump_and_histogram_with(&jdk, dir.path(), &flags, Some("heap=dump,format=b"), c.env);
             let what = format!("agent dump, JDK {}, {}", jdk.version, c.name);
-            report.push(compare(&what, &file, &histogram, c.layout, c.by_tag, false, 0.01, &|_| false));
+            report.push(compare(&what, &file, &histogram, c.layout, "file", false, 0.01, &|_| false));
             let (jvm, _) = parse_jcmd_histogram(&histogram);
-            let (ours, _, _) = hprof_histogram(&file, c.by_tag.then_some(c.layout));
+            let (ours, _, _, _) = hprof_histogram(&file, None);
+            // `--layout` still decides over what the file states.
+            let (_, _, given, source) = hprof_histogram(&file, Some("uncompressed"));
+            assert_eq!((given.as_str(), source.as_str()), ("uncompressed", "given"), "{what}: --layout");
             let lambdas = jvm.keys().filter(|c| c.starts_with("ObjectLayouts$$Lambda")).count();
             assert!(lambdas > 0, "{what}: the JVM has no lambda of ObjectLayouts: their comparison above is void");
             // The init locks (`int[0]`) of classes linked but not initialized, which only a field HotSpot
@@ -366,7 +380,7 @@ fn agent_dumps_under_checked_jni_leave_out_what_needs_foreign_handles() {
             assert_eq!(run.stderr.matches(&line).count(), 1, "{what}: stderr should say once: {line}\n{}", run.stderr);
         }
         assert!(!run.stderr.contains("FATAL ERROR"), "{what}: {}", run.stderr);
-        let (ours, _, _) = hprof_histogram(&file, None);
+        let (ours, _, _, _) = hprof_histogram(&file, None);
         let program = ours.keys().filter(|c| c.starts_with("ObjectLayouts")).count();
         assert!(program >= 28, "{what}: only {program} classes of ObjectLayouts in the dump");
     }

@@ -5,6 +5,7 @@
 //! - [`binary`]: the `format=b` records — a writer, and a reader that checks every length against the
 //!   bytes that remain.
 //! - [`commands`]: the front end's socket commands to the agent (`net=`), decoded and encoded.
+//! - [`layout_note`]: the object layout the JVM used, stated in a STRING record other readers ignore.
 //! - [`names`]: JVM signatures to Java source names (`[Ljava/lang/String;` → `java.lang.String[]`).
 //!
 //! Nothing here talks to a JVM, so all of it is tested without one.
@@ -12,6 +13,7 @@
 pub mod binary;
 pub mod commands;
 pub mod flame;
+pub mod layout_note;
 pub mod model;
 pub mod names;
 pub mod tags;

@@ -66,6 +66,7 @@ pub fn run(a: &Args) -> Result<(), String> {
             "total_shallow_bytes": total_b,
             "layout": h.layout.describe(),
             "layout_name": h.layout.kind.name(),
+            "layout_source": h.layout_choice.source(),
             "incomplete": d.incomplete_message(),
             "classes": rows,
             "damage": damage_json(&dmg),

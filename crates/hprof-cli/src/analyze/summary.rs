@@ -76,6 +76,7 @@ pub fn run(a: &Args) -> Result<(), String> {
             "layout": hi.layout.describe(),
             "layout_name": hi.layout.kind.name(),
             "layout_detection": hi.layout_choice.describe(),
+            "layout_source": hi.layout_choice.source(),
             "layout_fit": hi.layout_choice.fit,
             "layout_telling_pairs": hi.layout_choice.telling_pairs,
         })

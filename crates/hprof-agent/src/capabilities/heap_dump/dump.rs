@@ -23,6 +23,7 @@ use super::plan::layout::ClassPlan;
 use super::plan::threads::{SeenFrame, ThreadRoots};
 use super::records::binary::{self, BinarySink, FieldNames};
 use super::records::in_place::{self, Dumped, LentProfile};
+use super::records::layout_note::layout_note;
 use super::records::spool::Spool;
 use super::records::text::TextSink;
 use super::records::{ClassValues, HeapSink, Root};
@@ -427,11 +428,15 @@ fn binary_dump(
     completeness: Completeness,
 ) -> Result<DumpReport, String> {
     let closed = || format!("the heap dump could not be written to {}", ctx.output.description());
-    // The field names' STRING records, before any segment.
+    // The field names' STRING records, before any segment; the object layout's once per file.
     let mut names = None;
+    let note = layout_note();
     ctx.output.binary(|enc| {
         if !files.empty_trace_written.swap(true, Ordering::Relaxed) {
             binary::write_empty_trace(enc)?;
+        }
+        if let Some(note) = note {
+            enc.string_id(&note.text())?;
         }
         let mut n = FieldNames::default();
         n.add(enc, plan, 0..plan.len())?;

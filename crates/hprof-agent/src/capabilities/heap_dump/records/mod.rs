@@ -1,10 +1,12 @@
 //! What the heap walk hands its records to: [`HeapSink`], written once for binary sub-records
 //! ([`binary`]: hprof-format's `HeapWriter` encodes them, the sink cuts them into HEAP DUMP SEGMENTs) and
 //! once for the text lines ([`text`]). Either goes to a [`spool`] file filled by a thread of its own, or,
-//! for a binary dump into a file, straight into the profile ([`in_place`]).
+//! for a binary dump into a file, straight into the profile ([`in_place`]). A binary file states the JVM's
+//! object layout before its first dump ([`layout_note`]).
 
 pub(super) mod binary;
 pub(super) mod in_place;
+pub(super) mod layout_note;
 pub(super) mod spool;
 pub(super) mod text;
 
