@@ -385,3 +385,34 @@ fn agent_dumps_under_checked_jni_leave_out_what_needs_foreign_handles() {
         assert!(program >= 28, "{what}: only {program} classes of ObjectLayouts in the dump");
     }
 }
+
+/// Where the resolved references' route leads nowhere (here made so by `HPROF_HEAP_DUMP_TEST_NO_POOLS`, as
+/// on a JVM whose `jmethodID`s no longer lead to a `Method*`), objects the JVM has are missing from the
+/// dump: a warning says so, once, and the rest of the dump is whole.
+#[test]
+fn agent_dumps_warn_when_no_class_leads_to_its_resolved_references() {
+    for jdk in all_jdks() {
+        let _slot = JvmSlot::acquire_n(1);
+        let dir = scratch(&format!("object-sizes-no-pools-{}", jdk.version));
+        let file = dir.path().join("no-pools.hprof");
+        let mut jvm = Java::new(&jdk, dir.path())
+            .vm_arg("-Xmx256m")
+            .env("HPROF_HEAP_DUMP_TEST_NO_POOLS", "1")
+            .agentpath(&format!("heap=dump,format=b,file={}", file.display()))
+            .class("ObjectLayouts")
+            .spawn_holding(None);
+        jvm.wait_for_stdout("ready", Duration::from_secs(60));
+        jvm.signal(3);
+        wait_for_heap_dump_end(&file);
+        jvm.signal(9);
+        let run = jvm.wait();
+        let what = format!("JDK {}, no class leading to its resolved references", jdk.version);
+        let warning = "HPROF WARNING: heap dumps leave out what only constant pools hold: not one \
+                       resolved-references array from ";
+        assert_eq!(run.stderr.matches(warning).count(), 1, "{what}: stderr should warn once:\n{}", run.stderr);
+        assert!(run.stderr.contains("(0 of them reached through their metadata)"), "{what}:\n{}", run.stderr);
+        let (ours, _, _, _) = hprof_histogram(&file, None);
+        let program = ours.keys().filter(|c| c.starts_with("ObjectLayouts")).count();
+        assert!(program >= 28, "{what}: only {program} classes of ObjectLayouts in the dump");
+    }
+}

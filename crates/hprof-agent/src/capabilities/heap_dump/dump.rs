@@ -18,6 +18,7 @@
 use super::naming::Named;
 use super::naming::Naming;
 use super::naming::ids::{self, DumpIds};
+use super::plan::Skipped;
 use super::plan::held::HeldByClasses;
 use super::plan::layout::ClassPlan;
 use super::plan::threads::{SeenFrame, ThreadRoots};
@@ -208,6 +209,7 @@ fn write_named(
     let resolved = left_out(ctx, &RESOLVED_TOLD, "what only constant pools hold", resolved);
     static INIT_LOCKS_TOLD: AtomicBool = AtomicBool::new(false);
     let init_locks = super::plan::init_locks::hold(ctx, jni, env, ids, &mut held, plan.loaded());
+    let init_locks = init_locks.map_err(Skipped::Limit);
     let init_locks = left_out(ctx, &INIT_LOCKS_TOLD, "the init locks of classes not yet initialized", init_locks);
     plan.held = held;
     plan.add_vm_statics();
@@ -235,12 +237,17 @@ fn write_named(
     Ok(report)
 }
 
-/// The count of objects held, or 0 and why none, said once (with verbose=y): it holds for every dump of
-/// this JVM.
-fn left_out(ctx: &Context, told: &AtomicBool, what: &str, held: Result<usize, String>) -> usize {
+/// The count of objects held, or 0 and why none, said once (a limit with verbose=y, objects missing as a
+/// warning): it holds for every dump of this JVM.
+fn left_out(ctx: &Context, told: &AtomicBool, what: &str, held: Result<usize, Skipped>) -> usize {
     held.unwrap_or_else(|why| {
         if !told.swap(true, Ordering::Relaxed) {
-            crate::log::verbose(ctx.options.verbose, &format!("\nHPROF: heap dumps leave out {what}: {why}\n"));
+            match why {
+                Skipped::Limit(why) => {
+                    crate::log::verbose(ctx.options.verbose, &format!("\nHPROF: heap dumps leave out {what}: {why}\n"))
+                }
+                Skipped::Missing(why) => crate::log::warning(&format!("heap dumps leave out {what}: {why}")),
+            }
         }
         0
     })

@@ -10,3 +10,23 @@ pub(super) mod init_locks;
 pub(super) mod layout;
 pub(super) mod resolved;
 pub(super) mod threads;
+
+/// Why a dump leaves out what class data holds: a known limit of this JVM (said once with verbose=y), or
+/// a route that led nowhere where it should have, which loses objects the JVM has (a warning, once).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Skipped {
+    Limit(String),
+    Missing(String),
+}
+
+impl From<String> for Skipped {
+    fn from(why: String) -> Skipped {
+        Skipped::Limit(why)
+    }
+}
+
+impl From<&str> for Skipped {
+    fn from(why: &str) -> Skipped {
+        Skipped::Limit(why.to_owned())
+    }
+}

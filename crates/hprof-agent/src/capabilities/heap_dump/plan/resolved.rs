@@ -28,8 +28,10 @@
 //! One route for both namings: the earlier address search (a heap iteration over every `Object[]` matching
 //! addresses read from the mirrors) cost 88–117 ms on 7M objects; this costs a few JNI calls per class.
 //! Under `-Xcheck:jni` checked JNI would end the VM on a handle not in its own storages: no arrays there,
-//! and verbose output says so.
+//! and verbose output says so. Classes with methods but not one array from them all (a JVM whose
+//! `jmethodID`s no longer lead to a `Method*`, say) mean objects missing from the dump: a warning says so.
 
+use super::Skipped;
 use super::held::HeldByClasses;
 use crate::capabilities::heap_dump::naming::ids::DumpIds;
 use crate::context::Context;
@@ -39,7 +41,7 @@ use hotspot::jni_handles::{ForeignHandles, checked_jni};
 use jvmti::{Jni, Jvmti, sys};
 
 /// Holds the resolved-references array of each of `classes` (the plan's loaded classes) in `held`, named in
-/// `ids`: how many, or why none.
+/// `ids`: how many, or why none (a [`Skipped::Missing`] when the route failed where it should have led).
 pub fn hold(
     ctx: &Context,
     jni: Jni,
@@ -47,10 +49,10 @@ pub fn hold(
     ids: &mut DumpIds,
     held: &mut HeldByClasses,
     classes: &[sys::jclass],
-) -> Result<usize, String> {
+) -> Result<usize, Skipped> {
     let vm = VmStructs::get().ok_or("HotSpot's structure tables are not readable")?;
     if checked_jni(vm) {
-        return Err("JNI calls are checked (-Xcheck:jni), which refuses the handles this needs".into());
+        return Err(Skipped::Limit("JNI calls are checked (-Xcheck:jni), which refuses the handles this needs".into()));
     }
     let route = PoolHandles::find(vm)?;
     let object_array = jni.find_class(c"[Ljava/lang/Object;").map_err(|_| {
@@ -72,11 +74,14 @@ fn hold_with(
     classes: &[sys::jclass],
     route: PoolHandles,
     object_array: sys::jclass,
-) -> Result<usize, String> {
+) -> Result<usize, Skipped> {
     let handles = calibrate(jni, object_array)?;
-    let mut count = 0;
+    let (mut count, mut with_methods, mut reached) = (0, 0, 0);
     for &class in classes {
-        if let Some(array) = jni.with_local_frame(8, || array_of(ctx, jni, &route, &handles, class, object_array))? {
+        let found = jni.with_local_frame(8, || array_of(ctx, jni, &route, &handles, class, object_array))?;
+        with_methods += (found != Found::NoMethods) as usize;
+        reached += matches!(found, Found::NoArray | Found::Array(_)) as usize;
+        if let Found::Array(array) = found {
             // Its tag carries its length, for a walk by tags (see `naming::ids`).
             let length = jni.array_length(array).max(0) as u32;
             let (tag, id) = ids.object_array(length).unwrap_or_else(|| ids.plain());
@@ -92,7 +97,28 @@ fn hold_with(
             jni.delete_global_ref(array);
         }
     }
+    // Every linked class whose code ran has resolved something (its Strings at least): none at all means
+    // the route led nowhere.
+    if count == 0 && with_methods > 0 {
+        return Err(Skipped::Missing(format!(
+            "not one resolved-references array from {with_methods} classes with methods ({reached} of them \
+             reached through their metadata): this JVM's class metadata is not what the agent reads"
+        )));
+    }
     Ok(count)
+}
+
+/// What a class's metadata led to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Found {
+    /// Not prepared (or an array or primitive class): no methods, no constant pool cache.
+    NoMethods,
+    /// Its first method's metadata did not lead to the class's slots.
+    Unreached,
+    /// Its slots, but no array in them.
+    NoArray,
+    /// Its array, as a global reference.
+    Array(sys::jobject),
 }
 
 /// How this JVM tags global references, read off a global and a weak global reference made for it.
@@ -105,8 +131,8 @@ fn calibrate(jni: Jni, object: sys::jobject) -> Result<ForeignHandles, String> {
     handles
 }
 
-/// `class`'s resolved-references array, as a global reference; `Ok(None)` if it has none (or no method);
-/// `Err` if the metadata is not what we believe.
+/// `class`'s resolved-references array, as a global reference, or why none; `Err` if the metadata is not
+/// what we believe.
 fn array_of(
     ctx: &Context,
     jni: Jni,
@@ -114,12 +140,11 @@ fn array_of(
     handles: &ForeignHandles,
     class: sys::jclass,
     object_array: sys::jclass,
-) -> Result<Option<sys::jobject>, String> {
-    // Not prepared (or an array or primitive class): no methods, no constant pool cache.
+) -> Result<Found, String> {
     let Some(&method) = ctx.jvmti.class_methods(class).ok().as_deref().and_then(<[_]>::first) else {
-        return Ok(None);
+        return Ok(Found::NoMethods);
     };
-    let Some(slots) = route.slots(method as u64) else { return Ok(None) };
+    let Some(slots) = route.slots(method as u64).filter(|_| !test_unreached()) else { return Ok(Found::Unreached) };
     // SAFETY: `slots.mirror` is the class object's slot in the metadata of `class`, which the caller's
     // reference keeps loaded; the chain to it closed both cycles.
     let mirror = unsafe { global_ref_of_slot(jni, handles, slots.mirror) };
@@ -128,11 +153,11 @@ fn array_of(
     if !same {
         return Err("a class's metadata led to another class object".into());
     }
-    let Some(slot) = slots.resolved else { return Ok(None) };
+    let Some(slot) = slots.resolved else { return Ok(Found::NoArray) };
     // SAFETY: as for the mirror: a slot of the same, checked metadata of a class kept loaded.
     let array = unsafe { global_ref_of_slot(jni, handles, slot) };
     if array.is_null() {
-        return Ok(None);
+        return Ok(Found::NoArray);
     }
     let class_of = jni.object_class(array);
     let is_object_array = jni.is_same_object(class_of, object_array);
@@ -141,7 +166,14 @@ fn array_of(
         jni.delete_global_ref(array);
         return Err("a class's resolved references are not an Object[]".into());
     }
-    Ok(Some(array))
+    Ok(Found::Array(array))
+}
+
+/// For tests of a JVM whose metadata the route cannot follow: `HPROF_HEAP_DUMP_TEST_NO_POOLS` set makes
+/// no class's metadata lead to its slots.
+fn test_unreached() -> bool {
+    static SET: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SET.get_or_init(|| std::env::var_os("HPROF_HEAP_DUMP_TEST_NO_POOLS").is_some())
 }
 
 /// A global reference to the object in HotSpot's `oop` slot `slot`, made by JNI's own resolution of a
