@@ -1,18 +1,18 @@
 //! Symbols of a loaded library's full symbol table (`.symtab`), which `dlsym` does not see: HotSpot's own
 //! statics that its structure tables leave out (`java_lang_Class::_init_lock_offset`), read from the file
 //! the library was loaded from. JDK builds keep `.symtab` (Debian's, Temurin's 17, 21 and 25 do); where it
-//! was stripped, the symbols are simply not found. The file is read, never mapped; each count and offset is
-//! checked against the file's length before it is used.
+//! was stripped, the symbols are simply not found. The ELF structures are parsed by the `object` crate; the
+//! file is read, never mapped (a library replaced on disk while mapped could fault inside the JVM), and only
+//! its header, section table, symbol table and their string table are read, each bounds-checked against the
+//! file's length. libjvm's symbol table is about 5 MB: callers look once per process and keep the answer.
 
 use std::ffi::{CStr, CString, c_void};
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 
-const SHT_SYMTAB: u32 = 2;
-const SECTION_HEADER: usize = 64;
-const SYMBOL: usize = 24;
-/// A symbol table larger than this is not believed (libjvm's is about 5 MB).
-const MAX_TABLE: u64 = 256 << 20;
+use object::Endianness;
+use object::elf::{FileHeader64, SHN_UNDEF, SHT_SYMTAB, Sym64};
+use object::read::elf::{FileHeader, SectionHeader, Sym};
+use object::read::{ReadCache, SectionIndex, StringTable};
 
 /// The process addresses of `names` in libjvm.so's symbol table (`None` for each one not there).
 pub fn libjvm_local_symbols(names: &[&str]) -> Result<Vec<Option<u64>>, String> {
@@ -23,42 +23,30 @@ pub fn libjvm_local_symbols(names: &[&str]) -> Result<Vec<Option<u64>>, String> 
 /// The addresses of `names` in the symbol table of the ELF file at `path`, loaded at `base`.
 pub fn local_symbols(path: &str, base: u64, names: &[&str]) -> Result<Vec<Option<u64>>, String> {
     let file = File::open(path).map_err(|e| format!("{path}: {e}"))?;
-    let len = file.metadata().map_err(|e| format!("{path}: {e}"))?.len();
-    let read = |offset: u64, size: u64| -> Result<Vec<u8>, String> {
-        if size > MAX_TABLE || offset.checked_add(size).is_none_or(|end| end > len) {
-            return Err(format!("{path}: {size} bytes at {offset} lie outside the file"));
-        }
-        let mut buf = vec![0u8; size as usize];
-        file.read_exact_at(&mut buf, offset).map_err(|e| format!("{path}: {e}"))?;
-        Ok(buf)
-    };
-    let header = read(0, 64)?;
-    if &header[..4] != b"\x7fELF" || header[4] != 2 || header[5] != 1 {
-        return Err(format!("{path} is not a little-endian 64-bit ELF file"));
-    }
-    let section_offset = u64_at(&header, 0x28);
-    let entry_size = u16_at(&header, 0x3a) as usize;
-    let count = u16_at(&header, 0x3c) as u64;
-    if entry_size != SECTION_HEADER {
-        return Err(format!("{path}: section headers of {entry_size} bytes"));
-    }
-    let sections = read(section_offset, count * SECTION_HEADER as u64)?;
-    let section = |i: usize| sections.get(i * SECTION_HEADER..(i + 1) * SECTION_HEADER);
-    let symtab = (0..count as usize)
-        .filter_map(section)
-        .find(|s| u32_at(s, 4) == SHT_SYMTAB)
+    // Reads each range it is asked for once, with pread-like seeks; nothing else of the file is read.
+    let data = &ReadCache::new(file);
+    let header = FileHeader64::<Endianness>::parse(data).map_err(|_| format!("{path} is not a 64-bit ELF file"))?;
+    let endian = header.endian().map_err(|e| format!("{path}: {e}"))?;
+    let sections = header.sections(endian, data).map_err(|e| format!("{path}: {e}"))?;
+    let symtab = sections
+        .iter()
+        .find(|s| s.sh_type(endian) == SHT_SYMTAB)
         .ok_or_else(|| format!("{path} has no symbol table (stripped)"))?;
-    let strtab = section(u32_at(symtab, 40) as usize).ok_or_else(|| format!("{path}: no string table"))?;
-    let symbols = read(u64_at(symtab, 24), u64_at(symtab, 32))?;
-    let strings = read(u64_at(strtab, 24), u64_at(strtab, 32))?;
+    let symbols: &[Sym64<Endianness>] =
+        symtab.data_as_array(endian, data).map_err(|e| format!("{path}: symbol table: {e}"))?;
+    let strtab = sections
+        .section(SectionIndex(symtab.sh_link(endian) as usize))
+        .map_err(|_| format!("{path}: no string table"))?;
+    // The string table in one read, not one read per name (as a table over the file would do).
+    let strings = strtab.data(endian, data).map_err(|e| format!("{path}: string table: {e}"))?;
+    let strings = StringTable::new(strings, 0, strings.len() as u64);
     let mut found = vec![None; names.len()];
-    for symbol in symbols.chunks_exact(SYMBOL) {
-        let name_at = u32_at(symbol, 0) as usize;
-        let Some(name) = strings.get(name_at..).and_then(|s| CStr::from_bytes_until_nul(s).ok()) else { continue };
-        if let Some(i) = names.iter().position(|n| n.as_bytes() == name.to_bytes()) {
-            let value = u64_at(symbol, 8);
-            // An undefined symbol (section 0) has no address here.
-            if u16_at(symbol, 6) != 0 && value != 0 {
+    for symbol in symbols {
+        let Ok(name) = symbol.name(endian, strings) else { continue };
+        if let Some(i) = names.iter().position(|n| n.as_bytes() == name) {
+            let value = symbol.st_value(endian);
+            // An undefined symbol has no address here.
+            if symbol.st_shndx(endian) != SHN_UNDEF && value != 0 {
                 found[i] = base.checked_add(value);
             }
         }
@@ -95,18 +83,6 @@ unsafe extern "C" fn find(info: *mut libc::dl_phdr_info, _: libc::size_t, data: 
     0
 }
 
-fn u16_at(b: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([b[at], b[at + 1]])
-}
-
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(b[at..at + 4].try_into().unwrap_or_default())
-}
-
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or_default())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,7 +110,43 @@ mod tests {
             .unwrap();
         let err = local_symbols(dir.to_str().unwrap(), 0, &["x"]).unwrap_err();
         std::fs::remove_file(&dir).unwrap();
-        assert!(err.contains("not a little-endian 64-bit ELF file"), "{err}");
+        assert!(err.contains("not a 64-bit ELF file"), "{err}");
         assert!(local_symbols("/nonexistent/libjvm.so", 0, &["x"]).is_err());
+    }
+
+    #[test]
+    fn a_stripped_file_has_no_symbols_to_find() {
+        let (path, _) = loaded_library("").expect("the program itself");
+        let stripped = std::env::temp_dir().join(format!("elf-symbols-stripped-{}", std::process::id()));
+        let status = std::process::Command::new("objcopy").arg("--strip-all").arg(&path).arg(&stripped).status();
+        let Ok(status) = status else {
+            return jvm_harness::skip("objcopy is missing (binutils): a stripped file was not tried");
+        };
+        assert!(status.success(), "objcopy --strip-all {path}: {status}");
+        let err = local_symbols(stripped.to_str().unwrap(), 0, &["hotspot_elf_symbols_marker"]).unwrap_err();
+        std::fs::remove_file(&stripped).unwrap();
+        assert!(err.contains("has no symbol table (stripped)"), "{err}");
+    }
+
+    /// The symbols `crate::init_lock` looks for, in the libjvm.so of each JDK the tests run (their link-time
+    /// addresses: base 0). Prints how long one lookup takes; `--nocapture` shows it.
+    #[test]
+    fn each_jdks_libjvm_has_the_init_lock_symbols() {
+        let names = [
+            "_ZN15java_lang_Class17_init_lock_offsetE",
+            "_ZN15java_lang_Class13_klass_offsetE",
+            "_ZN11JvmtiExport25_should_post_field_accessE",
+        ];
+        for jdk in jvm_harness::all_jdks() {
+            let libjvm = jdk.home.join("lib/server/libjvm.so");
+            let start = std::time::Instant::now();
+            let found = local_symbols(libjvm.to_str().unwrap(), 0, &names).unwrap();
+            let took = start.elapsed();
+            println!("JDK {}: {} looked up in {took:?}", jdk.version, libjvm.display());
+            for (name, at) in names.iter().zip(&found) {
+                assert!(at.is_some_and(|a| a > 0), "JDK {}: {name} not in {}", jdk.version, libjvm.display());
+            }
+            assert_ne!(found[0], found[1], "JDK {}: two statics at one address", jdk.version);
+        }
     }
 }
