@@ -11,7 +11,8 @@
 //! 2`, see [`crate::heap::FieldOffsets`]), so the collector's barriers apply. Two conditions make that
 //! unsafe, and [`InitLock::usable`] refuses both: checked JNI (`-Xcheck:jni` looks the ID up among the
 //! class's declared fields and ends the VM), and JVMTI field access watches (JNI then looks the field up
-//! among the declared fields to post the event).
+//! among the declared fields to post the event). Where a declared field shares the lock's slot (JDK 17's
+//! `componentType`), its own ID reads the lock, which checked JNI accepts ([`InitLock::unwatched`]).
 
 use crate::VmStructs;
 use crate::elf_symbols::libjvm_local_symbols;
@@ -68,6 +69,13 @@ impl InitLock {
         if checked_jni(vm) {
             return Err("JNI calls are checked (-Xcheck:jni), which refuses an injected field's ID".into());
         }
+        self.unwatched()
+    }
+
+    /// Whether no JVMTI environment watches field accesses (enough, with checked JNI, to read the lock
+    /// through a declared field's own ID that shares its slot: JDK 17's `componentType`). Ask before each
+    /// dump.
+    pub fn unwatched(&self) -> Result<(), String> {
         match peek::<u8>(self.field_access_watched) {
             Some(0) => Ok(()),
             Some(_) => Err("a JVMTI agent watches field accesses".into()),

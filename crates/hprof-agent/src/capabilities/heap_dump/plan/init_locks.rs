@@ -6,8 +6,10 @@
 //!
 //! Every step is checked before the next: the symbol table that gives the offset is checked against the
 //! structure tables; the field IDs of `java.lang.Class`'s declared fields must all be encoded as assumed
-//! (`offset << 2 | 2`), none at the lock's offset (but JDK 17's `componentType`, which shares it); each value read must be an `int[0]` — the first that is
-//! not ends the reading (the dump then leaves the locks out, and verbose output says why).
+//! (`offset << 2 | 2`), none at the lock's offset (but JDK 17's `componentType`, which shares it); each
+//! value read must be an `int[0]` — the first that is not ends the reading (the dump then leaves the locks
+//! out, and verbose output says why). Under `-Xcheck:jni` only JDK 17's shared slot can be read: checked
+//! JNI accepts `componentType`'s own ID, not one of our making.
 
 use super::held::HeldByClasses;
 use super::layout::tag_object;
@@ -31,11 +33,15 @@ pub fn hold(
     let vm = VmStructs::get().ok_or("HotSpot's structure tables are not readable")?;
     static FOUND: OnceLock<Result<InitLock, String>> = OnceLock::new();
     let lock = FOUND.get_or_init(|| InitLock::find(vm)).clone()?;
-    lock.usable(vm)?;
+    lock.unwatched()?;
     let class_class = find_class(jni, c"java/lang/Class")?;
     let checked = check_encoding(ctx, &lock, class_class);
     jni.delete_local_ref(class_class);
     let union = checked?;
+    // Checked JNI refuses an ID of our making, not the declared field's own (JDK 17's componentType).
+    if union.is_none() {
+        lock.usable(vm)?;
+    }
     let int_array = find_class(jni, c"[I")?;
     let field = union.unwrap_or(lock.field_id() as sys::jfieldID);
     let mut count = 0;
