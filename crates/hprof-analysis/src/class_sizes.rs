@@ -96,13 +96,13 @@ impl<'a> ClassShapes<'a> {
                 done.insert(c, l);
             }
         }
-        let instance: FxHashMap<u64, u64> = done.iter().map(|(k, l)| (*k, l.instance_size())).collect();
+        let instance: FxHashMap<u64, u64> = done.iter().map(|(k, l)| (*k, l.instance_size(layout.alignment))).collect();
         let bare_mirror =
             self.class_class.and_then(|c| instance.get(&c).copied()).unwrap_or(layout.instance_size(0, 0));
         let mirror = self
             .statics
             .iter()
-            .map(|(id, (prims, refs))| (*id, mirror_size(bare_mirror, prims, *refs, ref_size)))
+            .map(|(id, (prims, refs))| (*id, mirror_size(bare_mirror, prims, *refs, ref_size, layout.alignment)))
             .collect();
         ClassSizes { instance, mirror, bare_mirror }
     }

@@ -44,9 +44,9 @@ pub struct InstanceLayout {
 }
 
 impl InstanceLayout {
-    /// Shallow size of an instance, with 8-byte object alignment.
-    pub fn instance_size(&self) -> u64 {
-        (self.end as u64 + 7) & !7
+    /// Shallow size of an instance, with `alignment`-byte object alignment (8 by default).
+    pub fn instance_size(&self, alignment: u64) -> u64 {
+        (self.end as u64).next_multiple_of(alignment)
     }
 }
 
@@ -199,14 +199,20 @@ pub fn lay_out(header: u32, ref_size: u32, super_layout: Option<&InstanceLayout>
 }
 
 /// The static fields of a class, laid out behind the `java.lang.Class` instance fields of its mirror
-/// (`mirror_instance_size` bytes): the mirror's size.
-pub fn mirror_size(mirror_instance_size: u64, static_primitives: &[u32], static_references: u32, ref_size: u32) -> u64 {
+/// (`mirror_instance_size` bytes): the mirror's size, a multiple of `alignment`.
+pub fn mirror_size(
+    mirror_instance_size: u64,
+    static_primitives: &[u32],
+    static_references: u32,
+    ref_size: u32,
+    alignment: u64,
+) -> u64 {
     // Statics start 8-byte aligned and go largest first, so the only gap can be before the references.
     let mut own =
         OwnFields { primitives: static_primitives.to_vec(), references: static_references, ..Default::default() };
     own.primitives.retain(|&s| s > 0);
     let l = lay_out(0, ref_size, None, &own);
-    mirror_instance_size + ((l.end as u64 + 7) & !7)
+    (mirror_instance_size + ((l.end as u64 + 7) & !7)).next_multiple_of(alignment)
 }
 
 #[cfg(test)]
@@ -221,28 +227,28 @@ mod tests {
     fn fields_fill_the_gap_after_a_12_byte_header() {
         // class A { long l; byte b; }: b at 12, l at 16: 24 bytes.
         let a = lay_out(12, 4, None, &own(&[8, 1], 0));
-        assert_eq!(a.instance_size(), 24);
+        assert_eq!(a.instance_size(8), 24);
         assert!(a.fields.contains(&(12, 1)) && a.fields.contains(&(16, 8)));
         // class B extends A { int i; }: the 3 bytes after b are too small; i goes at 24: 32 bytes.
         let b = lay_out(12, 4, Some(&a), &own(&[4], 0));
-        assert_eq!(b.instance_size(), 32);
+        assert_eq!(b.instance_size(8), 32);
         // class C extends A { byte c; }: c at 13, in the gap: still 24.
         let c = lay_out(12, 4, Some(&a), &own(&[1], 0));
-        assert_eq!(c.instance_size(), 24);
+        assert_eq!(c.instance_size(8), 24);
         // Without compressed class pointers (16-byte header): A is 32 bytes.
-        assert_eq!(lay_out(16, 8, None, &own(&[8, 1], 0)).instance_size(), 32);
+        assert_eq!(lay_out(16, 8, None, &own(&[8, 1], 0)).instance_size(8), 32);
         // Compact headers: int at 8, 16 bytes.
-        assert_eq!(lay_out(8, 4, None, &own(&[4, 4], 0)).instance_size(), 16);
+        assert_eq!(lay_out(8, 4, None, &own(&[4, 4], 0)).instance_size(8), 16);
     }
 
     #[test]
     fn references_go_last_and_fill_holes() {
         // class R { Object r; }: 12 + 4 = 16 with compressed oops; 12 -> 16 + 8 = 24 without.
-        assert_eq!(lay_out(12, 4, None, &own(&[], 1)).instance_size(), 16);
-        assert_eq!(lay_out(12, 8, None, &own(&[], 1)).instance_size(), 24);
+        assert_eq!(lay_out(12, 4, None, &own(&[], 1)).instance_size(8), 16);
+        assert_eq!(lay_out(12, 8, None, &own(&[], 1)).instance_size(8), 24);
         // Inherited 1-byte field at 12 leaves [13, 16): a subclass's int cannot fit, goes at 16.
         let a = lay_out(12, 4, None, &own(&[1], 0));
-        assert_eq!(lay_out(12, 4, Some(&a), &own(&[4], 0)).instance_size(), 24);
+        assert_eq!(lay_out(12, 4, Some(&a), &own(&[4], 0)).instance_size(8), 24);
     }
 
     #[test]
@@ -252,14 +258,14 @@ mod tests {
         let mut t = own(&[4, 8, 8, 8, 1, 1, 1, 4], 11);
         t.contended_groups.push((vec![8, 4, 4], 0));
         let thread = lay_out(12, 4, None, &t);
-        assert_eq!(thread.instance_size(), 368);
+        assert_eq!(thread.instance_size(8), 368);
         // A subclass appends after 128 more bytes of padding.
-        assert_eq!(lay_out(12, 4, Some(&thread), &own(&[1], 0)).instance_size(), 376);
+        assert_eq!(lay_out(12, 4, Some(&thread), &own(&[1], 0)).instance_size(8), 376);
     }
 
     #[test]
     fn mirrors_add_their_statics() {
-        assert_eq!(mirror_size(104, &[], 0, 4), 104);
-        assert_eq!(mirror_size(104, &[8, 4, 1], 1, 4), 104 + 24);
+        assert_eq!(mirror_size(104, &[], 0, 4, 8), 104);
+        assert_eq!(mirror_size(104, &[8, 4, 1], 1, 4, 8), 104 + 24);
     }
 }

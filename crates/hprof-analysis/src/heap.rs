@@ -6,7 +6,8 @@
 use crate::class_sizes::{ClassShapes, ClassSizes};
 use crate::dump::{Dump, HeapDumpSegments};
 use crate::layout::{
-    ARRAY_SLOTS, ArraySizer, EvidenceCollector, Layout, LayoutChoice, LayoutEvidence, LayoutKind, Shape, choose,
+    ARRAY_SLOTS, ArraySizer, EvidenceCollector, Layout, LayoutChoice, LayoutEvidence, LayoutKind, Shape, alignment_of,
+    choose,
 };
 use crate::{Error, Progress};
 use hprof_format::binary::heap::ids as array_ids;
@@ -254,7 +255,7 @@ impl ClassTable {
                     .mirror
                     .get(&c.class_id)
                     .copied()
-                    .unwrap_or_else(|| (layout.instance_size(0, 0) + static_bytes + 7) & !7),
+                    .unwrap_or_else(|| layout.align(layout.instance_size(0, 0) + static_bytes)),
                 array_class_ids: Vec::new(),
             });
         }
@@ -380,7 +381,7 @@ fn tally(t: &mut ArrayTally, sizes: &[u64; ARRAY_SLOTS]) {
 
 fn histo_chunk(dump: &Dump, c: &Chunk) -> HistoPart {
     let idn = dump.id_size();
-    let mut ev = EvidenceCollector::new(idn);
+    let mut ev = EvidenceCollector::aligned(idn, alignment_of(dump.layout_note.as_ref()));
     let mut p = HistoPart::default();
     for r in records(dump, c) {
         let (_, r) = match r {
@@ -450,7 +451,7 @@ fn evidence_in_address_order(dump: &Dump, chunks: &[Chunk], ev: LayoutEvidence, 
         })
         .collect();
     objects.par_sort_unstable_by_key(|o| o.0);
-    let mut sorted = EvidenceCollector::new(dump.id_size()).unlimited();
+    let mut sorted = EvidenceCollector::aligned(dump.id_size(), alignment_of(dump.layout_note.as_ref())).unlimited();
     for (id, shape) in objects {
         sorted.see_shape(id, shape);
     }
@@ -471,7 +472,7 @@ fn settle_layout(
     evidence: &LayoutEvidence,
     forced: Option<LayoutKind>,
 ) -> (LayoutChoice, ClassSizes, usize) {
-    let candidates = Layout::candidates(dump.id_size());
+    let candidates = Layout::candidates_aligned(dump.id_size(), alignment_of(dump.layout_note.as_ref()));
     let shapes = ClassShapes::new(dump, classes);
     let mut sizes: Vec<ClassSizes> = candidates.iter().map(|l| shapes.sizes(l)).collect();
     let choice = choose(dump.id_size(), evidence, forced, dump.layout_note.as_ref(), &|l, class_id| {
@@ -530,7 +531,7 @@ pub fn histogram_as(dump: &Dump, forced: Option<LayoutKind>, progress: &dyn Prog
         evidence_in_address_order(dump, &chunks, std::mem::take(&mut total.evidence), total.counts.objects());
     let (choice, sizes, pick) = settle_layout(dump, &total.classes, &evidence, forced);
     let layout = choice.layout;
-    let sizer = ArraySizer::new(&Layout::candidates(dump.id_size()));
+    let sizer = ArraySizer::new(&Layout::candidates_aligned(dump.id_size(), alignment_of(dump.layout_note.as_ref())));
     let slot = |ty: Option<BasicType>| 1 + sizer.slot(ty, dump.id_size(), pick);
     let table = ClassTable::build_sized(dump, std::mem::take(&mut total.classes), layout, &sizes);
     let mut rows: FxHashMap<u32, HistoRow> = FxHashMap::default();
@@ -738,7 +739,7 @@ struct Pass1 {
 
 fn pass1_chunk(dump: &Dump, c: &Chunk) -> Pass1 {
     use HeapRecord::*;
-    let mut ev = EvidenceCollector::new(dump.id_size());
+    let mut ev = EvidenceCollector::aligned(dump.id_size(), alignment_of(dump.layout_note.as_ref()));
     let mut p = Pass1 { ids: Vec::with_capacity((c.end - c.start) / 48), ..Default::default() };
     for r in records(dump, c) {
         let (_, r) = match r {

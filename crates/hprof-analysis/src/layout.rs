@@ -72,16 +72,37 @@ pub struct Layout {
     /// Array elements start right after the length, aligned to their own size (JDK 22+, JDK-8139457);
     /// before, at the next 8 bytes. Matters for 16-byte headers only.
     pub packed_arrays: bool,
+    /// Objects' sizes are multiples of this (`-XX:ObjectAlignmentInBytes`, 8 unless a file states more).
+    pub alignment: u64,
 }
 
 fn align8(n: u64) -> u64 {
     (n + 7) & !7
 }
 
+/// HotSpot's object alignment is a power of two from 8 up, and 8 on a 32-bit VM; anything else is taken
+/// as 8.
+fn usable_alignment(id_size: u32, alignment: u64) -> u64 {
+    if id_size == 8 && alignment.is_power_of_two() && alignment >= 8 { alignment } else { 8 }
+}
+
+/// `n` rounded up to a multiple of `alignment`, a power of two (a mask, not a division: histograms size
+/// every array with it).
+#[inline]
+pub fn align_to(n: u64, alignment: u64) -> u64 {
+    (n + alignment - 1) & !(alignment - 1)
+}
+
 impl Layout {
     pub fn of(id_size: u32, kind: LayoutKind, packed_arrays: bool) -> Layout {
         let kind = if id_size == 4 { LayoutKind::Bits32 } else { kind };
-        Layout { id_size, kind, packed_arrays }
+        Layout { id_size, kind, packed_arrays, alignment: 8 }
+    }
+
+    /// `n` bytes rounded up to a whole object.
+    #[inline]
+    pub fn align(&self, n: u64) -> u64 {
+        align_to(n, self.alignment)
     }
 
     /// The pre-JDK-24 layouts: compressed oops and class pointers, or neither.
@@ -102,10 +123,17 @@ impl Layout {
             (false, false, false) => LayoutKind::Uncompressed,
         };
         let layout = Layout::of(id_size, kind, false);
-        Layout { packed_arrays: note.packed_arrays && layout.object_header() == 16, ..layout }
+        let alignment = usable_alignment(id_size, note.object_alignment as u64);
+        Layout { packed_arrays: note.packed_arrays && layout.object_header() == 16, alignment, ..layout }
     }
 
-    /// Every layout a dump with `id_size`-byte identifiers may have been written under.
+    /// [`Layout::candidates`] with objects aligned to `alignment` bytes (what a file states, or 8).
+    pub fn candidates_aligned(id_size: u32, alignment: u64) -> Vec<Layout> {
+        let alignment = usable_alignment(id_size, alignment);
+        Layout::candidates(id_size).into_iter().map(|l| Layout { alignment, ..l }).collect()
+    }
+
+    /// Every layout a dump with `id_size`-byte identifiers may have been written under (8-byte aligned).
     pub fn candidates(id_size: u32) -> Vec<Layout> {
         if id_size == 4 {
             return vec![Layout::of(4, LayoutKind::Bits32, true)];
@@ -139,7 +167,13 @@ impl Layout {
         } else {
             ""
         };
-        format!("{what} ({}-byte object headers, {}-byte references{arrays})", self.object_header(), self.ref_size())
+        let aligned =
+            if self.alignment != 8 { format!(", {}-byte object alignment", self.alignment) } else { String::new() };
+        format!(
+            "{what} ({}-byte object headers, {}-byte references{arrays}{aligned})",
+            self.object_header(),
+            self.ref_size()
+        )
     }
 
     pub fn ref_size(&self) -> u64 {
@@ -168,17 +202,17 @@ impl Layout {
     /// without HotSpot's field layout (for objects whose class the dump lacks).
     pub fn instance_size(&self, field_bytes: u64, ref_fields: u64) -> u64 {
         let shrink = ref_fields * (self.id_size as u64).saturating_sub(self.ref_size());
-        align8(self.object_header() + field_bytes.saturating_sub(shrink))
+        self.align(self.object_header() + field_bytes.saturating_sub(shrink))
     }
 
     pub fn object_array_size(&self, length: u64) -> u64 {
         let r = self.ref_size();
-        align8(self.array_base(r) + length * r)
+        self.align(self.array_base(r) + length * r)
     }
 
     pub fn primitive_array_size(&self, ty: BasicType, length: u64) -> u64 {
         let e = ty.size(self.id_size) as u64;
-        align8(self.array_base(e) + length * e)
+        self.align(self.array_base(e) + length * e)
     }
 
     /// An array record's size, or `None` for other records.
@@ -204,6 +238,8 @@ pub struct ArraySizer {
     /// Per element kind and candidate: the slot.
     slot_of: [[u8; 9]; 5],
     n: usize,
+    /// The candidates' object alignment (they share it).
+    alignment: u64,
 }
 
 /// At most this many distinct array layouts per element kind.
@@ -211,7 +247,9 @@ pub const ARRAY_SLOTS: usize = 6;
 
 impl ArraySizer {
     pub fn new(candidates: &[Layout]) -> ArraySizer {
-        let mut s = ArraySizer { slots: Default::default(), slot_of: [[0; 9]; 5], n: candidates.len().min(9) };
+        let alignment = candidates.first().map_or(8, |l| l.alignment);
+        let mut s =
+            ArraySizer { slots: Default::default(), slot_of: [[0; 9]; 5], n: candidates.len().min(9), alignment };
         for (i, l) in candidates.iter().take(9).enumerate() {
             for kind in 0..5 {
                 let e = if kind == 4 { l.ref_size() } else { 1 << kind };
@@ -243,7 +281,7 @@ impl ArraySizer {
         let mut out = [0u64; ARRAY_SLOTS];
         if let Some((kind, n)) = Self::kind(shape, id_size) {
             for (o, &(base, e)) in out.iter_mut().zip(&self.slots[kind]) {
-                *o = align8(base + n * e);
+                *o = align_to(base + n * e, self.alignment);
             }
         }
         out
@@ -352,7 +390,12 @@ pub struct EvidenceCollector {
 
 impl EvidenceCollector {
     pub fn new(id_size: u32) -> EvidenceCollector {
-        let candidates = Layout::candidates(id_size);
+        EvidenceCollector::aligned(id_size, 8)
+    }
+
+    /// For objects aligned to `alignment` bytes (what a file states).
+    pub fn aligned(id_size: u32, alignment: u64) -> EvidenceCollector {
+        let candidates = Layout::candidates_aligned(id_size, alignment);
         let n = candidates.len();
         EvidenceCollector {
             sizer: ArraySizer::new(&candidates),
@@ -512,8 +555,8 @@ pub struct LayoutChoice {
     pub runner_up: Option<(Layout, f64)>,
     /// Given with `--layout`, not detected.
     pub forced: bool,
-    /// Stated in the file ([`LayoutNote`]), not detected; its object alignment when not 8 bytes.
-    pub stated: Option<u32>,
+    /// Stated in the file ([`LayoutNote`]), not detected.
+    pub stated: bool,
     /// What else decided it (addresses).
     pub note: Option<String>,
 }
@@ -523,7 +566,7 @@ impl LayoutChoice {
     pub fn source(&self) -> &'static str {
         if self.forced {
             "given"
-        } else if self.stated.is_some() {
+        } else if self.stated {
             "file"
         } else {
             "detected"
@@ -534,14 +577,8 @@ impl LayoutChoice {
         if self.forced {
             return format!("{}, given with --layout", self.layout.describe());
         }
-        if let Some(alignment) = self.stated {
-            let mut s = format!("{}, as the file states (its writer read the JVM's flags)", self.layout.describe());
-            if alignment != 8 {
-                s.push_str(&format!(
-                    "; the file states {alignment}-byte object alignment, sizes here assume 8 (HotSpot's default)"
-                ));
-            }
-            return s;
+        if self.stated {
+            return format!("{}, as the file states (its writer read the JVM's flags)", self.layout.describe());
         }
         if self.telling_pairs == 0 {
             return format!("{}, assumed: no neighbouring objects tell the layouts apart", self.layout.describe());
@@ -565,7 +602,7 @@ impl LayoutChoice {
 
 /// Scores every candidate on the evidence; `instance_size(layout, class_id)` sizes an instance under a
 /// candidate (`None` for classes the dump lacks). `forced` is the user's `--layout`, `stated` what the file
-/// says; either decides (`forced` first).
+/// says; either decides (`forced` first). The file's object alignment holds under `--layout` too.
 pub fn choose(
     id_size: u32,
     ev: &LayoutEvidence,
@@ -573,7 +610,7 @@ pub fn choose(
     stated: Option<&LayoutNote>,
     instance_size: &dyn Fn(&Layout, u64) -> Option<u64>,
 ) -> LayoutChoice {
-    let candidates = Layout::candidates(id_size);
+    let candidates = Layout::candidates_aligned(id_size, alignment_of(stated));
     let mut votes: Vec<u64> = (0..candidates.len()).map(|i| ev.array_votes.get(i).copied().unwrap_or(0)).collect();
     let mut telling = 0u64;
     // A pair tells the layouts apart when some candidates fit it and others do not.
@@ -623,10 +660,15 @@ pub fn choose(
         fit: share(best),
         runner_up: if forced.is_some() || stated_at.is_some() { None } else { runner_up },
         forced: forced.is_some(),
-        stated: stated_at.and(stated).map(|n| n.object_alignment),
+        stated: stated_at.is_some(),
         note: (high && forced.is_none() && stated_at.is_none())
             .then(|| format!("most objects at 0x{:x} and above: no compressed oops", COMPRESSED_OOPS_LIMIT)),
     }
+}
+
+/// The object alignment a file states, else HotSpot's default, 8.
+pub fn alignment_of(stated: Option<&LayoutNote>) -> u64 {
+    stated.map_or(8, |n| n.object_alignment as u64)
 }
 
 #[cfg(test)]
@@ -706,6 +748,28 @@ mod choice_tests {
         let numbers = choose(8, &objects_from(1 << 61, 100), None, None, &none);
         assert_eq!(numbers.layout.kind, LayoutKind::CompressedOops, "{}", numbers.describe());
         assert!(numbers.note.is_none());
+    }
+
+    #[test]
+    fn a_stated_alignment_rounds_every_size() {
+        let n = LayoutNote { object_alignment: 16, ..note(true) };
+        let choice = choose(8, &objects_from(0x7_0000_0000, 10), None, Some(&n), &|_, _| None);
+        let l = choice.layout;
+        assert_eq!((l.kind, l.alignment), (LayoutKind::CompressedOops, 16));
+        assert_eq!(l.object_array_size(1), 32, "16 + 4, rounded to 16");
+        assert_eq!(l.primitive_array_size(BasicType::Byte, 0), 16);
+        assert_eq!(l.instance_size(4, 0), 16);
+        assert!(l.describe().contains("16-byte object alignment"), "{}", l.describe());
+        let candidates = Layout::candidates_aligned(8, 16);
+        let sizer = ArraySizer::new(&candidates);
+        for len in [0u64, 1, 3, 5] {
+            let by_candidate = sizer.sizes(Shape::PrimitiveArray(BasicType::Int, len), 8);
+            for (i, c) in candidates.iter().enumerate() {
+                assert_eq!(by_candidate[i], c.primitive_array_size(BasicType::Int, len), "{c:?} int[{len}]");
+            }
+        }
+        let given = choose(8, &objects_from(0x7_0000_0000, 10), Some(LayoutKind::Uncompressed), Some(&n), &|_, _| None);
+        assert_eq!(given.layout.alignment, 16, "--layout keeps the file's alignment");
     }
 
     #[test]

@@ -297,6 +297,13 @@ const AGENT_CONFIGS: &[AgentConfig] = &[
         layout: "uncompressed",
         by_tag: true,
     },
+    AgentConfig {
+        name: "16-byte object alignment",
+        flags: &["-XX:ObjectAlignmentInBytes=16"],
+        env: &[],
+        layout: "compressed-oops",
+        by_tag: false,
+    },
     AgentConfig { name: "ZGC", flags: &["-XX:+UseZGC"], env: &[], layout: "compressed-class-pointers", by_tag: true },
     AgentConfig {
         name: "Shenandoah",
