@@ -279,16 +279,19 @@ struct AgentConfig {
     /// Objects named by tag: the dump's identifiers are no addresses, only the file's statement tells the
     /// layout.
     by_tag: bool,
+    /// The first JDK that has it.
+    since: u32,
 }
 
 const AGENT_CONFIGS: &[AgentConfig] = &[
-    AgentConfig { name: "G1", flags: &[], env: &[], layout: "compressed-oops", by_tag: false },
+    AgentConfig { name: "G1", flags: &[], env: &[], layout: "compressed-oops", by_tag: false, since: 17 },
     AgentConfig {
         name: "G1, named by tag",
         flags: &[],
         env: &[("HPROF_HEAP_DUMP_TAGS", "1")],
         layout: "compressed-oops",
         by_tag: true,
+        since: 17,
     },
     AgentConfig {
         name: "neither compressed oops nor class pointers, named by tag",
@@ -296,6 +299,7 @@ const AGENT_CONFIGS: &[AgentConfig] = &[
         env: &[("HPROF_HEAP_DUMP_TAGS", "1")],
         layout: "uncompressed",
         by_tag: true,
+        since: 17,
     },
     AgentConfig {
         name: "16-byte object alignment",
@@ -303,19 +307,54 @@ const AGENT_CONFIGS: &[AgentConfig] = &[
         env: &[],
         layout: "compressed-oops",
         by_tag: false,
+        since: 17,
     },
-    AgentConfig { name: "ZGC", flags: &["-XX:+UseZGC"], env: &[], layout: "compressed-class-pointers", by_tag: true },
+    AgentConfig {
+        name: "ZGC",
+        flags: &["-XX:+UseZGC"],
+        env: &[],
+        layout: "compressed-class-pointers",
+        by_tag: true,
+        since: 17,
+    },
     AgentConfig {
         name: "Shenandoah",
         flags: &["-XX:+UseShenandoahGC"],
         env: &[],
         layout: "compressed-oops",
         by_tag: true,
+        since: 17,
+    },
+    AgentConfig {
+        name: "no compressed oops",
+        flags: &["-XX:-UseCompressedOops"],
+        env: &[],
+        layout: "compressed-class-pointers",
+        by_tag: false,
+        since: 17,
+    },
+    AgentConfig {
+        name: "compact object headers",
+        flags: &["-XX:+UseCompactObjectHeaders"],
+        env: &[],
+        layout: "compact-headers",
+        by_tag: false,
+        since: 24,
+    },
+    AgentConfig {
+        name: "compact object headers without compressed oops",
+        flags: &["-XX:+UseCompactObjectHeaders", "-XX:-UseCompressedOops"],
+        env: &[],
+        layout: "compact-headers-uncompressed-oops",
+        by_tag: false,
+        since: 24,
     },
 ];
 
 /// The agent's own dumps (heap=dump,format=b, taken on SIGQUIT), with G1 (objects named by address, and by
-/// tag), ZGC and Shenandoah (named by tag) on each JDK: the program's classes exact, its lambdas' classes
+/// tag), ZGC and Shenandoah (named by tag) on each JDK, G1 without compressed oops (12-byte headers, 8-byte
+/// references) and, on JDK 24+, with compact object headers with and without compressed oops (all three
+/// named by address, as the dump's statistics must say): the program's classes exact, its lambdas' classes
 /// too, and the whole heap within 1%, as for the JVM's own dumps, under the layout the file states (no
 /// `--layout`: named by tag, no address would tell it), which `--layout` still overrides. What only the fields of class objects
 /// hold (a class's reflection data behind a SoftReference: cached Constructors, Methods; its cached name)
@@ -329,13 +368,22 @@ const AGENT_CONFIGS: &[AgentConfig] = &[
 fn agent_dumps_have_the_jvms_object_sizes() {
     let mut report = Vec::new();
     for jdk in all_jdks() {
+        let feature: u32 = jdk.version.parse().unwrap();
         for c in AGENT_CONFIGS {
+            if feature < c.since {
+                report.push(format!("agent dump, JDK {}, {}: not run (JDK {}+ only)", jdk.version, c.name, c.since));
+                continue;
+            }
             let dir = scratch(&format!("object-sizes-agent-{}", jdk.version));
             let mut flags = vec!["-Xshare:off"];
             flags.extend_from_slice(c.flags);
-            let (file, histogram, _) =
-                dump_and_histogram_with(&jdk, dir.path(), &flags, Some("heap=dump,format=b"), c.env);
+            // The dump's statistics say how it named objects.
+            let env = [c.env, &[("HPROF_HEAP_DUMP_STATS", "1")]].concat();
+            let (file, histogram, run) =
+                dump_and_histogram_with(&jdk, dir.path(), &flags, Some("heap=dump,format=b"), &env);
             let what = format!("agent dump, JDK {}, {}", jdk.version, c.name);
+            let naming = if c.by_tag { "; ids: tags (" } else { "; ids: object addresses" };
+            assert!(run.stderr.contains(naming), "{what}: objects not named as expected ({naming}):\n{}", run.stderr);
             report.push(compare(&what, &file, &histogram, c.layout, "file", false, 0.01, &|_| false));
             let (jvm, _) = parse_jcmd_histogram(&histogram);
             let (ours, _, _, _) = hprof_histogram(&file, None);
