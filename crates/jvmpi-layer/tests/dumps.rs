@@ -7,7 +7,7 @@
 
 mod support;
 
-use jvm_harness::{all_jdks, scratch};
+use jvm_harness::{JavaRun, Running, all_jdks, scratch};
 use std::time::Duration;
 use support::{Loading, build_agent, java_with_agent, java_with_layer_options, loadings};
 
@@ -29,14 +29,8 @@ fn heap_monitor_and_object_dumps_parse_and_match_the_known_heap() {
         for loading in loadings(&jdk) {
             let what = format!("JDK {} {loading:?}", jdk.version);
             let dir = scratch("jvmpi-dumps");
-            let mut running =
-                java_with_agent(&jdk, dir.path(), &lib, "JvmpiHeap$Node", loading).class("JvmpiHeap").spawn();
-            running.wait_for_stdout("ready", Duration::from_secs(60));
-            running.signal(libc::SIGQUIT);
-            running.wait_for_stdout("DUMPS done", Duration::from_secs(120));
-            std::fs::write(dir.path().join("release"), b"").unwrap();
-            let run = running.wait();
-            run.assert_success();
+            let running = java_with_agent(&jdk, dir.path(), &lib, "JvmpiHeap$Node", loading).class("JvmpiHeap").spawn();
+            let run = dump_on_sigquit(running, dir.path());
             let out = &run.stdout;
             assert!(!out.contains("ERROR"), "{what}: a dump did not parse:\n{out}");
             assert!(out.contains("done sum=12497500"), "{what}: the program ran:\n{out}");
@@ -91,15 +85,10 @@ fn monitor_dump_without_local_variable_access_leaves_out_only_the_waited_on_moni
     let build = scratch("jvmpi-dumps-nolocals-build");
     let lib = build_agent("DumpWalker", build.path());
     let dir = scratch("jvmpi-dumps-nolocals");
-    let mut running = java_with_layer_options(&jdk, dir.path(), &lib, "JvmpiHeap$Node", Loading::Xrun, "locals=n")
+    let running = java_with_layer_options(&jdk, dir.path(), &lib, "JvmpiHeap$Node", Loading::Xrun, "locals=n")
         .class("JvmpiHeap")
         .spawn();
-    running.wait_for_stdout("ready", Duration::from_secs(60));
-    running.signal(libc::SIGQUIT);
-    running.wait_for_stdout("DUMPS done", Duration::from_secs(120));
-    std::fs::write(dir.path().join("release"), b"").unwrap();
-    let run = running.wait();
-    run.assert_success();
+    let run = dump_on_sigquit(running, dir.path());
     let out = &run.stdout;
     assert!(!out.contains("ERROR"), "a dump did not parse:\n{out}");
     let held = line(out, "MONITOR java owner=owner ");
@@ -111,4 +100,16 @@ fn monitor_dump_without_local_variable_access_leaves_out_only_the_waited_on_moni
     assert!(line(out, "MONITOR raw name=walker-held ").contains(" entries=2 "), "{out}");
     assert_eq!(field(line(out, "MONITOR thread=blocked"), "status"), 2, "JVMPI_THREAD_MONITOR_WAIT");
     assert!(field(line(out, "MONITOR traces="), "with_frames") >= 4, "{out}");
+}
+
+/// Once JvmpiHeap is ready: SIGQUIT (the walker asks for its dumps), then the program is released and must
+/// end well.
+fn dump_on_sigquit(mut running: Running, dir: &std::path::Path) -> JavaRun {
+    running.wait_for_stdout("ready", Duration::from_secs(60));
+    running.signal(libc::SIGQUIT);
+    running.wait_for_stdout("DUMPS done", Duration::from_secs(120));
+    std::fs::write(dir.join("release"), b"").unwrap();
+    let run = running.wait();
+    run.assert_success();
+    run
 }

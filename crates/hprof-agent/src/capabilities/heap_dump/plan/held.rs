@@ -40,10 +40,8 @@ impl HeldByClasses {
         classes: &[sys::jclass],
     ) -> HeldByClasses {
         let mut held = HeldByClasses::default();
-        let Ok(class_class) = jni.find_class(c"java/lang/Class") else {
-            jni.exception_clear();
-            return held;
-        };
+        // FindClass clears the exception it fails with.
+        let Ok(class_class) = jni.find_class(c"java/lang/Class") else { return held };
         let fields: Vec<sys::jfieldID> = (ctx.jvmti.field_infos(class_class).unwrap_or_default().into_iter())
             .filter(|f| !f.is_static() && f.signature.starts_with('L'))
             .filter(|f| {
@@ -84,6 +82,25 @@ impl HeldByClasses {
         self.hold(jni, object, id);
         if self.in_statics.insert(id) {
             self.statics.entry(class_id).or_default().push((name, id));
+        }
+    }
+
+    /// Holds `object`, named `id`, for the walk, as the static `name` of `class` where the class object is
+    /// tagged with its LOAD CLASS identifier (see `super::layout`), else as a plain root.
+    #[allow(clippy::too_many_arguments)]
+    pub fn hold_for_class(
+        &mut self,
+        jni: Jni,
+        dump_env: Jvmti,
+        ids: &DumpIds,
+        class: sys::jclass,
+        object: sys::jobject,
+        id: u64,
+        name: &'static str,
+    ) {
+        match dump_env.tag(class) {
+            Ok(t) if t != 0 => self.hold_as_static(jni, object, id, ids.id_of(t), name),
+            _ => self.hold(jni, object, id),
         }
     }
 

@@ -34,7 +34,7 @@ pub fn hold(
     static FOUND: OnceLock<Result<InitLock, String>> = OnceLock::new();
     let lock = FOUND.get_or_init(|| InitLock::find(vm)).clone()?;
     lock.unwatched()?;
-    let class_class = find_class(jni, c"java/lang/Class")?;
+    let class_class = jni.find_class(c"java/lang/Class").map_err(|e| e.to_string())?;
     let checked = check_encoding(ctx, &lock, class_class);
     jni.delete_local_ref(class_class);
     let union = checked?;
@@ -42,7 +42,7 @@ pub fn hold(
     if union.is_none() {
         lock.usable(vm)?;
     }
-    let int_array = find_class(jni, c"[I")?;
+    let int_array = jni.find_class(c"[I").map_err(|e| e.to_string())?;
     let field = union.unwrap_or(lock.field_id() as sys::jfieldID);
     let mut count = 0;
     let mut result = Ok(());
@@ -57,18 +57,14 @@ pub fn hold(
             let class_of = jni.object_class(value);
             if !jni.is_same_object(class_of, int_array) || jni.array_length(value) != 0 {
                 // In JDK 17 an array class's component type, in the field the lock shares.
-                if union.is_some() && jni.is_same_object(class_of, class_class_of(jni, class)) {
+                if union.is_some() && jni.is_same_object(class_of, jni.object_class(class)) {
                     return Ok(());
                 }
                 return Err("a class object's init_lock field holds no int[0]".to_string());
             }
             let id = tag_object(jni, env, ids, value);
             if id != 0 {
-                match env.tag(class) {
-                    // The class object's tag is its LOAD CLASS identifier (see `super::layout`).
-                    Ok(t) if t != 0 => held.hold_as_static(jni, value, id, ids.id_of(t), "<init_lock>"),
-                    _ => held.hold(jni, value, id),
-                }
+                held.hold_for_class(jni, env, ids, class, value, id, "<init_lock>");
                 count += 1;
             }
             Ok(())
@@ -107,16 +103,4 @@ fn check_encoding(ctx: &Context, lock: &InitLock, class_class: sys::jclass) -> R
         return Err("java.lang.Class has no instance fields to check field IDs on".into());
     }
     Ok(union)
-}
-
-/// The class of a class object: `java.lang.Class`.
-fn class_class_of(jni: Jni, class: sys::jclass) -> sys::jclass {
-    jni.object_class(class)
-}
-
-fn find_class(jni: Jni, name: &std::ffi::CStr) -> Result<sys::jclass, String> {
-    jni.find_class(name).map_err(|_| {
-        jni.exception_clear();
-        format!("no class {}", name.to_string_lossy())
-    })
 }

@@ -55,10 +55,7 @@ pub fn hold(
         return Err(Skipped::Limit("JNI calls are checked (-Xcheck:jni), which refuses the handles this needs".into()));
     }
     let route = PoolHandles::find(vm)?;
-    let object_array = jni.find_class(c"[Ljava/lang/Object;").map_err(|_| {
-        jni.exception_clear();
-        "no class Object[]".to_string()
-    })?;
+    let object_array = jni.find_class(c"[Ljava/lang/Object;").map_err(|e| e.to_string())?;
     let result = hold_with(ctx, jni, env, ids, held, classes, route, object_array);
     jni.delete_local_ref(object_array);
     result
@@ -87,11 +84,7 @@ fn hold_with(
             let (tag, id) = ids.object_array(length).unwrap_or_else(|| ids.plain());
             if env.set_tag(array, tag).is_ok() {
                 ids.tagged_array(jni, array, id, tag);
-                match env.tag(class) {
-                    // The class object's tag is its LOAD CLASS identifier (see `super::layout`).
-                    Ok(t) if t != 0 => held.hold_as_static(jni, array, id, ids.id_of(t), "<resolved_references>"),
-                    _ => held.hold(jni, array, id),
-                }
+                held.hold_for_class(jni, env, ids, class, array, id, "<resolved_references>");
                 count += 1;
             }
             jni.delete_global_ref(array);
