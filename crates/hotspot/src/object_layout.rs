@@ -36,3 +36,16 @@ impl ObjectLayout {
         })
     }
 }
+
+impl ObjectLayout {
+    /// Where an array's length lies, after the mark word and the class word (`arrayOopDesc::
+    /// length_offset_in_bytes()`), and the class word's size (`None` with compact headers: it is in the mark
+    /// word).
+    pub fn array_length_offset_and_class_word(&self) -> (u64, Option<u8>) {
+        match (self.compact_headers, self.compressed_class_pointers) {
+            (true, _) => (8, None),
+            (false, true) => (12, Some(4)),
+            (false, false) => (16, Some(8)),
+        }
+    }
+}

@@ -33,6 +33,7 @@ pub use pool_handles::{ClassSlots, PoolHandles};
 pub use sizes::{ObjectSizes, Shape, shape};
 
 use crate::VmStructs;
+use crate::object_layout::ObjectLayout;
 
 /// The heap's reserved address range and its committed pieces, the offset of an array's length in its
 /// header, the width of the class word after the mark word (none with compact headers, where the class is
@@ -56,15 +57,7 @@ impl JavaHeap {
         if start == 0 || end <= start || start % 8 != 0 {
             return Err(format!("the heap's reserved range {start:#x}..{end:#x} is not usable"));
         }
-        // As arrayOopDesc::length_offset_in_bytes(): the length follows the mark word and the class word.
-        let compact = vm.bool_flag("UseCompactObjectHeaders") == Ok(true);
-        let compressed =
-            vm.bool_flag("UseCompressedClassPointers").map_err(|e| format!("UseCompressedClassPointers: {e}"))?;
-        let (length_offset, class_word) = match (compact, compressed) {
-            (true, _) => (8, None),
-            (false, true) => (12, Some(4)),
-            (false, false) => (16, Some(8)),
-        };
+        let (length_offset, class_word) = ObjectLayout::find(vm)?.array_length_offset_and_class_word();
         let committed = Committed::read(start, end)?;
         Ok(JavaHeap { start, end, committed, length_offset, class_word, sizes: ObjectSizes::find(vm) })
     }
