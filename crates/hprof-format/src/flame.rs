@@ -28,8 +28,16 @@ pub fn write_collapsed(w: &mut dyn Write, stacks: &[WeightedStack]) -> io::Resul
 }
 
 /// An interactive flame graph. `.svg` gives inferno's SVG; `.html` gives a page around it, which a
-/// browser opens like any web page.
+/// browser opens like any web page. The file is 0600 and replaces an existing one (or a symlink) whole,
+/// once written (see the `private-files` crate).
 pub fn write_flamegraph(path: &Path, stacks: &[WeightedStack], title: &str, count_name: &str) -> io::Result<()> {
+    let is_html = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("html"));
+    let bytes = flamegraph(stacks, title, count_name, is_html)?;
+    private_files::write_file(path, |w| w.write_all(&bytes))
+}
+
+/// The flame graph as an SVG image, or as an HTML page around it.
+pub fn flamegraph(stacks: &[WeightedStack], title: &str, count_name: &str, html: bool) -> io::Result<Vec<u8>> {
     let mut folded = Vec::new();
     write_collapsed(&mut folded, stacks)?;
     let mut svg = Vec::new();
@@ -43,24 +51,22 @@ pub fn write_flamegraph(path: &Path, stacks: &[WeightedStack], title: &str, coun
         let text = String::from_utf8_lossy(&folded);
         inferno::flamegraph::from_lines(&mut opts, text.lines(), &mut svg).map_err(io::Error::other)?;
     }
-    let is_html = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("html"));
-    let mut out = io::BufWriter::new(std::fs::File::create(path)?);
-    if is_html {
-        write!(
-            out,
-            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{}</title>\n\
-             <style>body{{margin:0}} svg{{width:100%;height:auto}}</style></head><body>\n",
-            html_escape(title)
-        )?;
-        // The SVG goes in inline; strip its XML prolog, which is not valid inside HTML.
-        let svg = String::from_utf8_lossy(&svg);
-        let start = svg.find("<svg").unwrap_or(0);
-        out.write_all(svg[start..].as_bytes())?;
-        out.write_all(b"\n</body></html>\n")?;
-    } else {
-        out.write_all(&svg)?;
+    if !html {
+        return Ok(svg);
     }
-    out.flush()
+    let mut out = Vec::with_capacity(svg.len() + 256);
+    write!(
+        out,
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{}</title>\n\
+         <style>body{{margin:0}} svg{{width:100%;height:auto}}</style></head><body>\n",
+        html_escape(title)
+    )?;
+    // The SVG goes in inline; strip its XML prolog, which is not valid inside HTML.
+    let svg = String::from_utf8_lossy(&svg);
+    let start = svg.find("<svg").unwrap_or(0);
+    out.write_all(svg[start..].as_bytes())?;
+    out.write_all(b"\n</body></html>\n")?;
+    Ok(out)
 }
 
 fn empty_svg(title: &str) -> String {
@@ -92,8 +98,8 @@ mod tests {
 
     #[test]
     fn flamegraph_files() {
-        let dir = std::env::temp_dir().join(format!("hprof-flame-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let stacks = [stack(&["Main.main", "Main.hot"], 90), stack(&["Main.main", "Main.cold"], 10)];
         write_flamegraph(&dir.join("f.svg"), &stacks, "CPU", "samples").unwrap();
         write_flamegraph(&dir.join("f.html"), &stacks, "CPU", "samples").unwrap();
@@ -101,6 +107,5 @@ mod tests {
         assert!(svg.contains("<svg") && svg.contains("Main.hot"));
         let html = std::fs::read_to_string(dir.join("f.html")).unwrap();
         assert!(html.starts_with("<!DOCTYPE html>") && html.contains("Main.cold") && !html.contains("<?xml"));
-        std::fs::remove_dir_all(dir).unwrap();
     }
 }
