@@ -75,7 +75,8 @@ impl Access {
         if from_cookie {
             return Verdict::Allow { set_cookie: None };
         }
-        let from_query = query.split('&').filter_map(|kv| kv.split_once('=')).any(|(k, v)| k == "token" && same(v, token));
+        let from_query =
+            query.split('&').filter_map(|kv| kv.split_once('=')).any(|(k, v)| k == "token" && same(v, token));
         let from_header = authorization.and_then(|a| a.strip_prefix("token ")).is_some_and(|v| same(v.trim(), token));
         if from_query || from_header {
             return Verdict::Allow { set_cookie: Some(format!("{name}={token}; Path=/; HttpOnly; SameSite=Strict")) };
@@ -171,7 +172,10 @@ mod tests {
         let cookie = format!("a=b; hprof_token_8080={t}");
         assert_eq!(a.check(h, "", [cookie.as_str()].into_iter(), None), allow());
         assert!(matches!(a.check(h, "", ["hprof_token_8081=x"].into_iter(), None), Verdict::Deny { .. }));
-        assert!(matches!(a.check(Some("box:8080"), "", none.clone(), Some(&format!("token {t}"))), Verdict::Allow { .. }));
+        assert!(matches!(
+            a.check(Some("box:8080"), "", none.clone(), Some(&format!("token {t}"))),
+            Verdict::Allow { .. }
+        ));
         assert!(matches!(
             a.check(Some("evil.example:8080"), &format!("token={t}"), none, None),
             Verdict::Deny { status: 421, .. }

@@ -104,10 +104,11 @@ pub fn run(a: &Args) -> Result<(), String> {
         Some(t) => format!("http://{shown}:{}/?token={t}", addr.port()),
         None => format!("http://{shown}:{}/", addr.port()),
     };
-    println!("serving {} on {url} (Ctrl-C stops)", a.file.display());
+    let mut said = format!("serving {} on {url} (Ctrl-C stops)", a.file.display());
     if access.needs_token() {
-        println!("listening on {addr}, beyond this machine: every request needs the token above");
+        said.push_str(&format!("\nlistening on {addr}, beyond this machine: every request needs the token above"));
     }
+    println!("{said}");
     std::io::stdout().flush().ok();
     http::run(listener, http::Server { app: Arc::new(app), access })
 }
