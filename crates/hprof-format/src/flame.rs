@@ -31,42 +31,41 @@ pub fn write_collapsed(w: &mut dyn Write, stacks: &[WeightedStack]) -> io::Resul
 /// browser opens like any web page. The file is 0600 and replaces an existing one (or a symlink) whole,
 /// once written (see the `private-files` crate).
 pub fn write_flamegraph(path: &Path, stacks: &[WeightedStack], title: &str, count_name: &str) -> io::Result<()> {
+    let svg = flamegraph_svg(stacks, title, count_name)?;
     let is_html = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("html"));
-    let bytes = flamegraph(stacks, title, count_name, is_html)?;
-    private_files::write_file(path, |w| w.write_all(&bytes))
+    private_files::write_file(path, |out| {
+        if !is_html {
+            return out.write_all(&svg);
+        }
+        write!(
+            out,
+            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{}</title>\n\
+             <style>body{{margin:0}} svg{{width:100%;height:auto}}</style></head><body>\n",
+            html_escape(title)
+        )?;
+        // The SVG goes in inline; strip its XML prolog, which is not valid inside HTML.
+        let svg = String::from_utf8_lossy(&svg);
+        let start = svg.find("<svg").unwrap_or(0);
+        out.write_all(svg[start..].as_bytes())?;
+        out.write_all(b"\n</body></html>\n")
+    })
 }
 
-/// The flame graph as an SVG image, or as an HTML page around it.
-pub fn flamegraph(stacks: &[WeightedStack], title: &str, count_name: &str, html: bool) -> io::Result<Vec<u8>> {
+/// inferno's interactive SVG of the stacks, in memory (`hprof serve` writes no file for it).
+pub fn flamegraph_svg(stacks: &[WeightedStack], title: &str, count_name: &str) -> io::Result<Vec<u8>> {
+    if stacks.iter().all(|s| s.weight == 0) {
+        return Ok(empty_svg(title).into_bytes());
+    }
     let mut folded = Vec::new();
     write_collapsed(&mut folded, stacks)?;
-    let mut svg = Vec::new();
     let mut opts = inferno::flamegraph::Options::default();
     opts.title = title.to_owned();
     opts.count_name = count_name.to_owned();
     opts.hash = true;
-    if stacks.iter().all(|s| s.weight == 0) {
-        svg.extend_from_slice(empty_svg(title).as_bytes());
-    } else {
-        let text = String::from_utf8_lossy(&folded);
-        inferno::flamegraph::from_lines(&mut opts, text.lines(), &mut svg).map_err(io::Error::other)?;
-    }
-    if !html {
-        return Ok(svg);
-    }
-    let mut out = Vec::with_capacity(svg.len() + 256);
-    write!(
-        out,
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{}</title>\n\
-         <style>body{{margin:0}} svg{{width:100%;height:auto}}</style></head><body>\n",
-        html_escape(title)
-    )?;
-    // The SVG goes in inline; strip its XML prolog, which is not valid inside HTML.
-    let svg = String::from_utf8_lossy(&svg);
-    let start = svg.find("<svg").unwrap_or(0);
-    out.write_all(svg[start..].as_bytes())?;
-    out.write_all(b"\n</body></html>\n")?;
-    Ok(out)
+    let mut svg = Vec::new();
+    let text = String::from_utf8_lossy(&folded);
+    inferno::flamegraph::from_lines(&mut opts, text.lines(), &mut svg).map_err(io::Error::other)?;
+    Ok(svg)
 }
 
 fn empty_svg(title: &str) -> String {
