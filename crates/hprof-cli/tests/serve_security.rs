@@ -118,6 +118,22 @@ fn a_half_request_does_not_block_another_client() {
     let mut half = srv.connect();
     write!(half, "GET /histo HTTP/1.1\r\nHost: {}\r\nUser-Agent: slow", srv.host()).unwrap();
     half.flush().unwrap();
+    // Another trickles its head a byte at a time: the timeout is for the whole head, not per byte.
+    let mut trickle = srv.connect();
+    let head = format!("GET /histo HTTP/1.1\r\nHost: {}\r\nX-Slow: {}\r\n\r\n", srv.host(), "z".repeat(100));
+    let trickler = std::thread::spawn(move || {
+        let t = Instant::now();
+        // Bounded: at most 60 bytes, 500 ms apart; stops when the server has closed.
+        for b in head.bytes().take(60) {
+            if trickle.write_all(&[b]).is_err() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        let mut got = Vec::new();
+        let _ = (&mut trickle).take(1 << 20).read_to_end(&mut got);
+        (t.elapsed(), got)
+    });
     std::thread::sleep(Duration::from_millis(200));
     // Another gets a whole page meanwhile, in well under a second.
     let t = Instant::now();
@@ -139,6 +155,34 @@ fn a_half_request_does_not_block_another_client() {
     assert!(waited < HEADER_TIMEOUT + Duration::from_secs(5), "closed only after {waited:?}");
     assert!(waited > HEADER_TIMEOUT - Duration::from_secs(2), "closed after {waited:?}, before the timeout");
     assert!(!String::from_utf8_lossy(&got).contains("java.lang"), "{}", String::from_utf8_lossy(&got));
+    let (trickled, got) = trickler.join().unwrap();
+    assert!(trickled < HEADER_TIMEOUT + Duration::from_secs(5), "the trickling client was held {trickled:?}");
+    assert!(!String::from_utf8_lossy(&got).contains("java.lang"), "{}", String::from_utf8_lossy(&got));
+}
+
+#[test]
+fn an_ipv6_loopback_bind_answers_its_own_name() {
+    let Some(dump) = corpus_dump() else { return };
+    if std::net::TcpListener::bind("[::1]:0").is_err() {
+        jvm_harness::skip("no IPv6 loopback on this machine");
+        return;
+    }
+    let srv = Served::start(&dump, &["--bind", "::1"]);
+    assert!(srv.url.starts_with("http://[::1]:") && !srv.url.contains("token"), "{}", srv.url);
+    let get = |host: &str| {
+        let mut s = TcpStream::connect(("::1", srv.port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        write!(s, "GET /api/histo HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").unwrap();
+        read_answer(&mut s)
+    };
+    let p = srv.port;
+    let (code, _, body) = get(&format!("[::1]:{p}"));
+    assert_eq!(code, 200);
+    assert!(body.contains("java.lang.String"));
+    assert_eq!(get(&format!("localhost:{p}")).0, 200);
+    let (code, _, body) = get(&format!("127.0.0.1:{p}"));
+    assert_eq!(code, 421);
+    assert!(!body.contains("java."));
 }
 
 /// The bound on what one huge request may add to the server's peak RSS. hyper's read buffer stops at
