@@ -1,0 +1,59 @@
+//! The front end on hostile input (docs/security.md, "Hostile input"): output linear in the input, memory
+//! bounded by a small multiple of the file, decompression bounded, clear errors. Every dump here is written
+//! by the test; each bound is asserted on the child's peak resident set (wait4) and wall time.
+
+mod hostile;
+
+use hostile::{Measured, NODE_BASE, deep_chain, deep_hierarchy, measure, write};
+use std::time::Duration;
+
+const MIB: u64 = 1024;
+
+fn chain_path(depth: u64, rss_bound_kb: u64, time_bound: Duration) -> Measured {
+    let dir = jvm_harness::scratch("hostile-chain");
+    let file = write(dir.path(), "chain.hprof", &deep_chain(depth));
+    let last = format!("0x{:x}", NODE_BASE + 16 * (depth - 1));
+    let m = measure(&["path", &file, &last], time_bound * 2);
+    assert_eq!(m.code, Some(0), "hprof path on a {depth}-deep chain: signal {:?}, {}", m.signal, m.stderr);
+    // One line per step and a bounded width: linear in the depth, not quadratic.
+    assert!(m.stdout_len < 120 * depth, "{depth}-deep path: {} bytes of output", m.stdout_len);
+    assert!(m.stdout_head.contains("GC root (JNI global)"), "{}", m.stdout_head);
+    assert!(m.peak_rss_kb < rss_bound_kb, "{depth}-deep path: peak RSS {} kB", m.peak_rss_kb);
+    assert!(m.elapsed < time_bound, "{depth}-deep path took {:?}", m.elapsed);
+    eprintln!("{depth}-deep path: {} bytes, peak RSS {} kB, {:?}", m.stdout_len, m.peak_rss_kb, m.elapsed);
+    m
+}
+
+#[test]
+fn path_of_a_20k_chain_is_linear() {
+    let m = chain_path(20_000, 200 * MIB, Duration::from_secs(20));
+    // Each step on its own line, numbered once the indentation stops growing.
+    let line =
+        |n: usize| format!("\n{}[{n}] .next Node@0x{:x}  (retained", "  ".repeat(16), NODE_BASE + 16 * (n as u64 - 1));
+    assert!(m.stdout_head.contains(&line(17)) && m.stdout_head.contains(&line(500)), "{}", m.stdout_head);
+}
+
+#[test]
+fn path_of_a_1m_chain_is_linear() {
+    // A 33 MB file: the graph, the dominator tree and the path fit in a small multiple of it.
+    chain_path(1_000_000, 600 * MIB, Duration::from_secs(60));
+}
+
+#[test]
+fn deep_hierarchy_with_many_fields_stays_small() {
+    let dir = jvm_harness::scratch("hostile-hierarchy");
+    let bytes = deep_hierarchy(450, 450);
+    let file = write(dir.path(), "hierarchy.hprof", &bytes);
+    for cmd in [vec!["histo", &file], vec!["dominators", &file], vec!["path", &file, "0x90000000"]] {
+        let m = measure(&cmd, Duration::from_secs(120));
+        assert_eq!(m.code, Some(0), "hprof {cmd:?}: signal {:?}, {}", m.signal, m.stderr);
+        // The file is ~2.5 MB; flattened field lists took 2.9 GB.
+        assert!(
+            m.peak_rss_kb < 200 * MIB,
+            "hprof {cmd:?}: peak RSS {} kB on a {} byte file",
+            m.peak_rss_kb,
+            bytes.len()
+        );
+        assert!(m.elapsed < Duration::from_secs(60), "hprof {cmd:?} took {:?}", m.elapsed);
+    }
+}
