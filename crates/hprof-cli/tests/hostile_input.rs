@@ -58,3 +58,35 @@ fn deep_hierarchy_with_many_fields_stays_small() {
         eprintln!("450 x 450 hierarchy, {}: peak RSS {} kB, {:?}", cmd[0], m.peak_rss_kb, m.elapsed);
     }
 }
+
+#[test]
+fn a_gzip_bomb_stops_at_the_inflation_limit() {
+    let dir = jvm_harness::scratch("hostile-bomb");
+    // 4 GiB of zeros behind a valid header, in a ~4 MB file: the default limit (64x, at least 1 GiB) stops it.
+    let bomb = hostile::gzip_bomb(4, true);
+    let file = write(dir.path(), "bomb.hprof.gz", &bomb);
+    for args in [vec!["summary", &file], vec!["histo", &file, "--max-inflated", "100M"]] {
+        let m = measure(&args, Duration::from_secs(60));
+        assert_eq!(
+            m.code,
+            Some(1),
+            "hprof {args:?} on a {} byte bomb: signal {:?}, {}",
+            bomb.len(),
+            m.signal,
+            m.stderr
+        );
+        assert!(m.stderr.contains("--max-inflated"), "hprof {args:?}: {}", m.stderr);
+        let limit = if args.len() > 2 { "100 MiB" } else { "1 GiB" };
+        let bytes = if args.len() > 2 { 100u64 << 20 } else { 1 << 30 };
+        assert!(m.stderr.contains(&format!("past {bytes} bytes")), "hprof {args:?} (limit {limit}): {}", m.stderr);
+        assert!(m.elapsed < Duration::from_secs(20), "hprof {args:?} took {:?}", m.elapsed);
+        assert!(m.peak_rss_kb < 100 * MIB, "hprof {args:?}: peak RSS {} kB", m.peak_rss_kb);
+        eprintln!("gzip bomb, {args:?}: stopped in {:?}, peak RSS {} kB", m.elapsed, m.peak_rss_kb);
+    }
+    // Zeros from the first byte are not an HPROF file: stopped at once, whatever the limit.
+    let file = write(dir.path(), "zeros.gz", &hostile::gzip_bomb(4, false));
+    let m = measure(&["summary", &file, "--max-inflated", "1T"], Duration::from_secs(60));
+    assert_eq!(m.code, Some(1), "{}", m.stderr);
+    assert!(m.stderr.contains("is not an HPROF file"), "{}", m.stderr);
+    assert!(m.elapsed < Duration::from_secs(2), "took {:?}", m.elapsed);
+}

@@ -153,3 +153,21 @@ pub fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
     std::fs::write(&p, bytes).unwrap();
     p.to_str().unwrap().to_owned()
 }
+
+/// A gzip file of an HPROF header and then `gib` GiB of zeros: one small member repeated (a multi-member
+/// gzip file, as `cat a.gz b.gz` makes), so the test writes it in milliseconds.
+pub fn gzip_bomb(gib: u64, with_header: bool) -> Vec<u8> {
+    use flate2::{Compression, write::GzEncoder};
+    use std::io::Write;
+    let gz = |data: &[u8]| {
+        let mut e = GzEncoder::new(Vec::new(), Compression::best());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    };
+    let mut out = if with_header { gz(&writer().into_inner()) } else { Vec::new() };
+    let member = gz(&vec![0u8; 64 << 20]);
+    for _ in 0..gib * 16 {
+        out.extend_from_slice(&member);
+    }
+    out
+}
