@@ -90,3 +90,88 @@ fn a_gzip_bomb_stops_at_the_inflation_limit() {
     assert!(m.stderr.contains("is not an HPROF file"), "{}", m.stderr);
     assert!(m.elapsed < Duration::from_secs(2), "took {:?}", m.elapsed);
 }
+
+#[test]
+fn names_with_escape_sequences_are_printed_escaped() {
+    let dir = jvm_harness::scratch("hostile-names");
+    let file = write(dir.path(), "evil.hprof", &hostile::evil_names());
+    let f = file.as_str();
+    for args in [
+        vec!["print", f],
+        vec!["summary", f],
+        vec!["histo", f],
+        vec!["dominators", f],
+        vec!["path", f, "0x3100"],
+        vec!["leaks", f, "--threshold", "1"],
+        vec!["diff", f, f],
+        vec!["export", f, "--format", "collapsed"],
+    ] {
+        let m = measure(&args, Duration::from_secs(30));
+        assert_eq!(m.code, Some(0), "hprof {args:?}: {}", m.stderr);
+        let all = format!("{}{}", m.stdout_head, m.stderr);
+        assert!(!all.contains('\x1b') && !all.contains('\x07'), "hprof {args:?} printed a raw escape: {all:?}");
+        // Collapsed stacks rewrite spaces and semicolons; the escapes are the point.
+        let shown = if args[0] == "export" { "evil\\x1b]0:owned\\x07\\x1b[2J\\r\\n" } else { hostile::EVIL_SHOWN };
+        if !matches!(args[0], "leaks" | "diff") {
+            assert!(all.contains(shown), "hprof {args:?} did not show the name escaped: {all}");
+        }
+    }
+    // JSON stays JSON, the name in it escaped the same way.
+    let m = measure(&["summary", "--json", f], Duration::from_secs(30));
+    let v: serde_json::Value = serde_json::from_str(&m.stdout_head).expect("summary --json is JSON");
+    assert!(v.to_string().contains("evil\\\\x1b]0;owned"), "{v}");
+}
+
+/// `hprof listen` fed 100 MB without a NUL by a first peer: that peer is dropped with an error naming it
+/// and the limit, memory stays small, and the agent that connects next is served, its names escaped.
+#[test]
+fn listen_drops_a_peer_without_a_header_and_waits_on() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::TcpStream;
+    let dir = jvm_harness::scratch("hostile-listen");
+    let out = dir.path().join("got.hprof");
+    let mut child = std::process::Command::new(jvm_harness::hprof_binary())
+        .args(["listen", "127.0.0.1:0", "--no-stdin", "-o", out.to_str().unwrap()])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let addr = line.split_whitespace().nth(3).unwrap().trim_end_matches(';').to_owned();
+    let lines = std::thread::spawn(move || {
+        let mut all = String::new();
+        let _ = std::io::Read::read_to_string(&mut err, &mut all);
+        all
+    });
+    // 100 MB of a header that never ends; the listener hangs up after its limit.
+    let mut s = TcpStream::connect(&addr).unwrap();
+    let mut sent = 0u64;
+    let chunk = vec![b'x'; 1 << 20];
+    let _ = s.write_all(b"JAVA PROFILE ");
+    while sent < 100 << 20 && s.write_all(&chunk).is_ok() {
+        sent += chunk.len() as u64;
+    }
+    let peer = s.local_addr().unwrap();
+    drop(s);
+    let mut agent = TcpStream::connect(&addr).unwrap();
+    agent.write_all(&hostile::evil_stream()).unwrap();
+    drop(agent);
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 fills it for our own unreaped child.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+    let text = lines.join().unwrap();
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "listen: status {status}, {text}");
+    assert!(
+        text.contains(&format!("{peer} sent")) && text.contains("without ending the HPROF header (the limit is 1024)"),
+        "{text}"
+    );
+    assert!(text.contains("connection dropped, still listening"), "{text}");
+    assert!(text.contains(&format!("START THREAD 1 \"{}\"", hostile::EVIL_SHOWN)), "{text}");
+    assert!(!text.contains('\x1b'), "a raw escape reached the terminal: {text:?}");
+    assert!((ru.ru_maxrss as u64) < 30 * MIB, "listen: peak RSS {} kB", ru.ru_maxrss);
+    eprintln!("listen after {sent} bytes without a NUL: peak RSS {} kB", ru.ru_maxrss);
+}

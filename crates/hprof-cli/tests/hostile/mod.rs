@@ -171,3 +171,43 @@ pub fn gzip_bomb(gib: u64, with_header: bool) -> Vec<u8> {
     }
     out
 }
+
+/// A name that retitles and clears a terminal if printed raw.
+pub const EVIL: &str = "evil\x1b]0;owned\x07\x1b[2J\r\nfake line";
+/// How it must be shown.
+pub const EVIL_SHOWN: &str = "evil\\x1b]0;owned\\x07\\x1b[2J\\r\\nfake line";
+
+/// A small profile whose thread, class, method and source file are all named [`EVIL`], with a CPU sample
+/// in that method, an instance of that class and the thread as a root.
+pub fn evil_names() -> Vec<u8> {
+    let mut w = writer();
+    w.utf8(1, "java.lang.Object").unwrap();
+    w.utf8(2, EVIL).unwrap();
+    w.utf8(3, "()V").unwrap();
+    w.utf8(4, "main").unwrap();
+    w.load_class(1, OBJECT, 0, 1).unwrap();
+    w.load_class(2, NODE, 0, 2).unwrap();
+    w.frame(0x50, 2, 3, 2, 2, 12).unwrap();
+    w.trace(300001, 1, &[0x50]).unwrap();
+    w.start_thread(1, 0x3000, 300001, 2, 4, 4).unwrap();
+    w.cpu_samples(5, &[(5, 300001)]).unwrap();
+    let mut b = Body::new(ID);
+    class_dump(&mut b, OBJECT, 0, &[]);
+    class_dump(&mut b, NODE, OBJECT, &[(2, BasicType::Object)]);
+    b.u1(sub::ROOT_THREAD_OBJECT).id(0x3000).u4(1).u4(300001);
+    b.u1(sub::ROOT_JAVA_FRAME).id(0x3100).u4(1).u4(0);
+    b.u1(sub::INSTANCE_DUMP).id(0x3000).u4(0).id(NODE).u4(ID).id(0x3100);
+    b.u1(sub::INSTANCE_DUMP).id(0x3100).u4(0).id(NODE).u4(ID).id(0);
+    w.heap_dump_segment(b.as_slice()).unwrap();
+    w.heap_dump_end().unwrap();
+    w.into_inner()
+}
+
+/// The records of [`evil_names`] without the heap dump, as an agent streams them.
+pub fn evil_stream() -> Vec<u8> {
+    let mut w = writer();
+    w.utf8(2, EVIL).unwrap();
+    w.utf8(4, "main").unwrap();
+    w.start_thread(1, 0x3000, 300001, 2, 4, 4).unwrap();
+    w.into_inner()
+}
