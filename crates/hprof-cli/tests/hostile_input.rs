@@ -175,3 +175,23 @@ fn listen_drops_a_peer_without_a_header_and_waits_on() {
     assert!((ru.ru_maxrss as u64) < 30 * MIB, "listen: peak RSS {} kB", ru.ru_maxrss);
     eprintln!("listen after {sent} bytes without a NUL: peak RSS {} kB", ru.ru_maxrss);
 }
+
+#[test]
+fn huge_declared_counts_fail_fast_and_small() {
+    let dir = jvm_harness::scratch("hostile-counts");
+    for (name, bytes) in hostile::huge_counts() {
+        let file = write(dir.path(), &format!("{name}.hprof"), &bytes);
+        for cmd in ["summary", "histo", "dominators", "print"] {
+            let m = measure(&[cmd, &file], Duration::from_secs(30));
+            assert!(m.code.is_some(), "hprof {cmd} {name}: killed by signal {:?}; {}", m.signal, m.stderr);
+            assert!(!m.stderr.contains("panicked"), "hprof {cmd} {name}: {}", m.stderr);
+            assert!(m.peak_rss_kb < 40 * MIB, "hprof {cmd} {name}: peak RSS {} kB", m.peak_rss_kb);
+            assert!(m.elapsed < Duration::from_secs(5), "hprof {cmd} {name} took {:?}", m.elapsed);
+            if name != "android-nodata" {
+                // Damage is named with its offset; what came before it is still reported.
+                let all = format!("{}{}", m.stdout_head, m.stderr);
+                assert!(all.contains("offset") || all.contains("damage"), "hprof {cmd} {name}: {all}");
+            }
+        }
+    }
+}

@@ -211,3 +211,63 @@ pub fn evil_stream() -> Vec<u8> {
     w.start_thread(1, 0x3000, 300001, 2, 4, 4).unwrap();
     w.into_inner()
 }
+
+/// Small dumps whose declared counts are huge: an instance claiming 2^31 bytes of fields, an object array
+/// and a primitive array claiming 2^31 elements, an Android array without data claiming 2^31 longs, a
+/// class claiming 65535 fields, and a segment claiming 4 GB. Each (name, bytes).
+pub fn huge_counts() -> Vec<(&'static str, Vec<u8>)> {
+    let base = |f: &dyn Fn(&mut Body)| {
+        let mut w = writer();
+        w.utf8(1, "java.lang.Object").unwrap();
+        w.load_class(1, OBJECT, 0, 1).unwrap();
+        let mut b = Body::new(ID);
+        class_dump(&mut b, OBJECT, 0, &[]);
+        b.u1(sub::INSTANCE_DUMP).id(0x3000).u4(0).id(OBJECT).u4(0);
+        f(&mut b);
+        w.heap_dump_segment(b.as_slice()).unwrap();
+        w.heap_dump_end().unwrap();
+        w.into_inner()
+    };
+    let big = 1u32 << 31;
+    let mut out = vec![
+        (
+            "instance",
+            base(&|b| {
+                b.u1(sub::INSTANCE_DUMP).id(0x3100).u4(0).id(OBJECT).u4(big).u8(0);
+            }),
+        ),
+        (
+            "object-array",
+            base(&|b| {
+                b.u1(sub::OBJECT_ARRAY_DUMP).id(0x3200).u4(0).u4(big).id(OBJECT).id(0);
+            }),
+        ),
+        (
+            "int-array",
+            base(&|b| {
+                b.u1(sub::PRIMITIVE_ARRAY_DUMP).id(0x3300).u4(0).u4(big).u1(10).u4(1);
+            }),
+        ),
+        (
+            "class-fields",
+            base(&|b| {
+                b.u1(sub::CLASS_DUMP).id(0x1200).u4(0).id(OBJECT).id(0).id(0).id(0).id(0).id(0);
+                b.u4(0).u2(0).u2(0).u2(u16::MAX).id(1).u1(2);
+            }),
+        ),
+    ];
+    // Android's array without data: 2^31 longs declared, 13 bytes in the file.
+    let mut w = RecordWriter::new(Vec::new(), "JAVA PROFILE 1.0.3", 4, 0).unwrap();
+    let mut b = Body::new(4);
+    b.u1(sub::PRIMITIVE_ARRAY_NODATA).id(0x3600).u4(0).u4(big).u1(11);
+    b.u1(sub::ROOT_UNKNOWN).id(0x3600);
+    w.heap_dump_segment(b.as_slice()).unwrap();
+    w.heap_dump_end().unwrap();
+    out.push(("android-nodata", w.into_inner()));
+    // A segment whose length says 4 GB, in a file of a few hundred bytes.
+    let mut seg = base(&|_| {});
+    let head = seg.iter().rposition(|&t| t == 0x1C).unwrap();
+    seg[head + 5..head + 9].copy_from_slice(&u32::MAX.to_be_bytes());
+    out.push(("segment-4g", seg));
+    out
+}
