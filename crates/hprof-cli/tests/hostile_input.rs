@@ -125,6 +125,7 @@ fn names_with_escape_sequences_are_printed_escaped() {
 /// `hprof listen` fed 100 MB without a NUL by a first peer: that peer is dropped with an error naming it
 /// and the limit, memory stays small, and the agent that connects next is served, its names escaped.
 #[test]
+#[allow(clippy::zombie_processes, reason = "reaped by wait4, which also gives its rusage")]
 fn listen_drops_a_peer_without_a_header_and_waits_on() {
     use std::io::{BufRead, BufReader, Write};
     use std::net::TcpStream;

@@ -89,6 +89,7 @@ pub struct Measured {
 
 /// Runs `hprof args`, counting (not keeping) its standard output beyond the first 64 KiB, killing it
 /// after `limit`; the peak resident set comes from wait4's rusage.
+#[allow(clippy::zombie_processes, reason = "reaped by wait4, which also gives its rusage")]
 pub fn measure(args: &[&str], limit: Duration) -> Measured {
     let start = Instant::now();
     let mut child = Command::new(jvm_harness::hprof_binary())
