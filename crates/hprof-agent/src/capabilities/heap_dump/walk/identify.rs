@@ -11,9 +11,9 @@
 //! tagged with its address when first reported, so that it can be found again after the walk.
 
 use super::Walk;
-use crate::capabilities::heap_dump::naming::Name;
 #[cfg(doc)]
-use crate::capabilities::heap_dump::naming::{self, ids};
+use crate::capabilities::heap_dump::ids;
+use crate::capabilities::heap_dump::naming::Name;
 use crate::capabilities::heap_dump::plan::layout::ClassKind;
 use jvmti::sys;
 
