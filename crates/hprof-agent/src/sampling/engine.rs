@@ -2,11 +2,11 @@
 //! consumers that registered for ticks, and the resolver thread that drains the ring and hands every tick
 //! to each consumer.
 
+use super::cost;
 use super::registers::Registers;
 use super::ring::SlotData;
 use super::signal::{ClockKind, NOT_WALKED, Shared};
 use super::switches::ThreadSwitches;
-use super::{asgct, cost};
 use crate::agent_thread::StopSwitch;
 use crate::clocks;
 use crate::context::Context;
@@ -136,11 +136,11 @@ impl Engine {
         if let Some(e) = ENGINE.get() {
             return Ok(e);
         }
-        let asgct =
-            asgct::find().ok_or("AsyncGetCallTrace is not in this JVM (not HotSpot?); use sampler=safepoint")?;
+        let asgct = jvmti::AsyncGetCallTrace::find()
+            .ok_or("AsyncGetCallTrace is not in this JVM (not HotSpot?); use sampler=safepoint")?;
         // HPROF_NO_PERF_EVENTS=1 too, for scripts that predate clock=.
         let perf = clock == CpuClock::Perf && std::env::var_os("HPROF_NO_PERF_EVENTS").is_none();
-        let shared = Shared::install(asgct, asgct::java_vm(), MAX_THREADS, RING_SLOTS, perf)?;
+        let shared = Shared::install(asgct, jvmti::Vm::created(), MAX_THREADS, RING_SLOTS, perf)?;
         let engine = Engine {
             shared,
             interval_ms,
