@@ -17,7 +17,7 @@ pub fn failure_label(code: i32) -> &'static str {
         sys::ASGCT_THREAD_EXIT => "[thread exiting]",
         sys::ASGCT_DEOPT => "[deoptimizing]",
         sys::ASGCT_SAFEPOINT => "[at safepoint]",
-        super::agent_work::TRACKING_ALLOCATIONS => "[hprof: tracking allocations]",
+        sampler::agent_work::TRACKING_ALLOCATIONS => "[hprof: tracking allocations]",
         _ => "[stack walk failed]",
     }
 }

@@ -2,10 +2,6 @@
 //! consumers that registered for ticks, and the resolver thread that drains the ring and hands every tick
 //! to each consumer.
 
-use super::cost;
-use super::registers::Registers;
-use super::ring::SlotData;
-use super::signal::{ClockKind, NOT_WALKED, Shared};
 use super::switches::ThreadSwitches;
 use crate::agent_thread::StopSwitch;
 use crate::clocks;
@@ -15,6 +11,7 @@ use crate::options::CpuClock;
 use jvmti::sys::ASGCT_CallFrame;
 use jvmti::{Jni, sys};
 use rustc_hash::FxHashMap;
+use sampler::{ClockKind, NOT_WALKED, Registers, SamplerCost, Shared, SlotData};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -196,19 +193,17 @@ impl Engine {
 
     /// On the thread itself: arms its CPU clock.
     pub fn thread_started(&self, jni: Jni, serial: u32, name: &str) {
-        // SAFETY: gettid has no preconditions.
-        let tid = unsafe { libc::gettid() };
-        self.arm(tid, jni.raw(), serial, name);
+        self.arm(sampler::current_tid(), Some(jni), serial, name);
     }
 
     /// From any thread: arms the CPU clock of the thread whose kernel id is `tid` (for threads that existed
     /// before the agent could see them start, e.g. after an attach). Its JNIEnv is asked of the JVM in the
     /// handler. Returns false if the thread could not be armed (or was already).
     pub fn arm_thread_by_tid(&self, tid: i32, serial: u32, name: &str) -> bool {
-        self.arm(tid, std::ptr::null_mut(), serial, name)
+        self.arm(tid, None, serial, name)
     }
 
-    fn arm(&self, tid: i32, env: *mut sys::JNIEnv, serial: u32, name: &str) -> bool {
+    fn arm(&self, tid: i32, env: Option<Jni>, serial: u32, name: &str) -> bool {
         if self.stopping.load(Ordering::Relaxed) {
             return false;
         }
@@ -309,7 +304,7 @@ impl Engine {
     pub fn create_method_ids(&self, ctx: &Context, class: sys::jclass) {
         let start = clocks::monotonic_ns();
         let _ = ctx.jvmti.class_methods(class);
-        cost::SamplerCost::add(&self.shared.cost.method_ids_ns, clocks::monotonic_ns().saturating_sub(start));
+        SamplerCost::add(&self.shared.cost.method_ids_ns, clocks::monotonic_ns().saturating_sub(start));
     }
 
     /// The resolver thread: drains at `drain_interval` until `stop_all`.
@@ -318,7 +313,7 @@ impl Engine {
         while !self.resolver.wait(period) {
             jni.with_local_frame(64, || self.drain(ctx, Some(jni)));
         }
-        cost::SamplerCost::add(&self.shared.cost.resolver_ns, clocks::thread_cpu_ns());
+        SamplerCost::add(&self.shared.cost.resolver_ns, clocks::thread_cpu_ns());
         self.resolver.finished();
     }
 
@@ -338,8 +333,7 @@ mod tests {
     use super::*;
 
     fn sample(serial: u32, num_frames: i32) -> SlotData {
-        let mut frames =
-            [ASGCT_CallFrame { lineno: 0, method_id: std::ptr::null_mut() }; super::super::ring::MAX_FRAMES];
+        let mut frames = [ASGCT_CallFrame { lineno: 0, method_id: std::ptr::null_mut() }; sampler::MAX_FRAMES];
         for (i, f) in frames.iter_mut().enumerate().take(num_frames.max(0) as usize) {
             f.lineno = i as i32;
         }

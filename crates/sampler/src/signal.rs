@@ -16,19 +16,19 @@
 //! (the ring and the slot arena are allocated at install), never waits (a full ring drops the sample and
 //! counts it), and restores errno.
 
-use super::cost::SamplerCost;
-use super::perf_clock::{self, PerfClock};
-use super::registers::Registers;
-use super::ring::{MAX_FRAMES, SampleRing};
 use crate::clocks::monotonic_ns;
+use crate::cost::SamplerCost;
+use crate::perf_clock::{self, PerfClock};
+use crate::registers::Registers;
+use crate::ring::{MAX_FRAMES, SampleRing};
 use jvmti::sys::JNIEnv;
-use jvmti::{AsyncGetCallTrace, Vm};
+use jvmti::{AsyncGetCallTrace, Jni, Vm};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicIsize, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 /// Per-thread state the handler reads. Lives in a fixed arena for the process's lifetime, so a late
 /// signal never touches freed memory.
-pub struct ThreadSlot {
+pub(crate) struct ThreadSlot {
     in_use: AtomicBool,
     /// The OS thread the slot belongs to; the handler checks it against gettid().
     tid: AtomicI32,
@@ -52,7 +52,7 @@ pub struct ThreadSlot {
     jitter: AtomicU64,
     /// Non-zero while the thread runs the agent's own work inside a JVM callback (see `agent_work`), where
     /// the walker cannot see Java frames: such samples are labelled as the agent's cost.
-    pub agent_work: AtomicI32,
+    pub(crate) agent_work: AtomicI32,
 }
 
 /// Samples between two changes of a continuous perf clock's period.
@@ -192,13 +192,13 @@ impl Shared {
     }
 
     /// Arms a CPU clock for thread `tid` of this process (the calling thread or any other: perf clocks and
-    /// POSIX CPU timers can watch and signal another thread). `env` is the thread's JNIEnv, or null to have
-    /// the handler ask the JVM for it. Returns the slot index (to disarm it later), the kind of clock, and
+    /// POSIX CPU timers can watch and signal another thread). `env` is the thread's JNIEnv (when called on the thread itself), or
+    /// `None` to have the handler ask the JVM for it. Returns the slot index (to disarm it later), the kind of clock, and
     /// why perf events were refused if this was the first refusal.
     pub fn start_thread(
         &self,
         tid: i32,
-        env: *mut JNIEnv,
+        env: Option<Jni>,
         thread_serial: u32,
         interval_ms: u32,
         enabled: bool,
@@ -211,7 +211,7 @@ impl Shared {
         let slot = &self.slots[index];
         slot.tid.store(tid, Ordering::Relaxed);
         slot.thread_serial.store(thread_serial, Ordering::Relaxed);
-        slot.env.store(env, Ordering::Relaxed);
+        slot.env.store(env.map_or(std::ptr::null_mut(), Jni::raw), Ordering::Relaxed);
         slot.perf_fd.store(-1, Ordering::Relaxed);
         slot.perf_ring.store(0, Ordering::Relaxed);
         let period_ns = interval_ms as u64 * 1_000_000;
@@ -254,9 +254,7 @@ impl Shared {
     /// created disarmed).
     fn posix_timer(slot: &ThreadSlot, tid: i32, period_ns: u64) -> Result<libc::timer_t, String> {
         let mut timer: libc::timer_t = std::ptr::null_mut();
-        // SAFETY: gettid has no preconditions.
-        let clock =
-            if tid == unsafe { libc::gettid() } { libc::CLOCK_THREAD_CPUTIME_ID } else { thread_cpu_clock(tid) };
+        let clock = if tid == crate::current_tid() { libc::CLOCK_THREAD_CPUTIME_ID } else { thread_cpu_clock(tid) };
         // SAFETY: a zeroed sigevent filled for SIGEV_THREAD_ID; the slot it points to is never freed; the
         // timer is deleted again if arming fails.
         unsafe {
@@ -308,9 +306,8 @@ impl Shared {
     }
 
     /// The calling thread's slot, if it has a clock.
-    pub fn current_thread_slot(&self) -> Option<&ThreadSlot> {
-        // SAFETY: gettid has no preconditions.
-        let tid = unsafe { libc::gettid() };
+    pub(crate) fn current_thread_slot(&self) -> Option<&ThreadSlot> {
+        let tid = crate::current_tid();
         self.slots.iter().find(|s| s.in_use.load(Ordering::Acquire) && s.tid.load(Ordering::Acquire) == tid)
     }
 
@@ -472,8 +469,8 @@ unsafe fn sample_into_ring(shared: &Shared, index: usize, ucontext: *mut c_void)
     if !shared.running.load(Ordering::Acquire) || !slot.enabled.load(Ordering::Acquire) {
         return;
     }
-    // SAFETY: gettid is a system call without preconditions, async-signal-safe.
-    if slot.tid.load(Ordering::Acquire) != unsafe { libc::gettid() } {
+    // gettid is a system call, async-signal-safe.
+    if slot.tid.load(Ordering::Acquire) != crate::current_tid() {
         return;
     }
     if shared.dry {
@@ -487,9 +484,8 @@ unsafe fn sample_into_ring(shared: &Shared, index: usize, ucontext: *mut c_void)
         let Some(jni) = shared.vm.and_then(Vm::jni) else { return };
         env = jni.raw();
     }
-    let Some(claim) = shared.ring.claim() else { return };
-    // SAFETY: the claim is ours alone until commit.
-    let data = unsafe { claim.data() };
+    let Some(mut claim) = shared.ring.claim() else { return };
+    let data = claim.data();
     data.thread_serial = slot.thread_serial.load(Ordering::Relaxed);
     data.tid = slot.tid.load(Ordering::Relaxed);
     // SAFETY: `ucontext` is the kernel's, passed through from the handler.
