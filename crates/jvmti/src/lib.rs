@@ -26,6 +26,7 @@ mod exports;
 #[cfg(test)]
 mod fake_env;
 mod heap;
+pub mod heap_walk;
 pub mod hub;
 mod instrument;
 mod jni;
