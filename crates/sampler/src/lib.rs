@@ -6,7 +6,7 @@
 //!
 //! One file per concern: `signal` (the handler, the per-thread slots and the clocks it re-arms),
 //! `perf_clock` (the kernel's task-clock events), `registers` (pc/sp/fp from a ucontext), `ring` (the
-//! lock-free buffer the handler fills), `cost` (what the handler costs), `agent_work` (labels for the
+//! lock-free buffer the handler fills), `batch` (ticks drained from it, as consumers see them), `cost` (what the handler costs), `agent_work` (labels for the
 //! agent's own work) and `clocks` (the async-signal-safe clocks the handler times itself with).
 //!
 //! Async-signal safety, which every change here must keep: the handler only loads and stores atomics,
@@ -14,6 +14,7 @@
 //! and the JVM's GetEnv (a thread-local read); it takes no lock, allocates nothing and never waits.
 
 pub mod agent_work;
+mod batch;
 pub mod clocks;
 mod cost;
 mod perf_clock;
@@ -21,6 +22,7 @@ mod registers;
 mod ring;
 mod signal;
 
+pub use batch::{Frames, Tick, TickBatch};
 pub use cost::SamplerCost;
 pub use registers::Registers;
 pub use ring::{Claim, MAX_FRAMES, SampleRing, SlotData};

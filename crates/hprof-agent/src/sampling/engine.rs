@@ -8,10 +8,9 @@ use crate::clocks;
 use crate::context::Context;
 use crate::log;
 use crate::options::CpuClock;
-use jvmti::sys::ASGCT_CallFrame;
 use jvmti::{Jni, sys};
 use rustc_hash::FxHashMap;
-use sampler::{ClockKind, NOT_WALKED, Registers, SamplerCost, Shared, SlotData};
+use sampler::{ClockKind, SamplerCost, Shared, TickBatch};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -24,26 +23,6 @@ const RING_SLOTS: usize = 512;
 const DRAIN_AT_MOST_EVERY: Duration = Duration::from_millis(10);
 const DRAIN_AT_LEAST_EVERY: Duration = Duration::from_millis(200);
 
-/// What a tick says about the interrupted thread's Java stack.
-#[derive(Debug, Clone, Copy)]
-pub enum Frames<'a> {
-    /// No consumer asked for frames when the tick was taken.
-    NotWalked,
-    /// AsyncGetCallTrace's failure code (or the agent's own, see `agent_work`).
-    Failed(i32),
-    /// Top frame first.
-    Walked(&'a [ASGCT_CallFrame]),
-}
-
-/// One tick: a thread interrupted after an interval of its own CPU time.
-#[derive(Debug, Clone, Copy)]
-pub struct Tick<'a> {
-    pub thread_serial: u32,
-    pub tid: i32,
-    pub registers: Registers,
-    pub frames: Frames<'a>,
-}
-
 /// A module that wants ticks. Consumers know nothing of timers or signals; the engine knows nothing of
 /// what they make of the ticks.
 pub trait TickConsumer: Send + Sync {
@@ -54,53 +33,6 @@ pub trait TickConsumer: Send + Sync {
     /// The ticks taken since the last drain, oldest first. Called on the resolver thread or on a thread
     /// writing a report, never from the signal handler, one drain at a time.
     fn on_ticks(&self, ctx: &Context, jni: Option<Jni>, ticks: &TickBatch);
-}
-
-/// Ticks copied out of the ring, so that the ring's slots are free again before consumers look at them.
-#[derive(Default)]
-pub struct TickBatch {
-    ticks: Vec<(u32, i32, Registers, i32, usize)>,
-    frames: Vec<ASGCT_CallFrame>,
-}
-
-// SAFETY: the frames' jmethodIDs are opaque handles, valid on any thread of the JVM; the batch is only
-// ever used behind the engine's drain lock.
-unsafe impl Send for TickBatch {}
-
-impl TickBatch {
-    fn clear(&mut self) {
-        self.ticks.clear();
-        self.frames.clear();
-    }
-
-    fn push(&mut self, s: &SlotData) {
-        let start = self.frames.len();
-        if s.num_frames > 0 {
-            self.frames.extend_from_slice(&s.frames[..s.num_frames as usize]);
-        }
-        self.ticks.push((s.thread_serial, s.tid, s.registers, s.num_frames, start));
-    }
-
-    pub fn len(&self) -> usize {
-        self.ticks.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.ticks.is_empty()
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = Tick<'_>> {
-        self.ticks.iter().map(|&(thread_serial, tid, registers, num_frames, start)| Tick {
-            thread_serial,
-            tid,
-            registers,
-            frames: match num_frames {
-                NOT_WALKED => Frames::NotWalked,
-                n if n <= 0 => Frames::Failed(n),
-                n => Frames::Walked(&self.frames[start..start + n as usize]),
-            },
-        })
-    }
 }
 
 pub struct Engine {
@@ -325,41 +257,5 @@ impl Engine {
         let fastest_per_second = cpus * 2 * 1000 / self.interval_ms.max(1) as u64;
         let quarter_ring_ms = (RING_SLOTS as u64 / 4) * 1000 / fastest_per_second.max(1);
         Duration::from_millis(quarter_ring_ms).clamp(DRAIN_AT_MOST_EVERY, DRAIN_AT_LEAST_EVERY)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sample(serial: u32, num_frames: i32) -> SlotData {
-        let mut frames = [ASGCT_CallFrame { lineno: 0, method_id: std::ptr::null_mut() }; sampler::MAX_FRAMES];
-        for (i, f) in frames.iter_mut().enumerate().take(num_frames.max(0) as usize) {
-            f.lineno = i as i32;
-        }
-        SlotData {
-            thread_serial: serial,
-            tid: 7,
-            registers: Registers { pc: 0x1000, sp: 0x2000, fp: 0x3000 },
-            num_frames,
-            frames,
-        }
-    }
-
-    #[test]
-    fn batch_keeps_each_ticks_frames_and_codes() {
-        let mut batch = TickBatch::default();
-        batch.push(&sample(1, 3));
-        batch.push(&sample(2, NOT_WALKED));
-        batch.push(&sample(3, -2));
-        batch.push(&sample(4, 1));
-        let ticks: Vec<Tick> = batch.iter().collect();
-        assert_eq!(ticks.len(), 4);
-        assert!(matches!(ticks[0].frames, Frames::Walked(f) if f.len() == 3 && f[2].lineno == 2));
-        assert!(matches!(ticks[1].frames, Frames::NotWalked));
-        assert!(matches!(ticks[2].frames, Frames::Failed(-2)));
-        assert!(matches!(ticks[3].frames, Frames::Walked(f) if f.len() == 1 && f[0].lineno == 0));
-        assert_eq!(ticks[3].registers.pc, 0x1000);
-        assert_eq!(ticks[3].thread_serial, 4);
     }
 }

@@ -17,7 +17,8 @@ mod engine;
 mod switches;
 
 pub use asgct::failure_label;
-pub use engine::{Engine, Frames, Tick, TickBatch, TickConsumer, installed};
+pub use engine::{Engine, TickConsumer, installed};
+pub use sampler::{Frames, Tick, TickBatch};
 pub use sampler::{MAX_FRAMES, Registers};
 pub use switches::ThreadSwitches;
 
