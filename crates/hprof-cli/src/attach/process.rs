@@ -1,6 +1,7 @@
 //! A process seen through /proc: who owns it, which pid it has inside its own PID namespace, where its
 //! root and temporary directory are from here (a JVM in a container has its own), and whether it is a JVM.
 
+use super::jvm_dir::JvmDir;
 use super::perfdata::PerfData;
 use std::path::PathBuf;
 
@@ -41,24 +42,15 @@ impl Process {
         Ok(Process { pid, ns_pid, uid, same_mount_ns })
     }
 
-    /// A path inside the process's file system, as we reach it.
-    pub fn path(&self, inside: &str) -> PathBuf {
-        if self.same_mount_ns {
-            PathBuf::from(inside)
-        } else {
-            PathBuf::from(format!("/proc/{}/root{inside}", self.pid))
-        }
+    /// Its root directory as we reach it.
+    pub fn root(&self) -> PathBuf {
+        if self.same_mount_ns { PathBuf::from("/") } else { PathBuf::from(format!("/proc/{}/root", self.pid)) }
     }
 
-    /// Its temporary directory as we reach it. HotSpot always uses /tmp for the attach files, whatever
-    /// java.io.tmpdir says.
-    pub fn tmp(&self) -> PathBuf {
-        self.path("/tmp")
-    }
-
-    /// Its current directory as we reach it (through /proc, which crosses namespaces).
-    pub fn cwd(&self) -> PathBuf {
-        PathBuf::from(format!("/proc/{}/cwd", self.pid))
+    /// Its temporary directory, resolved within its root (see `JvmDir`). HotSpot always uses /tmp for the
+    /// attach files, whatever java.io.tmpdir says.
+    pub fn tmp(&self) -> Result<JvmDir, String> {
+        JvmDir::open_in_root(&self.root(), "/tmp")
     }
 
     /// Its command line.
@@ -76,21 +68,23 @@ impl Process {
     /// The JVM's performance data (`hsperfdata_<user>/<pid>` in its /tmp), if it keeps one (not with
     /// `-XX:-UsePerfData`). The user name inside a container may differ from ours, so every
     /// `hsperfdata_*` directory is looked at for a file of the process's owner.
+    /// (HotSpot itself refuses an `hsperfdata_*` that is a link, and so does this.)
     pub fn perf_data(&self) -> Option<Result<PerfData, String>> {
-        use std::os::unix::fs::MetadataExt;
-        let tmp = self.tmp();
-        let dirs = std::fs::read_dir(&tmp).ok()?;
-        for dir in dirs.flatten() {
-            if !dir.file_name().to_string_lossy().starts_with("hsperfdata_") {
+        use std::io::Read;
+        let tmp = self.tmp().ok()?;
+        let name = self.ns_pid.to_string();
+        for dir in tmp.names().ok()? {
+            let Some(dir) = dir.starts_with("hsperfdata_").then(|| tmp.subdir(&dir).ok()).flatten() else {
                 continue;
-            }
-            let file = dir.path().join(self.ns_pid.to_string());
-            match std::fs::metadata(&file) {
-                Ok(m) if m.is_file() && m.uid() == self.uid => {
+            };
+            let shown = format!("{}/{name}", dir.shown);
+            match dir.open_regular(&name) {
+                Ok((mut file, stat)) if stat.st_uid == self.uid => {
+                    let mut bytes = Vec::new();
                     return Some(
-                        std::fs::read(&file)
-                            .map_err(|e| format!("{}: {e}", file.display()))
-                            .and_then(|b| PerfData::parse(&b).map_err(|e| format!("{}: {e}", file.display()))),
+                        file.read_to_end(&mut bytes)
+                            .map_err(|e| format!("{shown}: {e}"))
+                            .and_then(|_| PerfData::parse(&bytes).map_err(|e| format!("{shown}: {e}"))),
                     );
                 }
                 _ => {}
