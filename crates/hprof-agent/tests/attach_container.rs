@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 /// A JVM (CpuAccuracy, for `seconds`) in new PID and mount namespaces, started by `sh -c` after `setup`
 /// ran inside them. pid 1 inside.
 struct Container {
-    unshare: Child,
+    /// None once waited for.
+    unshare: Option<Child>,
     pid: u32,
     _slot: JvmSlot,
 }
@@ -34,7 +35,8 @@ impl Container {
             return None;
         }
         let slot = JvmSlot::acquire();
-        let java = format!("{} -cp {} CpuAccuracy {seconds}", jdk17().java().display(), jvm_harness::java_classes().display());
+        let java =
+            format!("{} -cp {} CpuAccuracy {seconds}", jdk17().java().display(), jvm_harness::java_classes().display());
         let script = format!("set -e\n{setup}\nexec {}", setup_exec(&java));
         let unshare = Command::new("unshare")
             .args(["--pid", "--mount", "--fork", "--mount-proc", "sh", "-c", &script])
@@ -44,16 +46,16 @@ impl Container {
         // The JVM is unshare's child once sh (and chroot) have exec'd it.
         let deadline = Instant::now() + Duration::from_secs(30);
         let children = format!("/proc/{0}/task/{0}/children", unshare.id());
-        loop {
-            let child = std::fs::read_to_string(&children).ok().and_then(|c| c.split_whitespace().next()?.parse().ok());
-            if let Some(pid) = child.filter(|p: &u32| cmdline(*p).contains("CpuAccuracy")) {
-                // Long enough for the JVM to start; hprof attach waits for its SIGQUIT handler anyway.
-                std::thread::sleep(Duration::from_millis(1000));
-                return Some(Container { unshare, pid, _slot: slot });
-            }
+        let mut container = Container { unshare: Some(unshare), pid: 0, _slot: slot };
+        while container.pid == 0 {
             assert!(Instant::now() < deadline, "no JVM under unshare within 30 s");
             std::thread::sleep(Duration::from_millis(50));
+            let child = std::fs::read_to_string(&children).ok().and_then(|c| c.split_whitespace().next()?.parse().ok());
+            container.pid = child.filter(|p: &u32| cmdline(*p).contains("CpuAccuracy")).unwrap_or(0);
         }
+        // Long enough for the JVM to start; hprof attach waits for its SIGQUIT handler anyway.
+        std::thread::sleep(Duration::from_millis(1000));
+        Some(container)
     }
 
     /// The container's /tmp as a plain path from here (only for where that /tmp is a real directory).
@@ -85,8 +87,23 @@ impl Container {
     }
 
     fn finish(mut self) {
-        let status = self.unshare.wait().expect("wait for unshare");
+        let status = self.unshare.take().expect("running").wait().expect("wait for unshare");
         assert!(status.success(), "the JVM in the container failed: {status}");
+    }
+}
+
+impl Drop for Container {
+    /// A test that failed midway leaves no JVM behind: the JVM is pid 1 of its namespace, so killing it
+    /// ends the namespace, and unshare with it.
+    fn drop(&mut self) {
+        if let Some(mut unshare) = self.unshare.take() {
+            if self.pid != 0 {
+                // SAFETY: kill has no memory preconditions; the pid is our JVM's, not yet waited for.
+                unsafe { libc::kill(self.pid as i32, libc::SIGKILL) };
+            }
+            let _ = unshare.kill();
+            let _ = unshare.wait();
+        }
     }
 }
 
@@ -169,7 +186,7 @@ fn a_planted_link_in_the_container_tmp_is_not_followed() {
     let (_, bytes, mtime, _) = agent();
     symlink(&victim, jvm.tmp().join(format!("libhprof-{}-{mtime}.so", bytes.len()))).unwrap();
     jvm.profile(&jvm.tmp());
-    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "the host's own\n");
+    assert_eq!(std::fs::read(&victim).unwrap(), b"the host's own\n", "the host file was overwritten");
     jvm.finish();
 }
 
@@ -209,8 +226,11 @@ CHROOT="$R""#
     jvm.profile(&inside_tmp);
     let leaked: Vec<_> = std::fs::read_dir(&host_dir).unwrap().flatten().map(|e| e.file_name()).collect();
     assert!(leaked.is_empty(), "written outside the container's root: {leaked:?}");
-    let names: Vec<String> =
-        std::fs::read_dir(&inside_tmp).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    let names: Vec<String> = std::fs::read_dir(&inside_tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
     assert!(names.iter().any(|n| n.starts_with("libhprof-")), "the agent's copy in the container's /tmp: {names:?}");
     jvm.finish();
 }

@@ -125,7 +125,7 @@ impl Target {
         let library = std::fs::canonicalize(&library).map_err(|e| {
             format!("agent library {}: {e}; build it with `cargo build --release` or pass --agent", library.display())
         })?;
-        if self.process.same_mount_ns {
+        if self.process.same_root {
             return Ok(library.to_string_lossy().into_owned());
         }
         let library = agent_copy::Library::read(&library)?;
@@ -185,7 +185,7 @@ impl Drop for ReplyFile<'_> {
 /// directory may be anywhere). A JVM in another mount namespace gets them unchanged: our paths mean
 /// nothing there.
 fn absolute_paths(p: &Process, options: &str) -> String {
-    let cwd = std::env::current_dir().ok().filter(|_| p.same_mount_ns);
+    let cwd = std::env::current_dir().ok().filter(|_| p.same_root);
     options
         .split(',')
         .map(|item| match (item.split_once('='), &cwd) {

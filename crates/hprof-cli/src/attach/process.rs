@@ -3,6 +3,7 @@
 
 use super::jvm_dir::JvmDir;
 use super::perfdata::PerfData;
+use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 
 #[derive(Debug)]
@@ -13,8 +14,9 @@ pub struct Process {
     pub ns_pid: i32,
     /// The effective uid, which HotSpot compares with the attaching peer's.
     pub uid: u32,
-    /// Whether the process sees the same file system as we do (else paths go through /proc/PID/root).
-    pub same_mount_ns: bool,
+    /// Whether the process sees the same file system as we do: the same mount namespace and the same root
+    /// directory (not a chroot). Else its paths are reached through /proc/PID/root.
+    pub same_root: bool,
 }
 
 impl Process {
@@ -34,17 +36,18 @@ impl Process {
         // NSpid lists the pid in each namespace, outermost first; kernels before 4.1 lack it.
         let ns_pid = field("NSpid:").and_then(|v| v.last().and_then(|p| p.parse().ok())).unwrap_or(pid);
         let mnt = |p: &str| std::fs::read_link(format!("/proc/{p}/ns/mnt")).ok();
-        let same_mount_ns = match (mnt("self"), mnt(&pid.to_string())) {
-            (Some(a), Some(b)) => a == b,
+        let root = |p: &str| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+        let same_root = match (mnt("self"), mnt(&pid.to_string()), root("/"), root(&format!("/proc/{pid}/root"))) {
+            (Some(a), Some(b), Some(r), Some(s)) => a == b && r == s,
             // Unreadable (another user's): only matters for processes we may not attach to anyway.
             _ => true,
         };
-        Ok(Process { pid, ns_pid, uid, same_mount_ns })
+        Ok(Process { pid, ns_pid, uid, same_root })
     }
 
     /// Its root directory as we reach it.
     pub fn root(&self) -> PathBuf {
-        if self.same_mount_ns { PathBuf::from("/") } else { PathBuf::from(format!("/proc/{}/root", self.pid)) }
+        if self.same_root { PathBuf::from("/") } else { PathBuf::from(format!("/proc/{}/root", self.pid)) }
     }
 
     /// Its temporary directory, resolved within its root (see `JvmDir`). HotSpot always uses /tmp for the

@@ -191,7 +191,10 @@ impl Listener<'_> {
             ));
         }
         if m.st_mode & 0o077 != 0 {
-            return Err(format!("{shown} is open to other users (mode {:o}); refusing to talk to it", m.st_mode & 0o777));
+            return Err(format!(
+                "{shown} is open to other users (mode {:o}); refusing to talk to it",
+                m.st_mode & 0o777
+            ));
         }
         Ok(())
     }
@@ -223,13 +226,7 @@ fn peer_credentials(stream: &UnixStream) -> std::io::Result<libc::ucred> {
     // SAFETY: `cred` and `len` are live locals of the size passed; the descriptor is the open stream's.
     // (libc rather than rustix, whose UCred holds a non-zero pid the kernel may answer 0 for.)
     let r = unsafe {
-        libc::getsockopt(
-            stream.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_PEERCRED,
-            (&raw mut cred).cast(),
-            &raw mut len,
-        )
+        libc::getsockopt(stream.as_raw_fd(), libc::SOL_SOCKET, libc::SO_PEERCRED, (&raw mut cred).cast(), &raw mut len)
     };
     if r != 0 {
         return Err(std::io::Error::last_os_error());
