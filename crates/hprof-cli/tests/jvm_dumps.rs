@@ -162,7 +162,8 @@ fn agent_cpu_samples_print_and_flame_show_the_hot_method() {
     let addr =
         line.split("http://").nth(1).unwrap().split_whitespace().next().unwrap().trim_end_matches('/').to_owned();
     let mut s = std::net::TcpStream::connect(&addr).unwrap();
-    std::io::Write::write_all(&mut s, b"GET /flame HTTP/1.1\r\nConnection: close\r\n\r\n").unwrap();
+    let request = format!("GET /flame HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    std::io::Write::write_all(&mut s, request.as_bytes()).unwrap();
     let mut resp = String::new();
     std::io::Read::read_to_string(&mut s, &mut resp).unwrap();
     child.kill().unwrap();

@@ -30,19 +30,7 @@ pub fn write_collapsed(w: &mut dyn Write, stacks: &[WeightedStack]) -> io::Resul
 /// An interactive flame graph. `.svg` gives inferno's SVG; `.html` gives a page around it, which a
 /// browser opens like any web page.
 pub fn write_flamegraph(path: &Path, stacks: &[WeightedStack], title: &str, count_name: &str) -> io::Result<()> {
-    let mut folded = Vec::new();
-    write_collapsed(&mut folded, stacks)?;
-    let mut svg = Vec::new();
-    let mut opts = inferno::flamegraph::Options::default();
-    opts.title = title.to_owned();
-    opts.count_name = count_name.to_owned();
-    opts.hash = true;
-    if stacks.iter().all(|s| s.weight == 0) {
-        svg.extend_from_slice(empty_svg(title).as_bytes());
-    } else {
-        let text = String::from_utf8_lossy(&folded);
-        inferno::flamegraph::from_lines(&mut opts, text.lines(), &mut svg).map_err(io::Error::other)?;
-    }
+    let svg = flamegraph_svg(stacks, title, count_name)?;
     let is_html = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("html"));
     let mut out = io::BufWriter::new(std::fs::File::create(path)?);
     if is_html {
@@ -61,6 +49,23 @@ pub fn write_flamegraph(path: &Path, stacks: &[WeightedStack], title: &str, coun
         out.write_all(&svg)?;
     }
     out.flush()
+}
+
+/// inferno's interactive SVG of the stacks, in memory (`hprof serve` writes no file for it).
+pub fn flamegraph_svg(stacks: &[WeightedStack], title: &str, count_name: &str) -> io::Result<Vec<u8>> {
+    if stacks.iter().all(|s| s.weight == 0) {
+        return Ok(empty_svg(title).into_bytes());
+    }
+    let mut folded = Vec::new();
+    write_collapsed(&mut folded, stacks)?;
+    let mut opts = inferno::flamegraph::Options::default();
+    opts.title = title.to_owned();
+    opts.count_name = count_name.to_owned();
+    opts.hash = true;
+    let mut svg = Vec::new();
+    let text = String::from_utf8_lossy(&folded);
+    inferno::flamegraph::from_lines(&mut opts, text.lines(), &mut svg).map_err(io::Error::other)?;
+    Ok(svg)
 }
 
 fn empty_svg(title: &str) -> String {

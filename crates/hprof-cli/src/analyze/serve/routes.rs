@@ -1,80 +1,38 @@
-//! `hprof serve`: a small web view on 127.0.0.1 — histogram, dominator tree drill-down, paths from GC
-//! roots, and the flame graph of a profile's CPU samples. Plain server-rendered HTML (works without
-//! JavaScript), and the same data as JSON under /api/.
+//! The pages and JSON answers of `hprof serve`: histogram, dominator tree drill-down, paths from GC roots,
+//! leak suspects and the flame graph of a profile's CPU samples. Plain server-rendered HTML (works
+//! without JavaScript), and the same data as JSON under /api/. Nothing here knows about HTTP: a route
+//! takes a path and a query and gives a `Reply`.
 
-use super::dominators::Analysed;
-use super::path::{path_json, path_text};
-use super::{Bar, human, matches, open, parse_id};
-use hprof_analysis::Dump;
+use super::pages::{esc, page, query, urlencode};
+use crate::analyze::dominators::Analysed;
+use crate::analyze::path::{path_json, path_text};
+use crate::analyze::{human, matches, parse_id};
 use hprof_analysis::dominators::DominatorTree;
 use hprof_analysis::paths::shortest_path;
-use hprof_analysis::stacks::{StackKind, stacks, weighted};
 use serde_json::json;
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 
-#[derive(clap::Args)]
-pub struct Args {
-    /// A heap dump or binary profile.
+/// What the server knows about its file, built once and shared by every connection.
+pub struct App {
     pub file: PathBuf,
-    /// Port on 127.0.0.1 (0 picks a free one).
-    #[arg(long, default_value_t = 8080)]
-    pub port: u16,
-    #[command(flatten)]
-    pub graph: super::GraphArgs,
+    pub an: Option<Analysed>,
+    /// The CPU samples' flame graph (inferno's SVG without its XML prolog), rendered in memory.
+    pub flame_svg: Option<String>,
+    pub summary: String,
 }
 
-struct App {
-    file: PathBuf,
-    an: Option<Analysed>,
-    flame_svg: Option<String>,
-    summary: String,
+/// A route's answer: status, content type and body.
+pub struct Reply {
+    pub status: u16,
+    pub content_type: &'static str,
+    pub body: String,
 }
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
+const HTML: &str = "text/html; charset=utf-8";
+const JSON: &str = "application/json";
 
-fn page(title: &str, body: &str) -> String {
-    format!(
-        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{t} - hprof</title><style>\
-         body{{font-family:sans-serif;margin:1em}} table{{border-collapse:collapse}} td,th{{padding:2px 8px;border-bottom:1px solid #ddd}}\
-         td.n{{text-align:right;font-family:monospace}} nav a{{margin-right:1em}}</style></head><body>\
-         <nav><a href=\"/\">Summary</a><a href=\"/histo\">Histogram</a><a href=\"/dominators\">Dominator tree</a>\
-         <a href=\"/leaks\">Leak suspects</a><a href=\"/flame\">Flame graph</a></nav><h1>{t}</h1>{body}</body></html>",
-        t = esc(title)
-    )
-}
-
-fn query(q: &str, key: &str) -> Option<String> {
-    q.split('&').find_map(|kv| {
-        let (k, v) = kv.split_once('=')?;
-        (k == key).then(|| percent_decode(v))
-    })
-}
-
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < b.len() => {
-                match u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or("zz"), 16) {
-                    Ok(v) => {
-                        out.push(v);
-                        i += 2;
-                    }
-                    Err(_) => out.push(b'%'),
-                }
-            }
-            c => out.push(c),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+fn reply(status: u16, content_type: &'static str, body: String) -> Reply {
+    Reply { status, content_type, body }
 }
 
 impl App {
@@ -86,9 +44,15 @@ impl App {
         )
     }
 
-    fn route(&self, path: &str, q: &str) -> (u16, &'static str, String) {
-        let html = "text/html; charset=utf-8";
-        let js = "application/json";
+    /// The answer to `GET path?q`.
+    pub fn route(&self, path: &str, q: &str) -> Reply {
+        let (status, content_type, body) = self.answer(path, q);
+        reply(status, content_type, body)
+    }
+
+    fn answer(&self, path: &str, q: &str) -> (u16, &'static str, String) {
+        let html = HTML;
+        let js = JSON;
         let no_heap = || (404, html, page("No heap dump", "<p>This file holds no heap dump.</p>"));
         match path {
             "/" => {
@@ -214,7 +178,7 @@ impl App {
             "/leaks" => {
                 let Some(an) = &self.an else { return no_heap() };
                 let threshold = query(q, "threshold").and_then(|t| t.parse().ok()).unwrap_or(10.0);
-                let (objs, classes) = super::leaks::suspects(an, threshold);
+                let (objs, classes) = crate::analyze::leaks::suspects(an, threshold);
                 let total = an.tree.tree_bytes.max(1) as f64;
                 let mut b = format!(
                     "<p>Objects and classes retaining at least {threshold}% of {}.</p><ol id=\"suspects\">",
@@ -255,96 +219,4 @@ impl App {
             _ => (404, html, page("Not found", "<p>No such page.</p>")),
         }
     }
-}
-
-fn urlencode(s: &str) -> String {
-    s.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"._-".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") }
-        })
-        .collect()
-}
-
-fn flame_svg(d: &Dump) -> Option<String> {
-    let s = stacks(d, StackKind::CpuSamples);
-    if s.is_empty() {
-        return None;
-    }
-    let dir = tempfile_dir()?;
-    let p = dir.join("flame.svg");
-    hprof_format::flame::write_flamegraph(&p, &weighted(&s), "CPU samples", "samples").ok()?;
-    let svg = std::fs::read_to_string(&p).ok();
-    let _ = std::fs::remove_dir_all(&dir);
-    let svg = svg?;
-    let start = svg.find("<svg")?;
-    Some(svg[start..].to_owned())
-}
-
-fn tempfile_dir() -> Option<PathBuf> {
-    let d = std::env::temp_dir().join(format!("hprof-serve-{}", std::process::id()));
-    std::fs::create_dir_all(&d).ok()?;
-    Some(d)
-}
-
-fn handle(app: &App, mut s: TcpStream) -> std::io::Result<()> {
-    let mut r = BufReader::new(s.try_clone()?);
-    let mut line = String::new();
-    r.read_line(&mut line)?;
-    loop {
-        let mut h = String::new();
-        if r.read_line(&mut h)? == 0 || h == "\r\n" || h == "\n" {
-            break;
-        }
-    }
-    let target = line.split_whitespace().nth(1).unwrap_or("/");
-    let (path, q) = target.split_once('?').unwrap_or((target, ""));
-    let (code, ctype, body) = app.route(path, q);
-    let reason = if code == 200 { "OK" } else { "Not Found" };
-    write!(
-        s,
-        "HTTP/1.1 {code} {reason}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    )?;
-    s.write_all(body.as_bytes())?;
-    s.flush()
-}
-
-pub fn run(a: &Args) -> Result<(), String> {
-    let bar = Bar::new();
-    let d = open(&a.file, &bar)?;
-    let flame = flame_svg(&d);
-    let mut summary = format!("{}\n{}-byte identifiers\n", d.header.version, d.header.id_size);
-    for (t, c) in &d.tag_counts {
-        summary.push_str(&format!("{:<20} {:>10}\n", super::record_label(*t), c.count));
-    }
-    drop(d);
-    let an = match Analysed::load(&a.file, true, &a.graph) {
-        Ok(an) => Some(an),
-        Err(e) if e.contains("no heap dump") => None,
-        Err(e) => return Err(e),
-    };
-    if let Some(an) = &an {
-        summary.push_str(&format!(
-            "\n{} objects, {} reachable, {} retained from GC roots\n",
-            an.graph.len(),
-            an.tree.reachable,
-            human(an.tree.reachable_bytes)
-        ));
-    }
-    let app = App { file: a.file.clone(), an, flame_svg: flame, summary };
-    let listener = TcpListener::bind(("127.0.0.1", a.port)).map_err(|e| format!("127.0.0.1:{}: {e}", a.port))?;
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    println!("serving {} on http://{addr}/ (Ctrl-C stops)", a.file.display());
-    std::io::stdout().flush().ok();
-    for s in listener.incoming() {
-        match s {
-            Ok(s) => {
-                if let Err(e) = handle(&app, s) {
-                    eprintln!("hprof: serve: {e}");
-                }
-            }
-            Err(e) => eprintln!("hprof: serve: {e}"),
-        }
-    }
-    Ok(())
 }

@@ -1,0 +1,114 @@
+//! `hprof serve`: a small web view of a heap dump or profile — histogram, dominator tree drill-down, paths
+//! from GC roots, leak suspects and the flame graph of a profile's CPU samples.
+//!
+//! - http.rs: the HTTP server (hyper), its limits and timeouts;
+//! - guard.rs: who may read it (the `Host:` check, the token beyond loopback);
+//! - routes.rs: the pages and JSON answers; pages.rs: HTML helpers.
+//!
+//! The file is read and its index built once, before the URL is printed, and shared (an `Arc`) by every
+//! connection. See docs/security.md for what it exposes and to whom.
+
+mod guard;
+mod http;
+mod pages;
+mod routes;
+
+use super::dominators::Analysed;
+use super::{Bar, human, open};
+use guard::Access;
+use hprof_analysis::Dump;
+use hprof_analysis::stacks::{StackKind, stacks, weighted};
+use routes::App;
+use std::io::Write;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A heap dump or binary profile.
+    pub file: PathBuf,
+    /// Port (0 picks a free one).
+    #[arg(long, default_value_t = 8080)]
+    pub port: u16,
+    /// Address to listen on. A loopback address (the default) answers only this machine; any other
+    /// (0.0.0.0 for all) also requires the random token printed in the URL.
+    #[arg(long, default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
+    pub bind: IpAddr,
+    #[command(flatten)]
+    pub graph: super::GraphArgs,
+}
+
+/// The CPU samples' flame graph, as inline SVG for a page; rendered in memory, no file written.
+fn flame_svg(d: &Dump) -> Option<String> {
+    let s = stacks(d, StackKind::CpuSamples);
+    if s.is_empty() {
+        return None;
+    }
+    let svg = hprof_format::flame::flamegraph_svg(&weighted(&s), "CPU samples", "samples").ok()?;
+    let svg = String::from_utf8_lossy(&svg);
+    let start = svg.find("<svg")?;
+    Some(svg[start..].to_owned())
+}
+
+fn load(a: &Args) -> Result<App, String> {
+    let bar = Bar::new();
+    let d = open(&a.file, &bar)?;
+    let flame = flame_svg(&d);
+    let mut summary = format!("{}\n{}-byte identifiers\n", d.header.version, d.header.id_size);
+    for (t, c) in &d.tag_counts {
+        summary.push_str(&format!("{:<20} {:>10}\n", super::record_label(*t), c.count));
+    }
+    drop(d);
+    let an = match Analysed::load(&a.file, true, &a.graph) {
+        Ok(an) => Some(an),
+        Err(e) if e.contains("no heap dump") => None,
+        Err(e) => return Err(e),
+    };
+    if let Some(an) = &an {
+        summary.push_str(&format!(
+            "\n{} objects, {} reachable, {} retained from GC roots\n",
+            an.graph.len(),
+            an.tree.reachable,
+            human(an.tree.reachable_bytes)
+        ));
+    }
+    Ok(App { file: a.file.clone(), an, flame_svg: flame, summary })
+}
+
+/// This machine's name, for the URL and the Host check of a server bound to all addresses.
+fn hostname() -> Option<String> {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname writes at most that many bytes.
+    let r = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if r != 0 {
+        return None;
+    }
+    let end = buf.iter().position(|&b| b == 0)?;
+    std::str::from_utf8(&buf[..end]).ok().filter(|s| !s.is_empty()).map(str::to_owned)
+}
+
+pub fn run(a: &Args) -> Result<(), String> {
+    let app = load(a)?;
+    let listener = std::net::TcpListener::bind(SocketAddr::new(a.bind, a.port))
+        .map_err(|e| format!("{}: {e}", SocketAddr::new(a.bind, a.port)))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let token = if addr.ip().is_loopback() { None } else { Some(guard::new_token()?) };
+    let host = hostname();
+    let access = Access::new(addr.ip(), addr.port(), token.clone(), host.clone());
+    let shown = match (addr.ip().is_unspecified(), &host) {
+        (true, Some(h)) => h.clone(),
+        _ => guard::host_literal(addr.ip()),
+    };
+    let url = match &token {
+        Some(t) => format!("http://{shown}:{}/?token={t}", addr.port()),
+        None => format!("http://{shown}:{}/", addr.port()),
+    };
+    let mut said = format!("serving {} on {url} (Ctrl-C stops)", a.file.display());
+    if access.needs_token() {
+        said.push_str(&format!("\nlistening on {addr}, beyond this machine: every request needs the token above"));
+    }
+    println!("{said}");
+    std::io::stdout().flush().ok();
+    http::run(listener, http::Server { app: Arc::new(app), access })
+}
