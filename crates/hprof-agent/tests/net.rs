@@ -13,8 +13,24 @@ use std::time::{Duration, Instant};
 // The caller waits for the returned child.
 #[allow(clippy::zombie_processes)]
 fn start_listener(dir: &Path, commands: &[&str]) -> (Child, u16) {
+    start_listener_with_umask(dir, commands, None)
+}
+
+/// [`start_listener`], the listener's umask set to `umask`.
+#[allow(clippy::zombie_processes)]
+fn start_listener_with_umask(dir: &Path, commands: &[&str], umask: Option<libc::mode_t>) -> (Child, u16) {
     let stderr = dir.join("listen.stderr");
     let mut cmd = Process::new(hprof_binary());
+    if let Some(mask) = umask {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: umask is async-signal-safe; `mask` is copied in before the fork.
+        unsafe {
+            cmd.pre_exec(move || {
+                libc::umask(mask);
+                Ok(())
+            })
+        };
+    }
     cmd.args(["listen", "127.0.0.1:0", "-o", "run.hprof", "--no-stdin"]);
     for c in commands {
         cmd.args(["--command", c]);
@@ -362,4 +378,52 @@ fn a_new_depth_reaches_the_sampler() {
         samples.iter().filter(|(_, trace)| frames_of.get(trace).is_some_and(|&n| n >= 2)).map(|(c, _)| c).sum();
     assert!(total >= 50, "two seconds of a busy thread: {total} samples");
     assert!(deep * 10 >= total * 9, "{deep} of {total} samples after `depth 4` have two frames or more");
+}
+
+/// Issue 26: under umask 000, the file `hprof listen` saves is 0600 and replaces a symlink planted at
+/// its path without writing through it; the agent's heap dump spool (net=, HPROF's predictable
+/// `$TMPDIR/hprof-heap-dump.<pid>.TMP`) has no name: $TMPDIR stays empty.
+#[test]
+fn listen_saves_a_private_file_and_the_net_spool_has_no_name() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = scratch("listen-private");
+    let d = dir.path();
+    let victim = d.join("victim.txt");
+    std::fs::write(&victim, "precious").unwrap();
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::os::unix::fs::symlink(&victim, d.join("run.hprof")).unwrap();
+    let tmp = d.join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    // The dump waits until the spool's old name (which needs the pid) is planted.
+    let (listener, port) = start_listener_with_umask(d, &["wait 4", "dump-heap", "wait 1", "exit-vm"], Some(0));
+    let mut jvm = Java::new(&jdk17(), d)
+        .umask(0)
+        .env("TMPDIR", tmp.to_str().unwrap())
+        .agentpath(&format!("net=127.0.0.1:{port},heap=dump"))
+        .class("Sleeper")
+        .spawn();
+    jvm.wait_for_stdout("ready", Duration::from_secs(30));
+    let spool_victim = d.join("spool-victim.txt");
+    std::fs::write(&spool_victim, "precious").unwrap();
+    std::os::unix::fs::symlink(&spool_victim, tmp.join(format!("hprof-heap-dump.{}.TMP", jvm.pid()))).unwrap();
+    let run = jvm.wait();
+    assert_eq!(run.code(), Some(0), "{}", run.stderr);
+    wait_child(listener, "hprof listen");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious", "the victim's content");
+    assert_eq!(std::fs::metadata(&victim).unwrap().mode() & 0o7777, 0o644, "the victim's mode");
+    assert_eq!(std::fs::read_to_string(&spool_victim).unwrap(), "precious", "the spool wrote through a link");
+    let saved = std::fs::symlink_metadata(d.join("run.hprof")).unwrap();
+    assert!(saved.is_file(), "the link replaced by the saved profile");
+    assert_eq!(saved.mode() & 0o7777, 0o600, "the saved profile's mode");
+    let bytes = std::fs::read(d.join("run.hprof")).unwrap();
+    let dumps = decode_all(&bytes).iter().filter(|r| matches!(r, Record::HeapDumpEnd)).count();
+    assert_eq!(dumps, 2, "the requested and the exit heap dumps arrived");
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left.len(), 1, "nothing named in $TMPDIR but the planted link: {left:?}");
+    let beside: Vec<_> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp") || n.ends_with(".TMP"))
+        .collect();
+    assert!(beside.is_empty(), "no temporary file left: {beside:?}");
 }

@@ -28,12 +28,15 @@ pub fn write_collapsed(w: &mut dyn Write, stacks: &[WeightedStack]) -> io::Resul
 }
 
 /// An interactive flame graph. `.svg` gives inferno's SVG; `.html` gives a page around it, which a
-/// browser opens like any web page.
+/// browser opens like any web page. The file is 0600 and replaces an existing one (or a symlink) whole,
+/// once written (see the `private-files` crate).
 pub fn write_flamegraph(path: &Path, stacks: &[WeightedStack], title: &str, count_name: &str) -> io::Result<()> {
     let svg = flamegraph_svg(stacks, title, count_name)?;
     let is_html = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("html"));
-    let mut out = io::BufWriter::new(std::fs::File::create(path)?);
-    if is_html {
+    private_files::write_file(path, |out| {
+        if !is_html {
+            return out.write_all(&svg);
+        }
         write!(
             out,
             "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{}</title>\n\
@@ -44,11 +47,8 @@ pub fn write_flamegraph(path: &Path, stacks: &[WeightedStack], title: &str, coun
         let svg = String::from_utf8_lossy(&svg);
         let start = svg.find("<svg").unwrap_or(0);
         out.write_all(svg[start..].as_bytes())?;
-        out.write_all(b"\n</body></html>\n")?;
-    } else {
-        out.write_all(&svg)?;
-    }
-    out.flush()
+        out.write_all(b"\n</body></html>\n")
+    })
 }
 
 /// inferno's interactive SVG of the stacks, in memory (`hprof serve` writes no file for it).
@@ -97,8 +97,8 @@ mod tests {
 
     #[test]
     fn flamegraph_files() {
-        let dir = std::env::temp_dir().join(format!("hprof-flame-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let stacks = [stack(&["Main.main", "Main.hot"], 90), stack(&["Main.main", "Main.cold"], 10)];
         write_flamegraph(&dir.join("f.svg"), &stacks, "CPU", "samples").unwrap();
         write_flamegraph(&dir.join("f.html"), &stacks, "CPU", "samples").unwrap();
@@ -106,6 +106,5 @@ mod tests {
         assert!(svg.contains("<svg") && svg.contains("Main.hot"));
         let html = std::fs::read_to_string(dir.join("f.html")).unwrap();
         assert!(html.starts_with("<!DOCTYPE html>") && html.contains("Main.cold") && !html.contains("<?xml"));
-        std::fs::remove_dir_all(dir).unwrap();
     }
 }

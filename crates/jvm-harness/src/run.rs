@@ -14,6 +14,8 @@ pub struct Java {
     timeout: Duration,
     /// RLIMIT_FSIZE for the JVM: writes past it fail with EFBIG (HotSpot ignores SIGXFSZ), as on a full disk.
     file_size_limit: Option<u64>,
+    /// The JVM's umask (the test's own otherwise).
+    umask: Option<libc::mode_t>,
 }
 
 impl Java {
@@ -27,6 +29,7 @@ impl Java {
             cwd: cwd.to_path_buf(),
             timeout: Duration::from_secs(180),
             file_size_limit: None,
+            umask: None,
         }
     }
 
@@ -107,6 +110,12 @@ impl Java {
         self
     }
 
+    /// Starts the JVM with this umask: files it creates with a mode of their own choosing show it.
+    pub fn umask(mut self, mask: u32) -> Java {
+        self.umask = Some(mask as libc::mode_t);
+        self
+    }
+
     /// The command line, for messages.
     pub fn describe(&self) -> String {
         format!("{} {} {}", self.jdk.java().display(), self.vm_args.join(" "), self.main.join(" "))
@@ -132,15 +141,21 @@ impl Java {
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
-        if let Some(bytes) = self.file_size_limit {
+        if self.file_size_limit.is_some() || self.umask.is_some() {
             use std::os::unix::process::CommandExt;
-            let limit = libc::rlimit { rlim_cur: bytes, rlim_max: bytes };
-            // SAFETY: runs in the child between fork and exec, calling only setrlimit (async-signal-safe)
-            // on a value copied in before the fork.
+            let limit = self.file_size_limit.map(|bytes| libc::rlimit { rlim_cur: bytes, rlim_max: bytes });
+            let umask = self.umask;
+            // SAFETY: runs in the child between fork and exec, calling only setrlimit and umask
+            // (async-signal-safe) on values copied in before the fork.
             unsafe {
                 cmd.pre_exec(move || {
-                    if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                    if let Some(limit) = &limit
+                        && libc::setrlimit(libc::RLIMIT_FSIZE, limit) != 0
+                    {
                         return Err(std::io::Error::last_os_error());
+                    }
+                    if let Some(mask) = umask {
+                        libc::umask(mask);
                     }
                     Ok(())
                 })

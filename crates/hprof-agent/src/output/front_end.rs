@@ -5,12 +5,14 @@
 //! front end has not taken is held in memory, in order, and offered to it again without waiting at each
 //! write and at each flush (the worker flushes every second), so that a front end that reads again gets the
 //! whole stream; the program never waits for that front end again (the limit is on all its stalls). When the front end is gone (the connection broken), or falls more than [`HOLD_LIMIT`]
-//! behind, the rest of the stream goes to a file in the working directory instead (`java.hprof.unsent`):
+//! behind, the rest of the stream goes to a file in the working directory instead (`java.hprof.unsent`,
+//! created 0600 and new: `java.hprof.unsent.<pid>` if that name is taken, a symlink there never followed):
 //! the front end's file and that one, put end to end, are the whole profile, byte for byte. At exit the
 //! front end gets [`EXIT_GRACE`] more to take what is held; the rest goes to the file, and one line says
 //! how many bytes went where.
 
-use std::fs::{File, OpenOptions};
+use private_files::IfExists;
+use std::fs::File;
 use std::io::{self, Write};
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
@@ -42,7 +44,7 @@ pub struct FrontEnd {
     holding_since: Option<Instant>,
     /// The stall limit was reached: from then on writes never wait for the front end.
     stopped_waiting: bool,
-    /// Where the stream goes on once the front end is given up.
+    /// Where the stream goes on once the front end is given up (the name it got once it is created).
     unsent_path: PathBuf,
     unsent: Option<File>,
     /// Bytes the connection took, and how many of them had been held first.
@@ -226,9 +228,15 @@ impl FrontEnd {
     /// The front end gets nothing more: what is held, and everything after, goes to the file.
     fn give_up(&mut self, why: &str) -> io::Result<()> {
         self.eventful = true;
-        let file = OpenOptions::new().write(true).create(true).truncate(true).open(&self.unsent_path);
+        let base = self.unsent_path.to_string_lossy().into_owned();
+        let pid = std::process::id();
+        let numbered = |n| super::sink::numbered(&base, pid, n);
+        let file = private_files::create(&self.unsent_path, IfExists::PickName(&numbered));
         let mut file = match file {
-            Ok(f) => f,
+            Ok(created) => {
+                self.unsent_path = created.path;
+                created.file
+            }
             Err(e) => {
                 let what = format!("cannot create {}: {e}", self.unsent_path.display());
                 crate::log::error(&format!(
@@ -324,16 +332,16 @@ mod tests {
 
     /// A front end on a loopback socket that reads nothing until told to, with limits small enough for a
     /// test; returns it, the peer's end, and the file the rest would go to.
-    fn connected(hold_limit: usize) -> (FrontEnd, TcpStream, PathBuf) {
+    fn connected(hold_limit: usize) -> (FrontEnd, TcpStream, PathBuf, tempfile::TempDir) {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let stream = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (peer, _) = listener.accept().unwrap();
-        let unsent = std::env::temp_dir().join(format!("front-end-{}-{hold_limit}.unsent", std::process::id()));
-        let _ = std::fs::remove_file(&unsent);
+        let dir = tempfile::tempdir().unwrap();
+        let unsent = dir.path().join("front-end.unsent");
         let mut front_end = FrontEnd::new(stream, "test".into(), unsent.clone());
         front_end.stall_limit = Duration::from_millis(300);
         front_end.hold_limit = hold_limit;
-        (front_end, peer, unsent)
+        (front_end, peer, unsent, dir)
     }
 
     /// Bytes that say where they are in the stream, so that any loss or reordering shows.
@@ -349,7 +357,7 @@ mod tests {
 
     #[test]
     fn what_a_stalled_front_end_did_not_take_reaches_it_when_it_reads_again() {
-        let (mut front_end, mut peer, unsent) = connected(64 << 20);
+        let (mut front_end, mut peer, unsent, _dir) = connected(64 << 20);
         let bytes = stream_bytes(16 << 20);
         let started = Instant::now();
         write_in_chunks(&mut front_end, &bytes);
@@ -379,7 +387,7 @@ mod tests {
 
     #[test]
     fn a_front_end_too_far_behind_leaves_the_rest_to_the_file() {
-        let (mut front_end, mut peer, unsent) = connected(1 << 20);
+        let (mut front_end, mut peer, unsent, _dir) = connected(1 << 20);
         let bytes = stream_bytes(16 << 20);
         write_in_chunks(&mut front_end, &bytes);
         assert!(front_end.unsent.is_some(), "more than the hold limit: the file");
@@ -396,7 +404,7 @@ mod tests {
 
     #[test]
     fn the_stream_to_a_front_end_that_is_gone_goes_on_in_the_file() {
-        let (mut front_end, peer, unsent) = connected(64 << 20);
+        let (mut front_end, peer, unsent, _dir) = connected(64 << 20);
         front_end.write_all(b"header").unwrap();
         drop(peer);
         std::thread::sleep(Duration::from_millis(50));

@@ -18,6 +18,7 @@ use crate::options::{Options, OutputFormat};
 use crate::traces::TraceTable;
 use hprof_format::model::{CpuReport, MonitorTimeReport, SitesReport, ThreadStart};
 use hprof_format::{text, time};
+use private_files::Finish;
 use std::io::{self, BufWriter, Write};
 use std::net::TcpStream;
 use std::sync::Mutex;
@@ -57,13 +58,15 @@ pub struct Output {
     command_stream: Option<TcpStream>,
     state: Mutex<Option<State>>,
     failed: std::sync::atomic::AtomicBool,
+    /// `force=y` over an existing file: the fresh file's rename over it, at close (or at exit).
+    finish: Mutex<Finish>,
 }
 
 impl Output {
     /// Opens the destination and writes the header.
     pub fn open(options: &Options) -> Result<Output, String> {
         let old_prof = options.cpu == Some(crate::options::CpuMode::Old);
-        let sink = Sink::open(options)?;
+        let (sink, finish) = Sink::open(options)?;
         let description = sink.describe();
         let command_stream = sink.command_stream();
         let mut buffered = BufWriter::with_capacity(BUFFER_BYTES, sink);
@@ -105,6 +108,7 @@ impl Output {
             command_stream,
             state: Mutex::new(Some(State { encoder, traces_written: Vec::new() })),
             failed: Default::default(),
+            finish: Mutex::new(finish),
         })
     }
 
@@ -324,6 +328,19 @@ impl Output {
         self.with_state(|s| s.sink().drop_checkpoint());
         self.with_state(|s| s.sink().finish());
         self.state.lock().unwrap_or_else(|e| e.into_inner()).take();
+        self.commit(&mut self.finish.lock().unwrap_or_else(|e| e.into_inner()));
+    }
+
+    /// Renames a replacing file over the profile's path. A failed rename leaves it under its own name,
+    /// which the error gives.
+    fn commit(&self, finish: &mut Finish) {
+        let pending = finish.pending().map(|p| p.display().to_string());
+        if let Err(e) = finish.commit() {
+            crate::log::error(&format!(
+                "{e}: the profile stays in {}",
+                pending.as_deref().unwrap_or("its temporary file")
+            ));
+        }
     }
 
     /// Best-effort flush from an `atexit` hook: never waits for the lock (the holder may be a thread the
@@ -336,6 +353,10 @@ impl Output {
                 Encoder::Text(w) => w.flush(),
                 Encoder::Binary(b) => b.writer().flush(),
             };
+        }
+        // Whatever the file holds now is the profile: under its name, not a temporary one.
+        if let Ok(mut finish) = self.finish.try_lock() {
+            self.commit(&mut finish);
         }
     }
 }

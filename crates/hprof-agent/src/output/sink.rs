@@ -2,7 +2,8 @@
 
 use super::front_end::FrontEnd;
 use crate::options::{Options, OutputFormat};
-use std::fs::{File, OpenOptions};
+use private_files::{Created, Finish, IfExists, Kind};
+use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::path::PathBuf;
@@ -29,31 +30,32 @@ pub enum Sink {
 }
 
 impl Sink {
-    pub fn open(options: &Options) -> Result<Sink, String> {
+    /// Opens the destination; the [`Finish`] renames the file into place once the profile is written.
+    pub fn open(options: &Options) -> Result<(Sink, Finish), String> {
         match &options.net {
-            Some((host, port)) => Self::connect(host, *port, unsent_path(options)),
+            Some((host, port)) => Ok((Self::connect(host, *port, unsent_path(options))?, Finish::default())),
             None => Self::create_file(options),
         }
     }
 
-    /// `force=y` replaces an existing file; `force=n` keeps it and writes `<name>.<pid>[.txt]` instead.
-    fn create_file(options: &Options) -> Result<Sink, String> {
-        let mut path = PathBuf::from(options.output_file());
-        if !options.force && path.exists() {
-            path = unique_name(&path.to_string_lossy(), options.format, std::process::id());
-        }
-        // Readable too: a heap dump written into it in place may have to be moved (see heap_dump::records::in_place).
-        // Not a pipe (file=/dev/stdout): opened for reading, the JVM would be a reader of its own pipe, and
-        // once the real reader is gone (`| head`) its writes would wait for ever instead of failing.
-        let special = std::fs::metadata(&path).is_ok_and(|m| !m.file_type().is_file());
-        let file = OpenOptions::new()
-            .read(!special)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&path)
+    /// `force=y` replaces an existing file (a fresh one is written beside it and renamed over it by
+    /// [`Finish::commit`]); `force=n` keeps it and writes `<name>.<pid>[.txt]` instead. Either way the
+    /// file is new, 0600, and no symlink at the path is followed (see the `private-files` crate).
+    fn create_file(options: &Options) -> Result<(Sink, Finish), String> {
+        let name = options.output_file();
+        let path = PathBuf::from(&name);
+        let pid = std::process::id();
+        let unique = |n| unique_name(&name, options.format, pid, n);
+        let if_exists = if options.force { IfExists::Replace } else { IfExists::PickName(&unique) };
+        let created = private_files::create(&path, if_exists)
             .map_err(|e| format!("cannot create output file {}: {e}", path.display()))?;
-        Ok(Sink::file(file, path))
+        let Created { file, path, kind, finish } = created;
+        let mut sink = Sink::file(file, path);
+        if let (Sink::File { seekable, .. }, Kind::Stream) = (&mut sink, kind) {
+            // Our stdout may be a file the program writes too: never cut or rewritten behind its back.
+            *seekable = false;
+        }
+        Ok((sink, finish))
     }
 
     pub fn file(file: File, path: PathBuf) -> Sink {
@@ -199,23 +201,28 @@ fn cut_checkpoint(file: &mut File, checkpoint_at: &mut Option<u64>) -> io::Resul
 }
 
 /// Where the profile's stream goes if the front end is given up: `java.hprof.unsent` (or
-/// `java.hprof.txt.unsent`) in the working directory, `.<pid>` added if that exists.
+/// `java.hprof.txt.unsent`) in the working directory; if that exists, the first of `<name>.<pid>`,
+/// `<name>.<pid>.2`, … that does not ([`numbered`]).
 fn unsent_path(options: &Options) -> PathBuf {
-    let name = format!("{}.unsent", options.output_file());
-    if std::path::Path::new(&name).exists() {
-        return PathBuf::from(format!("{name}.{}", std::process::id()));
-    }
-    PathBuf::from(name)
+    PathBuf::from(format!("{}.unsent", options.output_file()))
 }
 
-/// `java.hprof.txt` → `java.hprof.<pid>.txt`; `out.hprof` → `out.hprof.<pid>`.
-fn unique_name(name: &str, format: OutputFormat, pid: u32) -> PathBuf {
+/// `force=n`'s name for the `n`th try: `java.hprof.txt` → `java.hprof.<pid>.txt`, then
+/// `java.hprof.<pid>.2.txt`, …; `out.hprof` → `out.hprof.<pid>`, `out.hprof.<pid>.2`, ….
+fn unique_name(name: &str, format: OutputFormat, pid: u32, n: u32) -> PathBuf {
     if format == OutputFormat::Text
         && let Some(prefix) = name.strip_suffix(".txt")
     {
-        return PathBuf::from(format!("{prefix}.{pid}.txt"));
+        let mut path = numbered(prefix, pid, n).into_os_string();
+        path.push(".txt");
+        return PathBuf::from(path);
     }
-    PathBuf::from(format!("{name}.{pid}"))
+    numbered(name, pid, n)
+}
+
+/// `<name>.<pid>` for the first try, `<name>.<pid>.<n>` for the next ones.
+pub(super) fn numbered(name: &str, pid: u32, n: u32) -> PathBuf {
+    PathBuf::from(if n <= 1 { format!("{name}.{pid}") } else { format!("{name}.{pid}.{n}") })
 }
 
 #[cfg(test)]
@@ -224,8 +231,9 @@ mod tests {
 
     #[test]
     fn a_lent_file_holds_what_is_written_meanwhile() {
-        let path = std::env::temp_dir().join(format!("sink-lend-{}", std::process::id()));
-        let file = File::create(&path).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sink-lend");
+        let file = private_files::create_new(&path).unwrap();
         let mut sink = Sink::file(file, path.clone());
         sink.write_all(b"before ").unwrap();
         let mut lent = sink.lend().unwrap();
@@ -238,13 +246,13 @@ mod tests {
         sink.give_back(lent);
         sink.write_all(b"after").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"before dump after");
-        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]
     fn a_checkpoint_stays_until_the_next_bytes_replace_it() {
-        let path = std::env::temp_dir().join(format!("sink-checkpoint-{}", std::process::id()));
-        let file = OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sink-checkpoint");
+        let file = private_files::create_new(&path).unwrap();
         let mut sink = Sink::file(file, path.clone());
         sink.write_all(b"records ").unwrap();
         let start = sink.checkpoint_start().unwrap().unwrap();
@@ -263,13 +271,14 @@ mod tests {
         let lent = sink.lend().unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"records more", "a heap dump starts where it started");
         sink.give_back(lent);
-        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]
     fn unique_names_keep_the_txt_suffix() {
-        assert_eq!(unique_name("java.hprof.txt", OutputFormat::Text, 42), PathBuf::from("java.hprof.42.txt"));
-        assert_eq!(unique_name("java.hprof", OutputFormat::Binary, 42), PathBuf::from("java.hprof.42"));
-        assert_eq!(unique_name("out", OutputFormat::Text, 7), PathBuf::from("out.7"));
+        assert_eq!(unique_name("java.hprof.txt", OutputFormat::Text, 42, 1), PathBuf::from("java.hprof.42.txt"));
+        assert_eq!(unique_name("java.hprof.txt", OutputFormat::Text, 42, 2), PathBuf::from("java.hprof.42.2.txt"));
+        assert_eq!(unique_name("java.hprof", OutputFormat::Binary, 42, 1), PathBuf::from("java.hprof.42"));
+        assert_eq!(unique_name("java.hprof", OutputFormat::Binary, 42, 3), PathBuf::from("java.hprof.42.3"));
+        assert_eq!(unique_name("out", OutputFormat::Text, 7, 1), PathBuf::from("out.7"));
     }
 }

@@ -117,7 +117,9 @@ pub fn run_export(a: &ExportArgs) -> Result<(), String> {
         }
     };
     match &a.output {
-        Some(p) => std::fs::write(p, &bytes).map_err(|e| format!("{}: {e}", p.display()))?,
+        Some(p) => {
+            private_files::write_file(p, |w| w.write_all(&bytes)).map_err(|e| format!("{}: {e}", p.display()))?
+        }
         None => std::io::stdout().write_all(&bytes).map_err(|e| e.to_string())?,
     }
     if a.json && a.output.is_some() {

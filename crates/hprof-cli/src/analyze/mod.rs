@@ -6,6 +6,7 @@ pub mod flame;
 pub mod flat_text;
 pub mod histo;
 pub mod leaks;
+pub mod output_file;
 pub mod path;
 pub mod print;
 pub mod serve;

@@ -38,7 +38,7 @@ pub struct Args {
 fn print_text_report(a: &Args, text: &str) -> Result<bool, String> {
     let open_output = || -> Result<BufWriter<Box<dyn Write>>, String> {
         let out: Box<dyn Write> = match &a.output {
-            Some(p) => Box::new(std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?),
+            Some(p) => Box::new(super::output_file::OutputFile::create(p)?),
             None => Box::new(io::stdout().lock()),
         };
         Ok(BufWriter::new(out))
@@ -77,7 +77,7 @@ pub fn run(a: &Args) -> Result<(), String> {
         None => Layout::new(d.id_size(), false),
     };
     let out: Box<dyn Write> = match &a.output {
-        Some(p) => Box::new(std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?),
+        Some(p) => Box::new(super::output_file::OutputFile::create(p)?),
         None => Box::new(io::stdout().lock()),
     };
     let mut w = BufWriter::with_capacity(1 << 16, out);

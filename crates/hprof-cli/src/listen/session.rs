@@ -22,7 +22,10 @@ enum Event {
 }
 
 pub fn run(stream: TcpStream, output: &Path, scripted: Vec<Line>, interactive: bool) -> Result<(), String> {
-    let file = File::create(output).map_err(|e| format!("cannot create {}: {e}", output.display()))?;
+    // 0600, no symlink followed; an existing file is replaced when the session ends (private-files).
+    let private_files::Created { file, mut finish, .. } =
+        private_files::create(output, private_files::IfExists::Replace)
+            .map_err(|e| format!("cannot create {}: {e}", output.display()))?;
     let reader_stream = stream.try_clone().map_err(|e| e.to_string())?;
     let _ = stream.set_write_timeout(Some(Duration::from_secs(10)));
     let (tx, rx) = mpsc::channel();
@@ -83,6 +86,8 @@ pub fn run(stream: TcpStream, output: &Path, scripted: Vec<Line>, interactive: b
         }
     };
     let _ = receiver.join();
+    // What arrived is the profile, even if the connection ended in an error.
+    finish.commit().map_err(|e| e.to_string())?;
     let scanner = outcome?;
     if tty {
         eprintln!();

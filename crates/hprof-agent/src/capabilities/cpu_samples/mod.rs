@@ -101,10 +101,8 @@ impl CpuSamples {
         }
         let stacks = self.lock_profile().weighted_stacks(ctx);
         if let Some(path) = &self.collapsed {
-            let written = std::fs::File::create(path).and_then(|f| {
-                let mut w = std::io::BufWriter::new(f);
-                hprof_format::flame::write_collapsed(&mut w, &stacks)?;
-                std::io::Write::flush(&mut w)
+            let written = private_files::write_file(std::path::Path::new(path), |w| {
+                hprof_format::flame::write_collapsed(w, &stacks)
             });
             if let Err(e) = written {
                 log::error(&format!("cannot write collapsed stacks to {path}: {e}"));

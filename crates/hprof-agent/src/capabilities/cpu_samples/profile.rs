@@ -102,7 +102,8 @@ mod tests {
 
     #[test]
     fn samples_are_cut_to_depth_kept_apart_by_thread_and_ranked_by_count() {
-        let path = std::env::temp_dir().join(format!("hprof-cpu-profile-{}.txt", std::process::id()));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cpu-profile.txt");
         let ctx = Context::without_jvm(&format!("cpu=samples,depth=2,thread=y,file={}", path.display()));
         let frame = |method: &str, line| {
             ctx.traces.named_frame(Frame {
@@ -126,7 +127,6 @@ mod tests {
         ctx.output.cpu(&ctx, &report);
         ctx.output.close();
         let text = std::fs::read_to_string(&path).unwrap();
-        let _ = std::fs::remove_file(&path);
 
         let records = &text[text.find("TRACE 300001:").expect("traces written")..];
         let expected = "TRACE 300001: (thread=200001)\n\

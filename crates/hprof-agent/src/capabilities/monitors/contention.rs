@@ -167,6 +167,7 @@ mod tests {
     struct Fixture {
         ctx: Context,
         path: std::path::PathBuf,
+        _dir: tempfile::TempDir,
         account: u32,
         object: u32,
         transfer: u32,
@@ -174,7 +175,8 @@ mod tests {
     }
 
     fn fixture(name: &str) -> Fixture {
-        let path = std::env::temp_dir().join(format!("hprof-contention-{name}-{}.txt", std::process::id()));
+        let _dir = tempfile::tempdir().unwrap();
+        let path = _dir.path().join(format!("contention-{name}.txt"));
         let ctx = Context::without_jvm(&format!("monitor=y,cutoff=0.01,file={}", path.display()));
         let account = ctx.classes.append("Lcom/example/Account;".into(), ctx.ids.next()).serial;
         let object = ctx.classes.append("Ljava/lang/Object;".into(), ctx.ids.next()).serial;
@@ -190,7 +192,7 @@ mod tests {
         let audit = ctx.traces.named_frame(frame("com.example.Bank", "audit", 77));
         let transfer = ctx.traces.intern(0, &[transfer, run]);
         let audit = ctx.traces.intern(0, &[audit, run]);
-        Fixture { ctx, path, account, object, transfer, audit }
+        Fixture { ctx, path, _dir, account, object, transfer, audit }
     }
 
     fn finished(c: &Contention, trace_serial: u32, class_serial: u32, millis: u64, count: u64) {
@@ -211,7 +213,6 @@ mod tests {
         f.ctx.output.monitor_time(&f.ctx, &report);
         f.ctx.output.close();
         let text = std::fs::read_to_string(&f.path).unwrap();
-        let _ = std::fs::remove_file(&f.path);
 
         // The header's explanation of the records also says "TRACE": the records begin at the first serial.
         let first = format!("TRACE {}:", f.transfer);
@@ -248,7 +249,6 @@ mod tests {
 
         let report = contention.report(&f.ctx);
         f.ctx.output.close();
-        let _ = std::fs::remove_file(&f.path);
         assert_eq!(report.rows.len(), 1);
         assert_eq!(report.rows[0].count, 4, "three finished entries and the one in progress");
         assert!(report.rows[0].nanos >= 500_000_000, "300 ms finished + at least 200 ms in progress");

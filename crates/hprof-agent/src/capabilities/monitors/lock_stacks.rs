@@ -130,11 +130,7 @@ impl LockStacks {
             log::error(&format!("cannot write the lock flame graph {}: {e}", path.display()));
         }
         if let Some(path) = &self.collapsed {
-            let result = std::fs::File::create(path).and_then(|f| {
-                let mut w = std::io::BufWriter::new(f);
-                write_collapsed(&mut w, &stacks)?;
-                std::io::Write::flush(&mut w)
-            });
+            let result = private_files::write_file(path, |w| write_collapsed(w, &stacks));
             if let Err(e) = result {
                 log::error(&format!("cannot write the lock stacks {}: {e}", path.display()));
             }

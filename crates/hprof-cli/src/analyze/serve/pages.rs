@@ -9,7 +9,7 @@ pub fn page(title: &str, body: &str) -> String {
     format!(
         "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{t} - hprof</title><style>\
          body{{font-family:sans-serif;margin:1em}} table{{border-collapse:collapse}} td,th{{padding:2px 8px;border-bottom:1px solid #ddd}}\
-         td.n{{text-align:right;font-family:monospace}} nav a{{margin-right:1em}}</style></head><body>\
+         td.n{{text-align:right;font-family:monospace}} nav a{{margin-right:1em}} svg{{width:100%;height:auto}}</style></head><body>\
          <nav><a href=\"/\">Summary</a><a href=\"/histo\">Histogram</a><a href=\"/dominators\">Dominator tree</a>\
          <a href=\"/leaks\">Leak suspects</a><a href=\"/flame\">Flame graph</a></nav><h1>{t}</h1>{body}</body></html>",
         t = esc(title)

@@ -256,11 +256,9 @@ mod tests {
     use hprof_format::binary::{HeapRecord, HeapRecords, heap::ids};
     use hprof_format::tags::record;
 
-    fn spool() -> (Spool, std::path::PathBuf) {
-        let dir =
-            std::env::temp_dir().join(format!("binary-sink-{}-{:?}", std::process::id(), std::thread::current().id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        (Spool::open(Some(dir.join("x").to_str().unwrap())).unwrap(), dir)
+    fn spool() -> (Spool, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        (Spool::open(Some(dir.path().join("x").to_str().unwrap())).unwrap(), dir)
     }
 
     /// Splits spooled segments into (body length, sub-records).
@@ -280,7 +278,7 @@ mod tests {
 
     #[test]
     fn sub_records_never_straddle_segments_and_huge_ones_stand_alone() {
-        let (spool, dir) = spool();
+        let (spool, _dir) = spool();
         let mut sink = BinarySink::new(spool, FieldNames::default());
         for id in 0..100_000u64 {
             sink.root(&Root::JavaFrame { id: id + 1, thread: 200001, frame: 3 }).unwrap();
@@ -297,7 +295,6 @@ mod tests {
         let spool = sink.finish().unwrap();
         let mut bytes = Vec::new();
         spool.copy_to(&mut bytes).unwrap();
-        std::fs::remove_dir_all(dir).unwrap();
 
         let segs = segments(&bytes);
         let mut frames = 0;

@@ -136,10 +136,8 @@ mod tests {
         bytes
     }
 
-    fn dir(name: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("in-place-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
+    fn dir() -> tempfile::TempDir {
+        tempfile::tempdir().unwrap()
     }
 
     #[derive(Clone, Copy, PartialEq)]
@@ -174,9 +172,10 @@ mod tests {
 
     #[test]
     fn a_dump_lands_behind_what_was_written_meanwhile_however_it_was_written() {
-        let dir = dir("behind");
-        let mut enc = encoder(&dir);
-        let header = contents(&mut enc, &dir).len();
+        let tmp = dir();
+        let dir = tmp.path();
+        let mut enc = encoder(dir);
+        let header = contents(&mut enc, dir).len();
         let mut expected = Vec::new();
         for (held, how) in [
             (&b""[..], How::InPlace),
@@ -191,8 +190,7 @@ mod tests {
                 expected.extend_from_slice(&b"DUMP".repeat(1 << 18));
             }
             expected.extend_from_slice(b"END");
-            assert!(contents(&mut enc, &dir)[header..] == expected[..], "{}", String::from_utf8_lossy(held));
+            assert!(contents(&mut enc, dir)[header..] == expected[..], "{}", String::from_utf8_lossy(held));
         }
-        std::fs::remove_dir_all(dir).unwrap();
     }
 }

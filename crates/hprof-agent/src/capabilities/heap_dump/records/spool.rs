@@ -6,11 +6,10 @@
 
 use crate::output::Sink;
 use crate::panic_guard::guard;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
-use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, SyncSender, channel, sync_channel};
 use std::thread::JoinHandle;
 
@@ -72,25 +71,10 @@ impl Spool {
     }
 }
 
-/// A file for spooling, next to `near` or in the temporary directory, unlinked at once.
+/// A file for spooling without a name, 0600: next to `near` (the profile), else in the temporary
+/// directory (HPROF's predictable `<file>.TMP` and `$TMPDIR/hprof-heap-dump.<pid>.TMP` could be planted).
 pub fn temp_file(near: Option<&str>) -> io::Result<File> {
-    let pid = std::process::id();
-    let mut candidates: Vec<PathBuf> = Vec::new();
-    if let Some(path) = near {
-        candidates.push(PathBuf::from(format!("{path}.{pid}.TMP")));
-    }
-    candidates.push(std::env::temp_dir().join(format!("hprof-heap-dump.{pid}.TMP")));
-    let mut last = None;
-    for path in candidates {
-        match OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path) {
-            Ok(file) => {
-                let _ = std::fs::remove_file(&path);
-                return Ok(file);
-            }
-            Err(e) => last = Some(e),
-        }
-    }
-    Err(last.unwrap_or_else(|| io::Error::other("no place for the heap dump spool file")))
+    private_files::unnamed(near.map(std::path::Path::new))
 }
 
 /// Copies `len` bytes of `from` at `offset` to `to` at its offset (which advances): inside the kernel where
@@ -164,11 +148,11 @@ mod tests {
 
     #[test]
     fn spooled_bytes_copy_back_and_the_file_is_gone() {
-        let dir = std::env::temp_dir().join(format!("spool-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let near = dir.join("out.hprof");
         let mut spool = Spool::open(Some(near.to_str().unwrap())).unwrap();
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "the spool is unlinked at once");
+        assert_eq!(std::fs::read_dir(dir).unwrap().count(), 0, "the spool is unlinked at once");
         spool.write_all(b"hello ").unwrap();
         spool.write_all(&vec![7u8; 3 << 20]).unwrap();
         let mut chunk = vec![9u8; 100];
@@ -181,7 +165,6 @@ mod tests {
         assert_eq!(out.len(), 6 + (3 << 20) + 101);
         assert_eq!(&out[out.len() - 101..out.len() - 1], &[9u8; 100][..]);
         assert_eq!(out.last(), Some(&b'!'));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -311,10 +294,6 @@ mod chunk_writer_tests {
     }
 
     fn tempfile() -> File {
-        let name = format!("chunk-writer-{}-{:?}", std::process::id(), std::thread::current().id());
-        let path = std::env::temp_dir().join(name);
-        let f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
-        std::fs::remove_file(&path).unwrap();
-        f
+        ::tempfile::tempfile().unwrap()
     }
 }
