@@ -105,11 +105,11 @@ mod tests {
 
     #[test]
     fn what_is_no_elf_file_is_refused() {
-        let dir = std::env::temp_dir().join(format!("elf-symbols-{}", std::process::id()));
-        std::fs::write(&dir, b"not an ELF file at all, just some text that is long enough to have a header........")
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("not-elf");
+        std::fs::write(&file, b"not an ELF file at all, just some text that is long enough to have a header........")
             .unwrap();
-        let err = local_symbols(dir.to_str().unwrap(), 0, &["x"]).unwrap_err();
-        std::fs::remove_file(&dir).unwrap();
+        let err = local_symbols(file.to_str().unwrap(), 0, &["x"]).unwrap_err();
         assert!(err.contains("not a 64-bit ELF file"), "{err}");
         assert!(local_symbols("/nonexistent/libjvm.so", 0, &["x"]).is_err());
     }
@@ -117,14 +117,14 @@ mod tests {
     #[test]
     fn a_stripped_file_has_no_symbols_to_find() {
         let (path, _) = loaded_library("").expect("the program itself");
-        let stripped = std::env::temp_dir().join(format!("elf-symbols-stripped-{}", std::process::id()));
+        let tmp = tempfile::tempdir().unwrap();
+        let stripped = tmp.path().join("stripped");
         let status = std::process::Command::new("objcopy").arg("--strip-all").arg(&path).arg(&stripped).status();
         let Ok(status) = status else {
             return jvm_harness::skip("objcopy is missing (binutils): a stripped file was not tried");
         };
         assert!(status.success(), "objcopy --strip-all {path}: {status}");
         let err = local_symbols(stripped.to_str().unwrap(), 0, &["hotspot_elf_symbols_marker"]).unwrap_err();
-        std::fs::remove_file(&stripped).unwrap();
         assert!(err.contains("has no symbol table (stripped)"), "{err}");
     }
 

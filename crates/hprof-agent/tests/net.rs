@@ -427,3 +427,36 @@ fn listen_saves_a_private_file_and_the_net_spool_has_no_name() {
         .collect();
     assert!(beside.is_empty(), "no temporary file left: {beside:?}");
 }
+
+/// Issue 26: the rest of the stream of a vanished front end goes to a new, 0600 file: a symlink planted at
+/// `java.hprof.unsent` is kept and its victim untouched; the rest goes to `java.hprof.unsent.<pid>`.
+#[test]
+fn the_unsent_file_is_private_and_never_written_through_a_link() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let (port, peer) = raw_peer(Vec::new(), true);
+    let dir = scratch("unsent-private");
+    let d = dir.path();
+    let victim = d.join("victim.txt");
+    std::fs::write(&victim, "precious").unwrap();
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::os::unix::fs::symlink(&victim, d.join("java.hprof.unsent")).unwrap();
+    let _slot = JvmSlot::acquire();
+    let jvm = Java::new(&jdk17(), d)
+        .umask(0)
+        .agentpath(&format!("net=127.0.0.1:{port},cpu=samples"))
+        .class("Sleeper")
+        .arg("2")
+        .spawn_holding(None);
+    let pid = jvm.pid();
+    let run = jvm.wait();
+    peer.join().unwrap();
+    run.assert_success();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious", "the victim's content");
+    assert_eq!(std::fs::metadata(&victim).unwrap().mode() & 0o7777, 0o644, "the victim's mode");
+    assert!(std::fs::symlink_metadata(d.join("java.hprof.unsent")).unwrap().is_symlink(), "the link kept");
+    let unsent = d.join(format!("java.hprof.unsent.{pid}"));
+    assert!(run.stderr.contains(&format!("goes to java.hprof.unsent.{pid}")), "{}", run.stderr);
+    let meta = std::fs::symlink_metadata(&unsent).unwrap();
+    assert!(meta.is_file() && meta.len() > 0, "the rest of the stream is in {}", unsent.display());
+    assert_eq!(meta.mode() & 0o7777, 0o600, "its mode under umask 000");
+}

@@ -43,7 +43,33 @@ impl Served {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        Served::ready(child, None)
+        let srv = Served::ready(child, None);
+        srv.wait_for_index();
+        srv
+    }
+
+    /// Polls `/api/status` until the index is built (bounded: 60 s), so that measurements see a quiet
+    /// server; returns the last status.
+    fn wait_for_index(&self) -> serde_json::Value {
+        let t = Instant::now();
+        loop {
+            let (code, _, body) = self.get_ok(&self.with_token("/api/status"));
+            assert_eq!(code, 200, "{body}");
+            let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+            if v["state"] != "building" {
+                return v;
+            }
+            assert!(t.elapsed() < Duration::from_secs(60), "the index took over 60 s: {v}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// `path` with the printed token, if there is one.
+    fn with_token(&self, path: &str) -> String {
+        match self.url.split_once("?token=") {
+            Some((_, t)) => format!("{path}?token={t}"),
+            None => path.to_owned(),
+        }
     }
 
     /// Reads the line with the URL (the server prints it once it listens).
@@ -60,12 +86,17 @@ impl Served {
         self.child.id()
     }
 
+    /// Where to connect: IPv6 loopback when it printed `[::1]`, else 127.0.0.1 (also for `0.0.0.0`).
+    fn ip(&self) -> &'static str {
+        if self.url.starts_with("http://[::1]") { "::1" } else { "127.0.0.1" }
+    }
+
     fn host(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
+        if self.ip() == "::1" { format!("[::1]:{}", self.port) } else { format!("127.0.0.1:{}", self.port) }
     }
 
     fn connect(&self) -> TcpStream {
-        let s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        let s = TcpStream::connect((self.ip(), self.port)).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
         s.set_write_timeout(Some(Duration::from_secs(20))).unwrap();
         s
@@ -169,12 +200,7 @@ fn an_ipv6_loopback_bind_answers_its_own_name() {
     }
     let srv = Served::start(&dump, &["--bind", "::1"]);
     assert!(srv.url.starts_with("http://[::1]:") && !srv.url.contains("token"), "{}", srv.url);
-    let get = |host: &str| {
-        let mut s = TcpStream::connect(("::1", srv.port)).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-        write!(s, "GET /api/histo HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").unwrap();
-        read_answer(&mut s)
-    };
+    let get = |host: &str| srv.get("/api/histo", &format!("Host: {host}\r\n"));
     let p = srv.port;
     let (code, _, body) = get(&format!("[::1]:{p}"));
     assert_eq!(code, 200);
@@ -378,10 +404,97 @@ fn the_flame_graph_goes_through_no_file() {
     writeln!(stdin, "go").unwrap();
     child.stdout = Some(out.into_inner());
     let srv = Served::ready(child, Some(stdin));
+    assert_eq!(srv.wait_for_index()["state"], "ready");
     let (code, _, body) = srv.get_ok("/flame");
     assert_eq!(code, 200);
     assert!(body.contains("<svg") && body.contains("CpuAccuracy.hotAlpha"), "{}", &body[..body.len().min(2000)]);
     assert_eq!(listing(&tmp), before, "hprof serve created or removed files under TMPDIR");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n", "the planted symlink was followed");
     assert_eq!(std::fs::read_link(planted.join("flame.svg")).unwrap(), victim);
+}
+
+#[test]
+fn a_file_it_cannot_read_is_an_error_page_and_the_server_lives_on() {
+    let dir = scratch("serve-bad");
+    let missing = dir.path().join("missing.hprof");
+    let o = Command::new(hprof_binary()).arg("serve").arg(&missing).args(["--port", "0"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "a missing file is refused at once");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("missing.hprof"), "{}", String::from_utf8_lossy(&o.stderr));
+    let bad = dir.path().join("notes.hprof");
+    std::fs::write(&bad, "these are notes, not a heap dump\n".repeat(10)).unwrap();
+    let srv = Served::start(&bad, &[]);
+    let status = srv.wait_for_index();
+    assert_eq!(status["state"], "failed", "{status}");
+    for path in ["/", "/histo", "/flame"] {
+        let (code, _, body) = srv.get_ok(path);
+        assert_eq!(code, 500, "{path}: {body}");
+        assert!(body.contains("notes.hprof") && body.contains("id=\"error\""), "{path}: {body}");
+    }
+    // Still there.
+    assert_eq!(srv.get_ok("/api/status").0, 200);
+}
+
+/// A heap dump of 2 million long[4]s, written by the agent at exit (JDK 17).
+fn big_dump(dir: &Path) -> PathBuf {
+    let jdk = jvm_harness::jdk17();
+    Java::new(&jdk, dir)
+        .vm_arg("-Xmx1g")
+        .agentpath("heap=dump,format=b,file=big.hprof")
+        .class("HeapFiller")
+        .args(&["keep", "2000000"])
+        .run()
+        .assert_success();
+    dir.join("big.hprof")
+}
+
+#[test]
+fn the_url_comes_at_once_and_pages_answer_while_the_index_builds() {
+    let dir = scratch("serve-big");
+    let dump = big_dump(dir.path());
+    let child = Command::new(hprof_binary())
+        .arg("serve")
+        .arg(&dump)
+        .args(["--port", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let srv = Served::ready(child, None);
+    // A page that needs the index waits for it on its own connection...
+    let (ip, host) = (srv.ip(), srv.host());
+    let port = srv.port;
+    let waiting = std::thread::spawn(move || {
+        let mut s = TcpStream::connect((ip, port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+        write!(s, "GET /api/histo?filter=long HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").unwrap();
+        read_answer(&mut s)
+    });
+    // ...while the front page and the status answer at once, with the progress.
+    let t = Instant::now();
+    let mut building_seen = 0;
+    loop {
+        let asked = Instant::now();
+        let (code, _, body) = srv.get_ok("/api/status");
+        let (front, _, page) = srv.get_ok("/");
+        let took = asked.elapsed();
+        assert!(code == 200 && front == 200, "{body}\n{page}");
+        assert!(took < Duration::from_secs(1), "status and front page took {took:?} while indexing");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        if v["state"] != "building" {
+            assert_eq!(v["state"], "ready", "{v}");
+            break;
+        }
+        building_seen += 1;
+        assert!(v["stage"].is_string() && v["total"].is_u64(), "{v}");
+        assert!(page.contains("id=\"progress\"") || page.contains("objects,"), "{page}");
+        assert!(t.elapsed() < Duration::from_secs(120), "the index took over 120 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    eprintln!("index of {dump:?} built in {:?}; {building_seen} status answers meanwhile", t.elapsed());
+    assert!(building_seen > 0, "the index was ready before the first request: nothing shown");
+    let (code, _, body) = waiting.join().unwrap();
+    assert_eq!(code, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let longs = v["classes"].as_array().unwrap().iter().find(|c| c["class"] == "long[]").expect("long[] row");
+    assert!(longs["instances"].as_u64().unwrap() >= 2_000_000, "{longs}");
 }

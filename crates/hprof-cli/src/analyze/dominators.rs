@@ -36,15 +36,23 @@ pub struct Analysed {
 
 impl Analysed {
     pub fn load(path: &Path, keep_offsets: bool, opts: &GraphArgs) -> Result<Analysed, String> {
-        let bar = Bar::new();
-        let dump = open(path, &bar)?;
-        let mut graph =
-            HeapGraph::build_as(&dump, keep_offsets, opts.layout.layout, &bar).map_err(|e| e.to_string())?;
+        Analysed::load_with(path, keep_offsets, opts, &Bar::new())
+    }
+
+    /// `load`, telling its stages to `bar` (`hprof serve` shows them on its page).
+    pub fn load_with(
+        path: &Path,
+        keep_offsets: bool,
+        opts: &GraphArgs,
+        bar: &dyn hprof_analysis::Progress,
+    ) -> Result<Analysed, String> {
+        let dump = open(path, bar)?;
+        let mut graph = HeapGraph::build_as(&dump, keep_offsets, opts.layout.layout, bar).map_err(|e| e.to_string())?;
         // Without offsets nobody walks references afterwards (dominators alone): free them early.
         let tree = if keep_offsets {
-            DominatorTree::compute_with(&graph, opts.unreachable(), &bar)
+            DominatorTree::compute_with(&graph, opts.unreachable(), bar)
         } else {
-            DominatorTree::compute_releasing_references(&mut graph, opts.unreachable(), &bar)
+            DominatorTree::compute_releasing_references(&mut graph, opts.unreachable(), bar)
         }
         .map_err(|e| e.to_string())?;
         Ok(Analysed { dump, graph, tree })

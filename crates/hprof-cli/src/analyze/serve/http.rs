@@ -10,7 +10,8 @@
 //! heap graph) run on tokio's blocking pool, so a slow page never holds up another connection.
 
 use super::guard::{Access, Verdict};
-use super::routes::{App, Reply};
+use super::index::Index;
+use super::routes::Reply;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
@@ -41,7 +42,7 @@ pub const MAX_CONNECTIONS: usize = 64;
 const ROUTE_THREADS: usize = 4;
 
 pub struct Server {
-    pub app: Arc<App>,
+    pub index: Arc<Index>,
     pub access: Access,
 }
 
@@ -105,21 +106,40 @@ async fn answer(server: Arc<Server>, req: Request<Incoming>) -> Result<Response<
         r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
         return Ok(r);
     }
-    let path = req.uri().path().to_owned();
-    let query = req.uri().query().unwrap_or("").to_owned();
-    let app = server.app.clone();
-    let reply = match tokio::task::spawn_blocking(move || app.route(&path, &query)).await {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("hprof: serve: {} failed: {e}", req.uri().path());
-            return Ok(plain(500, "this page failed; the server goes on"));
-        }
-    };
+    let reply = page(&server.index, req.uri().path(), req.uri().query().unwrap_or("")).await;
     let mut r = respond(reply);
     if let Some(c) = set_cookie.and_then(|c| HeaderValue::from_str(&c).ok()) {
         r.headers_mut().insert(header::SET_COOKIE, c);
     }
     Ok(r)
+}
+
+/// The page at `path?query`: computed on the blocking pool once the index is there.
+async fn page(index: &Index, path: &str, query: &str) -> Reply {
+    if path == "/api/status" {
+        return index.status();
+    }
+    let built = match index.get() {
+        Some(built) => built,
+        None if path == "/" => return index.progress_page(),
+        None => index.wait().await,
+    };
+    let app = match built {
+        Ok(app) => app,
+        Err(e) => return index.failed_page(&e),
+    };
+    let (p, q) = (path.to_owned(), query.to_owned());
+    match tokio::task::spawn_blocking(move || app.route(&p, &q)).await {
+        Ok(reply) => reply,
+        Err(e) => {
+            eprintln!("hprof: serve: {path} failed: {e}");
+            Reply {
+                status: 500,
+                content_type: "text/plain; charset=utf-8",
+                body: "this page failed; the server goes on\n".into(),
+            }
+        }
+    }
 }
 
 /// Requests refused on their shape alone, before anything is looked up: too long, with a body, or

@@ -3,26 +3,27 @@
 //!
 //! - http.rs: the HTTP server (hyper), its limits and timeouts;
 //! - guard.rs: who may read it (the `Host:` check, the token beyond loopback);
+//! - index.rs: the file's index, built once in the background and shared (an `Arc`) by every connection;
 //! - routes.rs: the pages and JSON answers; pages.rs: HTML helpers.
 //!
-//! The file is read and its index built once, before the URL is printed, and shared (an `Arc`) by every
-//! connection. See docs/security.md for what it exposes and to whom.
+//! See docs/security.md for what it exposes and to whom.
 
 mod guard;
 mod http;
+mod index;
 mod pages;
 mod routes;
 
 use super::dominators::Analysed;
-use super::{Bar, human, open};
+use super::{human, open};
 use guard::Access;
-use hprof_analysis::Dump;
 use hprof_analysis::stacks::{StackKind, stacks, weighted};
+use hprof_analysis::{Dump, Progress};
+use index::Index;
 use routes::App;
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -51,20 +52,24 @@ fn flame_svg(d: &Dump) -> Option<String> {
     Some(svg[start..].to_owned())
 }
 
-fn load(a: &Args) -> Result<App, String> {
-    let bar = Bar::new();
-    let d = open(&a.file, &bar)?;
-    let flame = flame_svg(&d);
+/// Reads the file and builds what the pages show (run by index.rs on a thread of its own).
+fn load(file: &Path, graph: &super::GraphArgs, progress: &dyn Progress) -> Result<App, String> {
+    let (an, fresh) = match Analysed::load_with(file, true, graph, progress) {
+        Ok(an) => (Some(an), None),
+        // A profile: its records are all there is.
+        Err(e) if e.contains("no heap dump") => (None, Some(open(file, progress)?)),
+        Err(e) => return Err(e),
+    };
+    let d: &Dump = match (&an, &fresh) {
+        (Some(an), _) => &an.dump,
+        (None, Some(d)) => d,
+        (None, None) => unreachable!("one of the two is read above"),
+    };
+    let flame = flame_svg(d);
     let mut summary = format!("{}\n{}-byte identifiers\n", d.header.version, d.header.id_size);
     for (t, c) in &d.tag_counts {
         summary.push_str(&format!("{:<20} {:>10}\n", super::record_label(*t), c.count));
     }
-    drop(d);
-    let an = match Analysed::load(&a.file, true, &a.graph) {
-        Ok(an) => Some(an),
-        Err(e) if e.contains("no heap dump") => None,
-        Err(e) => return Err(e),
-    };
     if let Some(an) = &an {
         summary.push_str(&format!(
             "\n{} objects, {} reachable, {} retained from GC roots\n",
@@ -73,7 +78,8 @@ fn load(a: &Args) -> Result<App, String> {
             human(an.tree.reachable_bytes)
         ));
     }
-    Ok(App { file: a.file.clone(), an, flame_svg: flame, summary })
+    drop(fresh);
+    Ok(App { file: file.to_path_buf(), an, flame_svg: flame, summary })
 }
 
 /// This machine's name, for the URL and the Host check of a server bound to all addresses.
@@ -89,7 +95,8 @@ fn hostname() -> Option<String> {
 }
 
 pub fn run(a: &Args) -> Result<(), String> {
-    let app = load(a)?;
+    // A file that is not there is said at once; what is wrong inside it, on the page (and stderr).
+    std::fs::File::open(&a.file).map_err(|e| format!("{}: {e}", a.file.display()))?;
     let listener = std::net::TcpListener::bind(SocketAddr::new(a.bind, a.port))
         .map_err(|e| format!("{}: {e}", SocketAddr::new(a.bind, a.port)))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
@@ -110,5 +117,7 @@ pub fn run(a: &Args) -> Result<(), String> {
     }
     println!("{said}");
     std::io::stdout().flush().ok();
-    http::run(listener, http::Server { app: Arc::new(app), access })
+    let (file, graph) = (a.file.clone(), a.graph.clone());
+    let index = Index::start(a.file.clone(), move |progress| load(&file, &graph, progress));
+    http::run(listener, http::Server { index, access })
 }
