@@ -49,12 +49,15 @@ lint:
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
 	RUSTDOCFLAGS='-D warnings' $(CARGO) doc --workspace --no-deps --document-private-items --quiet
 
-# The record parser's fuzz corpus replayed (and mutated) on stable; a bounded cargo-fuzz run on top when
-# nightly and cargo-fuzz are installed (they are not needed).
+# The record parser's and the analysis's fuzz corpora replayed (and mutated) on stable; a bounded cargo-fuzz
+# run on top when nightly and cargo-fuzz are installed (they are not needed).
 fuzz:
 	$(CARGO) test --release -p hprof-format --test fuzz_replay
+	$(CARGO) test --release -p hprof-analysis --test fuzz_replay
 	@if cargo +nightly fuzz --version >/dev/null 2>&1; then \
-	  cd fuzz && mkdir -p corpus/records && cargo +nightly fuzz run records corpus/records seeds/records -- -max_total_time=60; \
+	  cd fuzz && mkdir -p corpus/records corpus/analysis && \
+	  cargo +nightly fuzz run records corpus/records seeds/records -- -max_total_time=60 && \
+	  cargo +nightly fuzz run analysis corpus/analysis seeds/analysis -- -max_total_time=60; \
 	else echo "fuzz: no nightly cargo-fuzz; the stable replay above ran instead"; fi
 
 bench: build

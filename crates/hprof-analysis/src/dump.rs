@@ -6,7 +6,7 @@ use crate::{Error, Progress};
 use hprof_format::binary::{FormatError, Header, RawRecord, Record, Records, parse_header};
 use hprof_format::layout_note::LayoutNote;
 use hprof_format::model::{Frame, LineNumber};
-use hprof_format::names::java_name_from_internal;
+use hprof_format::names::{java_name_from_internal, printable};
 use hprof_format::tags::record as tag;
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
@@ -281,11 +281,13 @@ impl Dump {
         self.header.id_size
     }
 
-    /// A STRING record's text.
+    /// A STRING record's text, as it may be shown: every name (class, field, method, file, thread) is read
+    /// through here, so control characters are escaped here once (see [`printable`]) and reach no terminal.
     pub fn string(&self, id: u64) -> Option<String> {
         let &(s, len) = self.strings.get(&id)?;
         let bytes = self.source_or_none(s, len)?;
-        Some(String::from_utf8_lossy(bytes).into_owned())
+        let text = String::from_utf8_lossy(bytes);
+        Some(printable(&text).into_owned())
     }
 
     fn source_or_none(&self, s: usize, len: usize) -> Option<&[u8]> {

@@ -35,7 +35,9 @@ struct Block {
 /// An instance layout: what a subclass inherits.
 #[derive(Debug, Clone, Default)]
 pub struct InstanceLayout {
-    /// (offset, size) of every instance field, inherited ones included.
+    /// (offset, size) of the runs of bytes that instance fields take, inherited ones included: adjacent
+    /// fields are one run, since a subclass only looks for the holes between them. A deep hierarchy's
+    /// layouts then stay small, where a list of every inherited field per class grew with classes × fields.
     pub fields: Vec<(u32, u32)>,
     /// Where the last field ends.
     pub end: u32,
@@ -190,7 +192,13 @@ pub fn lay_out(header: u32, ref_size: u32, super_layout: Option<&InstanceLayout>
         let last = b.last();
         b.insert(last, CONTENDED_PADDING, Kind::Padding);
     }
-    let fields = b.blocks.iter().filter(|x| x.kind == Kind::Field).map(|x| (x.offset, x.size)).collect();
+    let mut fields: Vec<(u32, u32)> = Vec::new();
+    for x in b.blocks.iter().filter(|x| x.kind == Kind::Field) {
+        match fields.last_mut() {
+            Some((o, s)) if *o + *s == x.offset => *s += x.size,
+            _ => fields.push((x.offset, x.size)),
+        }
+    }
     InstanceLayout {
         fields,
         end: b.blocks[b.last()].offset,

@@ -153,10 +153,19 @@ pub struct ClassInfo {
     pub instance_size: u64,
     /// Bytes of field values in an INSTANCE DUMP (own and inherited fields).
     pub field_bytes: u64,
-    /// Every instance field, own first then inherited, as (name, type, offset in the values).
-    pub fields: Vec<(String, BasicType, u32)>,
-    /// Offsets of the reference fields that retain (the weak `referent` of java.lang.ref.Reference is left out).
-    pub strong_ref_offsets: Vec<u32>,
+    /// The class's own instance fields as (name, type, offset in its own block of the values). An
+    /// instance's values hold its class's block first, then each superclass's: walk them with
+    /// [`ClassTable::field_blocks`]. Lists are not flattened per class, so a deep hierarchy with many
+    /// fields costs memory linear in the file, not in classes × inherited fields.
+    pub own_fields: Vec<(String, BasicType, u32)>,
+    /// Offsets (in its own block) of its own reference fields that retain (the weak `referent` of
+    /// java.lang.ref.Reference is left out).
+    pub own_strong_offsets: Vec<u32>,
+    /// Bytes of its own block.
+    pub own_bytes: u32,
+    /// The nearest superclass that declares instance fields (a class index), `NO_CLASS` at the top. The
+    /// links never form a cycle (a hostile file's superclass cycle is cut where it closes).
+    pub fields_super: u32,
     /// Static fields as (name, value).
     pub statics: Vec<(String, Value)>,
     pub constant_pool_refs: Vec<u64>,
@@ -189,64 +198,45 @@ impl ClassTable {
     pub fn build_sized(dump: &Dump, dumps: Vec<ClassDump>, layout: Layout, sizes: &ClassSizes) -> ClassTable {
         let mut classes = Vec::with_capacity(dumps.len() + 10);
         let mut by_id = FxHashMap::default();
-        let raw: FxHashMap<u64, &ClassDump> = dumps.iter().map(|c| (c.class_id, c)).collect();
         let name_of = |id: u64| dump.class_name(id).unwrap_or_else(|| format!("<class 0x{id:x}>"));
         let string = |id: u64| dump.string(id).unwrap_or_else(|| format!("<field 0x{id:x}>"));
         let mut sorted: Vec<&ClassDump> = dumps.iter().collect();
         sorted.sort_by_key(|c| c.class_id);
         sorted.dedup_by_key(|c| c.class_id);
-        for c in sorted {
+        for c in &sorted {
+            by_id.insert(c.class_id, classes.len() as u32);
             let name = name_of(c.class_id);
-            let mut fields = Vec::new();
-            let mut strong = Vec::new();
+            let is_reference = name == "java.lang.ref.Reference";
+            let mut own_fields = Vec::with_capacity(c.fields.len());
+            let mut own_strong = Vec::new();
             let mut off = 0u32;
-            let mut refs = 0u64;
-            let mut cur = Some(c);
-            let mut depth = 0;
-            let mut seen: Vec<u64> = Vec::new();
-            while let Some(k) = cur {
-                let is_reference = dump.class_name(k.class_id).as_deref() == Some("java.lang.ref.Reference");
-                for f in &k.fields {
-                    let fname = string(f.name_id);
-                    if f.ty == BasicType::Object {
-                        refs += 1;
-                        if !(is_reference && fname == "referent") {
-                            strong.push(off);
-                        }
-                    }
-                    fields.push((fname, f.ty, off));
-                    off = off.saturating_add(f.ty.size(layout.id_size));
+            for f in &c.fields {
+                let fname = string(f.name_id);
+                if f.ty == BasicType::Object && !(is_reference && fname == "referent") {
+                    own_strong.push(off);
                 }
-                depth += 1;
-                // A superclass cycle in a hostile file must not loop, nor repeat fields.
-                seen.push(k.class_id);
-                cur = if k.super_id != 0 && depth < 1000 && !seen.contains(&k.super_id) {
-                    raw.get(&k.super_id).copied()
-                } else {
-                    None
-                };
+                own_fields.push((fname, f.ty, off));
+                off = off.saturating_add(f.ty.size(layout.id_size));
             }
+            let own_refs = c.fields.iter().filter(|f| f.ty == BasicType::Object).count() as u64;
             let statics: Vec<(String, Value)> = c.statics.iter().map(|s| (string(s.name_id), s.value)).collect();
             let static_bytes: u64 = c
                 .statics
                 .iter()
                 .map(|s| if s.ty == BasicType::Object { layout.ref_size() } else { s.ty.size(layout.id_size) as u64 })
                 .sum();
-            let is_array = name.ends_with("[]");
-            by_id.insert(c.class_id, classes.len() as u32);
             classes.push(ClassInfo {
                 id: c.class_id,
-                instance_size: if is_array {
-                    0
-                } else {
-                    sizes.instance.get(&c.class_id).copied().unwrap_or_else(|| layout.instance_size(off as u64, refs))
-                },
-                field_bytes: off as u64,
+                // Set below, once the whole hierarchy is known.
+                instance_size: own_refs,
+                field_bytes: 0,
+                own_fields,
+                own_strong_offsets: own_strong,
+                own_bytes: off,
+                fields_super: NO_CLASS,
                 name,
                 super_id: c.super_id,
                 loader_id: c.loader_id,
-                fields,
-                strong_ref_offsets: strong,
                 statics,
                 constant_pool_refs: c.constant_pool.iter().filter_map(|(_, v)| v.object_id()).collect(),
                 signers_id: c.signers_id,
@@ -259,6 +249,7 @@ impl ClassTable {
                 array_class_ids: Vec::new(),
             });
         }
+        link_superclasses(&mut classes, &by_id, layout, sizes);
         let pseudo = |classes: &mut Vec<ClassInfo>, name: String| {
             classes.push(ClassInfo {
                 id: 0,
@@ -267,8 +258,10 @@ impl ClassTable {
                 loader_id: 0,
                 instance_size: 0,
                 field_bytes: 0,
-                fields: Vec::new(),
-                strong_ref_offsets: Vec::new(),
+                own_fields: Vec::new(),
+                own_strong_offsets: Vec::new(),
+                own_bytes: 0,
+                fields_super: NO_CLASS,
                 statics: Vec::new(),
                 constant_pool_refs: Vec::new(),
                 signers_id: 0,
@@ -306,6 +299,21 @@ impl ClassTable {
         ClassTable { classes, by_id, prim_array, class_class, unknown_class, bare_mirror: sizes.bare_mirror }
     }
 
+    /// The blocks of an instance's field values, its class's first: each class that declares fields, with
+    /// where its block starts. Stops once a block would start at or past `values_len` (each block holds
+    /// at least one byte, so the walk is never longer than the values it reads).
+    pub fn field_blocks(&self, class: u32, values_len: usize) -> impl Iterator<Item = (&ClassInfo, usize)> + '_ {
+        let mut next = Some((class, 0usize));
+        std::iter::from_fn(move || {
+            let (ci, base) = next?;
+            let c = self.classes.get(ci as usize)?;
+            let after = base + c.own_bytes as usize;
+            next = (c.fields_super != NO_CLASS && after < values_len).then_some((c.fields_super, after));
+            Some((c, base))
+        })
+        .filter(move |&(c, base)| c.own_bytes > 0 && base < values_len)
+    }
+
     /// The classes of `dumps` with HotSpot's sizes under `layout`.
     pub fn build(dump: &Dump, dumps: Vec<ClassDump>, layout: Layout) -> ClassTable {
         let sizes = ClassShapes::new(dump, &dumps).sizes(&layout);
@@ -323,6 +331,57 @@ impl ClassTable {
 
     pub fn primitive_array(&self, t: BasicType) -> u32 {
         self.prim_array[type_slot(t)]
+    }
+}
+
+/// No class (the end of a superclass chain).
+pub const NO_CLASS: u32 = u32::MAX;
+
+/// Links each class to its superclass's fields and sums what it inherits (field bytes and references,
+/// for its size), in one pass over the hierarchy whatever its depth. A superclass cycle (hostile files)
+/// is cut where it closes. `instance_size` holds the class's own reference count on entry.
+fn link_superclasses(classes: &mut [ClassInfo], by_id: &FxHashMap<u64, u32>, layout: Layout, sizes: &ClassSizes) {
+    const NEW: u8 = 0;
+    const OPEN: u8 = 1;
+    const DONE: u8 = 2;
+    let n = classes.len();
+    let mut state = vec![NEW; n];
+    let mut refs = vec![0u64; n];
+    let mut stack: Vec<usize> = Vec::new();
+    for first in 0..n {
+        let mut cur = first;
+        while state[cur] == NEW {
+            state[cur] = OPEN;
+            stack.push(cur);
+            match by_id.get(&classes[cur].super_id) {
+                Some(&s) if classes[cur].super_id != 0 => cur = s as usize,
+                _ => break,
+            }
+        }
+        while let Some(c) = stack.pop() {
+            let own_refs = classes[c].instance_size;
+            let sup = by_id
+                .get(&classes[c].super_id)
+                .map(|&s| s as usize)
+                .filter(|&s| classes[c].super_id != 0 && state[s] == DONE);
+            let (bytes, inherited_refs, link) = match sup {
+                Some(s) => {
+                    let link = if classes[s].own_bytes > 0 { s as u32 } else { classes[s].fields_super };
+                    (classes[s].field_bytes, refs[s], link)
+                }
+                None => (0, 0, NO_CLASS),
+            };
+            let k = &mut classes[c];
+            k.field_bytes = bytes.saturating_add(k.own_bytes as u64);
+            refs[c] = inherited_refs + own_refs;
+            k.fields_super = link;
+            k.instance_size = if k.name.ends_with("[]") {
+                0
+            } else {
+                sizes.instance.get(&k.id).copied().unwrap_or_else(|| layout.instance_size(k.field_bytes, refs[c]))
+            };
+            state[c] = DONE;
+        }
     }
 }
 
@@ -863,9 +922,11 @@ fn walk_objects(dump: &Dump, c: &Chunk, g: &GraphCtx<'_>, mut f: impl FnMut(u64,
                 let ci = g.classes.index_of(class_id);
                 let info = &g.classes.classes[ci as usize];
                 push(&mut edges, class_id);
-                for &off in &info.strong_ref_offsets {
-                    if let Some(r) = read_id(values, off as usize, idn) {
-                        push(&mut edges, r);
+                for (k, base) in g.classes.field_blocks(ci, values.len()) {
+                    for &off in &k.own_strong_offsets {
+                        if let Some(r) = read_id(values, base + off as usize, idn) {
+                            push(&mut edges, r);
+                        }
                     }
                 }
                 let size = if ci == g.classes.unknown_class {
@@ -1122,11 +1183,15 @@ impl HeapGraph {
                 if class_id == target {
                     return Some("<class>".into());
                 }
-                let c = self.classes.get(class_id)?;
-                c.fields
-                    .iter()
-                    .find(|(_, t, off)| *t == BasicType::Object && read_id(values, *off as usize, idn) == Some(target))
-                    .map(|(name, _, _)| name.clone())
+                let ci = *self.classes.by_id.get(&class_id)?;
+                self.classes.field_blocks(ci, values.len()).find_map(|(c, base)| {
+                    c.own_fields
+                        .iter()
+                        .find(|(_, t, off)| {
+                            *t == BasicType::Object && read_id(values, base + *off as usize, idn) == Some(target)
+                        })
+                        .map(|(name, _, _)| name.clone())
+                })
             }
             HeapRecord::ObjectArrayDump { elements, class_id, .. } => {
                 if class_id == target {

@@ -4,9 +4,34 @@
 
 use crate::{Error, Progress};
 use memmap2::Mmap;
+use std::cell::Cell;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+
+/// How much a compressed file may inflate to, unless the user says otherwise (`--max-inflated`): this many
+/// times its compressed size. Heap dumps compress 5–20×; a bomb of zeros a thousandfold.
+pub const INFLATE_RATIO: u64 = 64;
+/// ... but never less than this (small files of many zeros are legitimate).
+pub const INFLATE_FLOOR: u64 = 1 << 30;
+
+/// The process-wide limit `--max-inflated` sets (0: the default above).
+static MAX_INFLATED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Sets the most a compressed input may inflate to, in bytes, for every file opened after (the front
+/// end's `--max-inflated`); `None` restores the default, [`INFLATE_RATIO`] × the compressed size but at
+/// least [`INFLATE_FLOOR`].
+pub fn set_max_inflated(limit: Option<u64>) {
+    MAX_INFLATED.store(limit.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The inflation limit for a file of `compressed` bytes, and whether the user set it.
+pub fn max_inflated(compressed: u64) -> (u64, bool) {
+    match MAX_INFLATED.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => (compressed.saturating_mul(INFLATE_RATIO).max(INFLATE_FLOOR), false),
+        n => (n, true),
+    }
+}
 
 /// A whole input file, readable as one byte slice.
 pub struct Source {
@@ -38,7 +63,7 @@ impl Source {
         let file = match compression {
             Some(c) => {
                 progress.start("decompressing", file_size);
-                let f = decompress(c, file, path, progress);
+                let f = decompress(c, file, file_size, path, progress);
                 progress.finish();
                 f?
             }
@@ -156,29 +181,100 @@ impl Compression {
     }
 }
 
-/// Decompresses a whole file into an unlinked temporary file.
-fn decompress(c: Compression, file: File, path: &Path, progress: &dyn Progress) -> Result<File, Error> {
+/// Decompresses a whole file into an unlinked temporary file, stopping at the inflation limit (see
+/// [`max_inflated`]) and at the first bytes if they are not an HPROF file: a bomb costs neither time nor disk.
+fn decompress(
+    c: Compression,
+    file: File,
+    compressed: u64,
+    path: &Path,
+    progress: &dyn Progress,
+) -> Result<File, Error> {
     let mut out = tempfile::tempfile().map_err(|e| Error::Io(format!("temporary file for decompression: {e}")))?;
     let counting = Counting { inner: file, read: 0, progress };
     let mut input = BufReader::with_capacity(1 << 20, counting);
-    let mut w = io::BufWriter::with_capacity(1 << 20, &mut out);
-    let damaged =
-        |e: &dyn std::fmt::Display| Error::Io(format!("{}: {} data is damaged: {e}", path.display(), c.name()));
-    match c {
-        Compression::Gzip => copy(&mut flate2::read::MultiGzDecoder::new(input), &mut w).map_err(|e| damaged(&e))?,
-        Compression::Bzip2 => copy(&mut bzip2::read::MultiBzDecoder::new(input), &mut w).map_err(|e| damaged(&e))?,
-        Compression::Xz => lzma_rs::xz_decompress(&mut input, &mut w).map_err(|e| damaged(&e))?,
-        Compression::Zstd => {
+    let (limit, set_by_user) = max_inflated(compressed);
+    let stop = Cell::new(None);
+    let limited = Limited { inner: &mut out, written: 0, limit, head: Vec::new(), stop: &stop };
+    let mut w = io::BufWriter::with_capacity(1 << 20, limited);
+    let result = match c {
+        Compression::Gzip => copy(&mut flate2::read::MultiGzDecoder::new(input), &mut w).map_err(|e| e.to_string()),
+        Compression::Bzip2 => copy(&mut bzip2::read::MultiBzDecoder::new(input), &mut w).map_err(|e| e.to_string()),
+        Compression::Xz => lzma_rs::xz_decompress(&mut input, &mut w).map_err(|e| e.to_string()),
+        Compression::Zstd => (|| {
             // One frame after another (zstd -T and concatenated files write several).
-            while !input.fill_buf().map_err(|e| damaged(&e))?.is_empty() {
-                let mut frame = ruzstd::decoding::StreamingDecoder::new(&mut input).map_err(|e| damaged(&e))?;
-                copy(&mut frame, &mut w).map_err(|e| damaged(&e))?;
+            while !input.fill_buf().map_err(|e| e.to_string())?.is_empty() {
+                let mut frame = ruzstd::decoding::StreamingDecoder::new(&mut input).map_err(|e| e.to_string())?;
+                copy(&mut frame, &mut w).map_err(|e| e.to_string())?;
+            }
+            Ok(())
+        })(),
+    };
+    let result = result.and_then(|()| w.flush().map_err(|e| e.to_string()));
+    drop(w);
+    match (stop.get(), result) {
+        (Some(Stop::TooLarge), _) => {
+            let how = if set_by_user {
+                "the limit given".to_owned()
+            } else {
+                format!("{INFLATE_RATIO}× its {compressed} compressed bytes, at least {INFLATE_FLOOR}")
+            };
+            Err(Error::Io(format!(
+                "{}: {} data inflates past {limit} bytes ({how}); stopped there. If the file is genuine, \
+                 allow more with --max-inflated SIZE (e.g. --max-inflated 200G)",
+                path.display(),
+                c.name()
+            )))
+        }
+        (Some(Stop::NotHprof), _) => Err(Error::NotHprof(format!(
+            "{}: its {} content is not an HPROF file (it does not start with \"JAVA PROFILE\")",
+            path.display(),
+            c.name()
+        ))),
+        (None, Err(e)) => Err(Error::Io(format!("{}: {} data is damaged: {e}", path.display(), c.name()))),
+        (None, Ok(())) => Ok(out),
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Stop {
+    TooLarge,
+    NotHprof,
+}
+
+/// Passes bytes on until `limit`, and checks that the first of them start an HPROF file.
+struct Limited<'a, W> {
+    inner: W,
+    written: u64,
+    limit: u64,
+    head: Vec<u8>,
+    stop: &'a Cell<Option<Stop>>,
+}
+
+const MAGIC: &[u8] = b"JAVA PROFILE";
+
+impl<W: Write> Write for Limited<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.head.len() < MAGIC.len() {
+            let take = buf.len().min(MAGIC.len() - self.head.len());
+            self.head.extend_from_slice(&buf[..take]);
+            if !MAGIC.starts_with(&self.head) {
+                self.stop.set(Some(Stop::NotHprof));
+                return Err(io::Error::other("not an HPROF file"));
             }
         }
+        if self.written + buf.len() as u64 > self.limit {
+            self.stop.set(Some(Stop::TooLarge));
+            return Err(io::Error::other("inflation limit reached"));
+        }
+        let n = self.inner.write(buf)?;
+        self.written += n as u64;
+        Ok(n)
     }
-    w.flush().map_err(|e| Error::Io(format!("writing decompressed data: {e}")))?;
-    drop(w);
-    Ok(out)
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// Copies until the end, in 1 MiB steps.

@@ -4,6 +4,7 @@ mod analyze;
 mod attach;
 mod install;
 mod listen;
+mod size_arg;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -13,6 +14,10 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Most bytes a compressed input (gzip, bzip2, xz, zstd) may inflate to, e.g. 200G. By default 64 times
+    /// its compressed size, at least 1 GiB; past it, reading stops with an error.
+    #[arg(long, global = true, value_name = "SIZE", value_parser = size_arg::parse_size)]
+    max_inflated: Option<u64>,
 }
 
 #[derive(Subcommand)]
@@ -57,6 +62,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    hprof_analysis::source::set_max_inflated(cli.max_inflated);
     if !matches!(cli.command, Command::Listen(_) | Command::Serve(_)) {
         end_quietly_on_broken_pipe();
     }

@@ -94,3 +94,50 @@ mod tests {
         assert_eq!(java_parameters("()V"), "");
     }
 }
+
+/// A name from a file or a peer as it may be shown on a terminal: control characters (C0, DEL and C1,
+/// terminal escape sequences among them) written as `\x1b`, `\n`, `\r`, `\t`, `\u{9b}`, everything else
+/// (any other Unicode) unchanged. Every name the front end shows goes through here once, where it is read.
+pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    printable_keeping(s, &[])
+}
+
+/// [`printable`], leaving the characters of `keep` alone (`\n` for a whole text report).
+pub fn printable_keeping<'a>(s: &'a str, keep: &[char]) -> std::borrow::Cow<'a, str> {
+    use std::fmt::Write;
+    let bad = |c: char| c.is_control() && !keep.contains(&c);
+    if !s.chars().any(bad) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        match c {
+            c if !bad(c) => out.push(c),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x80 => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod printable_tests {
+    use super::{printable, printable_keeping};
+
+    #[test]
+    fn control_characters_are_escaped_and_unicode_kept() {
+        assert_eq!(printable("\x1b]0;pwned\x07main"), "\\x1b]0;pwned\\x07main");
+        assert_eq!(printable("a\nb\rc\td\x7f"), "a\\nb\\rc\\td\\x7f");
+        assert_eq!(printable("csi\u{9b}2J"), "csi\\u{9b}2J");
+        assert_eq!(printable("Größe-线程-🧵 \\ ok"), "Größe-线程-🧵 \\ ok");
+        assert!(matches!(printable("java.lang.String"), std::borrow::Cow::Borrowed(_)));
+        assert_eq!(printable_keeping("line\x1b[2J\nnext", &['\n']), "line\\x1b[2J\nnext");
+    }
+}

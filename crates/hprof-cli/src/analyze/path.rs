@@ -40,6 +40,11 @@ pub fn path_json(an: &Analysed, p: &RootPath) -> Value {
     json!({"root_kind": root_kind_name(p.root.kind), "thread_serial": p.root.thread_serial, "steps": steps})
 }
 
+/// Steps are indented by their depth up to this many levels; deeper ones keep that indentation and show
+/// their step number instead, so a path of a million steps prints a million short lines, not a triangle.
+const MAX_INDENT: usize = 16;
+
+/// The text of a path: the root, then one line per step (linear in the path's length).
 pub fn path_text(an: &Analysed, p: &RootPath) -> Vec<String> {
     let g = &an.graph;
     let mut out = Vec::new();
@@ -57,9 +62,11 @@ pub fn path_text(an: &Analysed, p: &RootPath) -> Vec<String> {
         } else {
             g.edge_label(&an.dump, p.nodes[i - 1], v).map(|l| format!(".{l} ")).unwrap_or_default()
         };
+        let depth = i + 1;
+        let step = if depth > MAX_INDENT { format!("[{depth}] ") } else { String::new() };
         out.push(format!(
-            "{}{}{}  (retained {})",
-            "  ".repeat(i + 1),
+            "{}{step}{}{}  (retained {})",
+            "  ".repeat(depth.min(MAX_INDENT)),
             via.replace(".[", "["),
             g.describe(v),
             an.tree.retained[v as usize]

@@ -345,12 +345,13 @@ fn write_heap(
                 let c = table.get(class_id);
                 let size = c.map_or(0, |c| c.instance_size);
                 lines::write_instance(w, id, size, trace_serial, &name(class_id), class_id)?;
-                if let Some(c) = c {
-                    for (f, t, off) in &c.fields {
+                let blocks = table.get(class_id).map(|_| table.field_blocks(table.index_of(class_id), values.len()));
+                for (c, base) in blocks.into_iter().flatten() {
+                    for (f, t, off) in &c.own_fields {
                         if *t != BasicType::Object {
                             continue;
                         }
-                        let off = *off as usize;
+                        let off = base + *off as usize;
                         let Some(b) = values.get(off..off + idn) else { continue };
                         let target = if idn == 4 {
                             u32::from_be_bytes(b.try_into().unwrap_or_default()) as u64

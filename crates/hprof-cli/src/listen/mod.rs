@@ -3,6 +3,7 @@
 //! with `--command`.
 
 mod console;
+mod handshake;
 mod scanner;
 mod session;
 
@@ -42,9 +43,16 @@ pub fn run(args: &ListenArgs) -> Result<(), String> {
     let listener = TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     eprintln!("hprof: listening on {local}; start the JVM with -agentlib:hprof=net={local},…");
-    let (stream, peer) = listener.accept().map_err(|e| format!("accept on {local}: {e}"))?;
+    // A peer that is not an agent is dropped and the listener waits on (see `handshake`).
+    let (stream, peer, start) = loop {
+        let (mut stream, peer) = listener.accept().map_err(|e| format!("accept on {local}: {e}"))?;
+        match handshake::read_header(&mut stream, peer) {
+            Ok(start) => break (stream, peer, start),
+            Err(e) => eprintln!("hprof: {e}; connection dropped, still listening on {local}"),
+        }
+    };
     eprintln!("hprof: agent connected from {peer}; writing {}", args.output.display());
-    session::run(stream, &args.output, scripted, !args.no_stdin)
+    session::run(stream, start, &args.output, scripted, !args.no_stdin)
 }
 
 fn resolve(address: &str) -> Result<SocketAddr, String> {

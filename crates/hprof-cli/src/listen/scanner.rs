@@ -11,8 +11,18 @@ const KEEP_BODY: usize = 1 << 20;
 enum State {
     Header,
     RecordHead,
-    Body { tag: u8, len: usize, keep: bool, left: usize },
+    Body {
+        tag: u8,
+        len: usize,
+        keep: bool,
+        left: usize,
+    },
+    /// Not an HPROF stream: the rest is saved, not followed.
+    Stopped,
 }
+
+/// Most bytes kept while looking for the header's end (the listener checks the header before this).
+const MAX_HEADER: usize = 1024 + 13;
 
 pub struct Scanner {
     state: State,
@@ -49,18 +59,26 @@ impl Scanner {
         let mut events = Vec::new();
         while !data.is_empty() {
             match &mut self.state {
+                State::Stopped => data = &[],
                 State::Header => {
-                    self.pending.extend_from_slice(data);
-                    data = &[];
-                    if let Some(nul) = self.pending.iter().position(|&b| b == 0)
-                        && self.pending.len() >= nul + 13
-                    {
+                    let take = data.len().min(MAX_HEADER.saturating_sub(self.pending.len()));
+                    self.pending.extend_from_slice(&data[..take]);
+                    data = &data[take..];
+                    let nul = self.pending.iter().position(|&b| b == 0);
+                    let complete = nul.is_some_and(|nul| self.pending.len() >= nul + 13);
+                    if !complete && self.pending.len() >= MAX_HEADER {
+                        events.push(format!("not an HPROF stream: no header within {MAX_HEADER} bytes"));
+                        self.pending = Vec::new();
+                        self.state = State::Stopped;
+                    } else if complete {
                         match parse_header(&self.pending) {
                             Ok(h) => {
                                 self.id_size = h.id_size;
                                 events.push(format!("{} with {}-byte identifiers", h.version, h.id_size));
                                 self.version = Some(h.version);
-                                let rest = self.pending.split_off(h.records_offset);
+                                let mut rest = self.pending.split_off(h.records_offset);
+                                rest.extend_from_slice(data);
+                                data = &[];
                                 self.offset = h.records_offset as u64;
                                 self.pending.clear();
                                 self.state = State::RecordHead;
@@ -68,7 +86,8 @@ impl Scanner {
                             }
                             Err(e) => {
                                 events.push(format!("not an HPROF stream: {e}"));
-                                self.pending.clear();
+                                self.pending = Vec::new();
+                                self.state = State::Stopped;
                             }
                         }
                     }
@@ -86,7 +105,7 @@ impl Scanner {
         let mut events = Vec::new();
         while !data.is_empty() {
             match self.state {
-                State::Header => unreachable!("header handled by feed"),
+                State::Header | State::Stopped => unreachable!("handled by feed"),
                 State::RecordHead => {
                     let need = 9 - self.pending.len();
                     let take = need.min(data.len());
@@ -145,7 +164,8 @@ impl Scanner {
         let raw = RawRecord { tag: t, micros: 0, offset: at, body: &body };
         match Record::decode(&raw, self.id_size).ok()? {
             Record::Utf8 { id, text } if text.len() <= 256 => {
-                self.strings.insert(id, String::from_utf8_lossy(text).into_owned());
+                let text = String::from_utf8_lossy(text);
+                self.strings.insert(id, hprof_format::names::printable(&text).into_owned());
                 None
             }
             Record::StartThread { serial, name_id, .. } => {
@@ -186,6 +206,27 @@ impl Scanner {
 mod tests {
     use super::*;
     use hprof_format::binary::RecordWriter;
+
+    #[test]
+    fn a_header_without_end_is_not_kept() {
+        let mut s = Scanner::new();
+        let mut events = s.feed(b"JAVA PROFILE ");
+        for _ in 0..1000 {
+            events.extend(s.feed(&[b'x'; 100_000]));
+        }
+        assert_eq!(events, vec![format!("not an HPROF stream: no header within {MAX_HEADER} bytes")]);
+        assert!(s.pending.capacity() <= MAX_HEADER);
+    }
+
+    #[test]
+    fn names_are_escaped() {
+        let mut w = RecordWriter::new(Vec::new(), hprof_format::PROFILE_1_0_2, 8, 0).unwrap();
+        w.utf8(1, "evil\x1b]0;owned\x07\x1b[2J").unwrap();
+        w.start_thread(7, 9, 300000, 1, 0, 0).unwrap();
+        let mut s = Scanner::new();
+        let events = s.feed(&w.into_inner());
+        assert_eq!(events[1], "START THREAD 7 \"evil\\x1b]0;owned\\x07\\x1b[2J\"");
+    }
 
     #[test]
     fn follows_records_split_anywhere() {

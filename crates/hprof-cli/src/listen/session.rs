@@ -21,7 +21,14 @@ enum Event {
     AgentGone(Result<Scanner, String>),
 }
 
-pub fn run(stream: TcpStream, output: &Path, scripted: Vec<Line>, interactive: bool) -> Result<(), String> {
+/// `start`: the first bytes the agent sent (its header, read by the listener).
+pub fn run(
+    stream: TcpStream,
+    start: Vec<u8>,
+    output: &Path,
+    scripted: Vec<Line>,
+    interactive: bool,
+) -> Result<(), String> {
     // 0600, no symlink followed; an existing file is replaced when the session ends (private-files).
     let private_files::Created { file, mut finish, .. } =
         private_files::create(output, private_files::IfExists::Replace)
@@ -33,7 +40,7 @@ pub fn run(stream: TcpStream, output: &Path, scripted: Vec<Line>, interactive: b
 
     let agent_tx = tx.clone();
     let receiver = thread::spawn(move || {
-        let result = receive(reader_stream, file, tty);
+        let result = receive(reader_stream, start, file, tty);
         let _ = agent_tx.send(Event::AgentGone(result));
     });
 
@@ -125,13 +132,21 @@ impl Sender {
 }
 
 /// Copies the stream into the file, reporting what arrives. Ends when the agent closes the connection.
-fn receive(mut stream: TcpStream, file: File, tty: bool) -> Result<Scanner, String> {
+fn receive(mut stream: TcpStream, start: Vec<u8>, file: File, tty: bool) -> Result<Scanner, String> {
     let mut out = BufWriter::with_capacity(1 << 20, file);
     let mut scanner = Scanner::new();
     let mut buf = vec![0u8; 256 * 1024];
     let mut last_status = std::time::Instant::now();
+    let mut start = Some(start);
     loop {
-        let n = match stream.read(&mut buf) {
+        let read = match start.take() {
+            Some(first) => {
+                buf[..first.len()].copy_from_slice(&first);
+                Ok(first.len())
+            }
+            None => stream.read(&mut buf),
+        };
+        let n = match read {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,

@@ -33,7 +33,7 @@ pub fn parse_header(data: &[u8]) -> Result<Header, FormatError> {
         .take(MAX_VERSION_LEN)
         .position(|&b| b == 0)
         .ok_or_else(|| FormatError::new(0, "header version string is not NUL-terminated"))?;
-    let version = String::from_utf8_lossy(&data[..nul]).into_owned();
+    let version = crate::names::printable(&String::from_utf8_lossy(&data[..nul])).into_owned();
     let rest = &data[nul + 1..];
     if rest.len() < 12 {
         return Err(FormatError::new(nul as u64 + 1, "file ends inside the header"));

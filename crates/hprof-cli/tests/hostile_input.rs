@@ -1,0 +1,198 @@
+//! The front end on hostile input (docs/security.md, "Hostile input"): output linear in the input, memory
+//! bounded by a small multiple of the file, decompression bounded, clear errors. Every dump here is written
+//! by the test; each bound is asserted on the child's peak resident set (wait4) and wall time.
+
+mod hostile;
+
+use hostile::{Measured, NODE_BASE, deep_chain, deep_hierarchy, measure, write};
+use std::time::Duration;
+
+const MIB: u64 = 1024;
+
+fn chain_path(depth: u64, rss_bound_kb: u64, time_bound: Duration) -> Measured {
+    let dir = jvm_harness::scratch("hostile-chain");
+    let file = write(dir.path(), "chain.hprof", &deep_chain(depth));
+    let last = format!("0x{:x}", NODE_BASE + 16 * (depth - 1));
+    let m = measure(&["path", &file, &last], time_bound * 2);
+    assert_eq!(m.code, Some(0), "hprof path on a {depth}-deep chain: signal {:?}, {}", m.signal, m.stderr);
+    // One line per step and a bounded width: linear in the depth, not quadratic.
+    assert!(m.stdout_len < 120 * depth, "{depth}-deep path: {} bytes of output", m.stdout_len);
+    assert!(m.stdout_head.contains("GC root (JNI global)"), "{}", m.stdout_head);
+    assert!(m.peak_rss_kb < rss_bound_kb, "{depth}-deep path: peak RSS {} kB", m.peak_rss_kb);
+    assert!(m.elapsed < time_bound, "{depth}-deep path took {:?}", m.elapsed);
+    eprintln!("{depth}-deep path: {} bytes, peak RSS {} kB, {:?}", m.stdout_len, m.peak_rss_kb, m.elapsed);
+    m
+}
+
+#[test]
+fn path_of_a_20k_chain_is_linear() {
+    let m = chain_path(20_000, 200 * MIB, Duration::from_secs(20));
+    // Each step on its own line, numbered once the indentation stops growing.
+    let line =
+        |n: usize| format!("\n{}[{n}] .next Node@0x{:x}  (retained", "  ".repeat(16), NODE_BASE + 16 * (n as u64 - 1));
+    assert!(m.stdout_head.contains(&line(17)) && m.stdout_head.contains(&line(500)), "{}", m.stdout_head);
+}
+
+#[test]
+fn path_of_a_1m_chain_is_linear() {
+    // A 33 MB file: the graph, the dominator tree and the path fit in a small multiple of it.
+    chain_path(1_000_000, 600 * MIB, Duration::from_secs(60));
+}
+
+#[test]
+fn deep_hierarchy_with_many_fields_stays_small() {
+    let dir = jvm_harness::scratch("hostile-hierarchy");
+    let bytes = deep_hierarchy(450, 450);
+    let file = write(dir.path(), "hierarchy.hprof", &bytes);
+    for cmd in [vec!["histo", &file], vec!["dominators", &file], vec!["path", &file, "0x90000000"]] {
+        let m = measure(&cmd, Duration::from_secs(120));
+        assert_eq!(m.code, Some(0), "hprof {cmd:?}: signal {:?}, {}", m.signal, m.stderr);
+        // The file is ~2.5 MB; flattened field lists took 2.9 GB.
+        assert!(
+            m.peak_rss_kb < 200 * MIB,
+            "hprof {cmd:?}: peak RSS {} kB on a {} byte file",
+            m.peak_rss_kb,
+            bytes.len()
+        );
+        assert!(m.elapsed < Duration::from_secs(60), "hprof {cmd:?} took {:?}", m.elapsed);
+        eprintln!("450 x 450 hierarchy, {}: peak RSS {} kB, {:?}", cmd[0], m.peak_rss_kb, m.elapsed);
+    }
+}
+
+#[test]
+fn a_gzip_bomb_stops_at_the_inflation_limit() {
+    let dir = jvm_harness::scratch("hostile-bomb");
+    // 4 GiB of zeros behind a valid header, in a ~4 MB file: the default limit (64x, at least 1 GiB) stops it.
+    let bomb = hostile::gzip_bomb(4, true);
+    let file = write(dir.path(), "bomb.hprof.gz", &bomb);
+    for args in [vec!["summary", &file], vec!["histo", &file, "--max-inflated", "100M"]] {
+        let m = measure(&args, Duration::from_secs(60));
+        assert_eq!(
+            m.code,
+            Some(1),
+            "hprof {args:?} on a {} byte bomb: signal {:?}, {}",
+            bomb.len(),
+            m.signal,
+            m.stderr
+        );
+        assert!(m.stderr.contains("--max-inflated"), "hprof {args:?}: {}", m.stderr);
+        let limit = if args.len() > 2 { "100 MiB" } else { "1 GiB" };
+        let bytes = if args.len() > 2 { 100u64 << 20 } else { 1 << 30 };
+        assert!(m.stderr.contains(&format!("past {bytes} bytes")), "hprof {args:?} (limit {limit}): {}", m.stderr);
+        assert!(m.elapsed < Duration::from_secs(20), "hprof {args:?} took {:?}", m.elapsed);
+        assert!(m.peak_rss_kb < 100 * MIB, "hprof {args:?}: peak RSS {} kB", m.peak_rss_kb);
+        eprintln!("gzip bomb, {args:?}: stopped in {:?}, peak RSS {} kB", m.elapsed, m.peak_rss_kb);
+    }
+    // Zeros from the first byte are not an HPROF file: stopped at once, whatever the limit.
+    let file = write(dir.path(), "zeros.gz", &hostile::gzip_bomb(4, false));
+    let m = measure(&["summary", &file, "--max-inflated", "1T"], Duration::from_secs(60));
+    assert_eq!(m.code, Some(1), "{}", m.stderr);
+    assert!(m.stderr.contains("is not an HPROF file"), "{}", m.stderr);
+    assert!(m.elapsed < Duration::from_secs(2), "took {:?}", m.elapsed);
+}
+
+#[test]
+fn names_with_escape_sequences_are_printed_escaped() {
+    let dir = jvm_harness::scratch("hostile-names");
+    let file = write(dir.path(), "evil.hprof", &hostile::evil_names());
+    let f = file.as_str();
+    for args in [
+        vec!["print", f],
+        vec!["summary", f],
+        vec!["histo", f],
+        vec!["dominators", f],
+        vec!["path", f, "0x3100"],
+        vec!["leaks", f, "--threshold", "1"],
+        vec!["diff", f, f],
+        vec!["export", f, "--format", "collapsed"],
+    ] {
+        let m = measure(&args, Duration::from_secs(30));
+        assert_eq!(m.code, Some(0), "hprof {args:?}: {}", m.stderr);
+        let all = format!("{}{}", m.stdout_head, m.stderr);
+        assert!(!all.contains('\x1b') && !all.contains('\x07'), "hprof {args:?} printed a raw escape: {all:?}");
+        // Collapsed stacks rewrite spaces and semicolons; the escapes are the point.
+        let shown = if args[0] == "export" { "evil\\x1b]0:owned\\x07\\x1b[2J\\r\\n" } else { hostile::EVIL_SHOWN };
+        if !matches!(args[0], "leaks" | "diff") {
+            assert!(all.contains(shown), "hprof {args:?} did not show the name escaped: {all}");
+        }
+    }
+    // JSON stays JSON, the name in it escaped the same way.
+    let m = measure(&["summary", "--json", f], Duration::from_secs(30));
+    let v: serde_json::Value = serde_json::from_str(&m.stdout_head).expect("summary --json is JSON");
+    assert!(v.to_string().contains("evil\\\\x1b]0;owned"), "{v}");
+}
+
+/// `hprof listen` fed 100 MB without a NUL by a first peer: that peer is dropped with an error naming it
+/// and the limit, memory stays small, and the agent that connects next is served, its names escaped.
+#[test]
+#[allow(clippy::zombie_processes, reason = "reaped by wait4, which also gives its rusage")]
+fn listen_drops_a_peer_without_a_header_and_waits_on() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::TcpStream;
+    let dir = jvm_harness::scratch("hostile-listen");
+    let out = dir.path().join("got.hprof");
+    let mut child = std::process::Command::new(jvm_harness::hprof_binary())
+        .args(["listen", "127.0.0.1:0", "--no-stdin", "-o", out.to_str().unwrap()])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let addr = line.split_whitespace().nth(3).unwrap().trim_end_matches(';').to_owned();
+    let lines = std::thread::spawn(move || {
+        let mut all = String::new();
+        let _ = std::io::Read::read_to_string(&mut err, &mut all);
+        all
+    });
+    // 100 MB of a header that never ends; the listener hangs up after its limit.
+    let mut s = TcpStream::connect(&addr).unwrap();
+    let mut sent = 0u64;
+    let chunk = vec![b'x'; 1 << 20];
+    let _ = s.write_all(b"JAVA PROFILE ");
+    while sent < 100 << 20 && s.write_all(&chunk).is_ok() {
+        sent += chunk.len() as u64;
+    }
+    let peer = s.local_addr().unwrap();
+    drop(s);
+    let mut agent = TcpStream::connect(&addr).unwrap();
+    agent.write_all(&hostile::evil_stream()).unwrap();
+    drop(agent);
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 fills it for our own unreaped child.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+    let text = lines.join().unwrap();
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "listen: status {status}, {text}");
+    assert!(
+        text.contains(&format!("{peer} sent")) && text.contains("without ending the HPROF header (the limit is 1024)"),
+        "{text}"
+    );
+    assert!(text.contains("connection dropped, still listening"), "{text}");
+    assert!(text.contains(&format!("START THREAD 1 \"{}\"", hostile::EVIL_SHOWN)), "{text}");
+    assert!(!text.contains('\x1b'), "a raw escape reached the terminal: {text:?}");
+    assert!((ru.ru_maxrss as u64) < 30 * MIB, "listen: peak RSS {} kB", ru.ru_maxrss);
+    eprintln!("listen after {sent} bytes without a NUL: peak RSS {} kB", ru.ru_maxrss);
+}
+
+#[test]
+fn huge_declared_counts_fail_fast_and_small() {
+    let dir = jvm_harness::scratch("hostile-counts");
+    for (name, bytes) in hostile::huge_counts() {
+        let file = write(dir.path(), &format!("{name}.hprof"), &bytes);
+        for cmd in ["summary", "histo", "dominators", "print"] {
+            let m = measure(&[cmd, &file], Duration::from_secs(30));
+            assert!(m.code.is_some(), "hprof {cmd} {name}: killed by signal {:?}; {}", m.signal, m.stderr);
+            assert!(!m.stderr.contains("panicked"), "hprof {cmd} {name}: {}", m.stderr);
+            assert!(m.peak_rss_kb < 40 * MIB, "hprof {cmd} {name}: peak RSS {} kB", m.peak_rss_kb);
+            assert!(m.elapsed < Duration::from_secs(5), "hprof {cmd} {name} took {:?}", m.elapsed);
+            if name != "android-nodata" {
+                // Damage is named with its offset; what came before it is still reported.
+                let all = format!("{}{}", m.stdout_head, m.stderr);
+                assert!(all.contains("offset") || all.contains("damage"), "hprof {cmd} {name}: {all}");
+            }
+        }
+    }
+}
