@@ -196,3 +196,59 @@ fn huge_declared_counts_fail_fast_and_small() {
         }
     }
 }
+
+/// One GET to `hprof serve` at `addr` (host:port): status and body.
+fn http_get(addr: &str, path: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut resp = String::new();
+    let _ = s.read_to_string(&mut resp);
+    let code = resp.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    (code, resp.split_once("\r\n\r\n").map(|x| x.1.to_owned()).unwrap_or_default())
+}
+
+/// A dump truncated while `hprof serve` maps it: the page that reads past the new end answers with an
+/// error saying so (not SIGBUS), and the server goes on answering.
+#[test]
+fn serve_survives_its_file_shrinking_under_the_map() {
+    use std::io::{BufRead, BufReader};
+    let dir = jvm_harness::scratch("hostile-shrink");
+    let depth = 20_000u64;
+    let bytes = deep_chain(depth);
+    let file = write(dir.path(), "chain.hprof", &bytes);
+    let mut child = std::process::Command::new(jvm_harness::hprof_binary())
+        .args(["serve", &file, "--port", "0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let addr = line
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("http://"))
+        .unwrap_or_else(|| panic!("{line}"))
+        .trim_end_matches('/')
+        .to_owned();
+    let t = std::time::Instant::now();
+    while http_get(&addr, "/api/status").1.contains("building") {
+        assert!(t.elapsed() < Duration::from_secs(60), "serve did not finish its index");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let last = format!("0x{:x}", NODE_BASE + 16 * (depth - 1));
+    let (code, body) = http_get(&addr, &format!("/path?id={last}"));
+    assert_eq!(code, 200, "{body}");
+    // Cut the file to its first page: the path's field names are read from records past it.
+    std::fs::OpenOptions::new().write(true).open(&file).unwrap().set_len(4096).unwrap();
+    let (code, body) = http_get(&addr, &format!("/api/path?id={last}"));
+    assert!(child.try_wait().unwrap().is_none(), "serve died when its file shrank: {code} {body}");
+    assert_eq!(code, 500, "{body}");
+    assert!(body.contains(&format!("shrank from {} to 4096 bytes while being read", bytes.len())), "{body}");
+    let (code, _) = http_get(&addr, "/histo");
+    assert!(code != 0 && child.try_wait().unwrap().is_none(), "serve stopped answering after its file shrank");
+    let _ = child.kill();
+    let _ = child.wait();
+}
