@@ -44,8 +44,10 @@ test: build jdk21 visualvm chromium
 fmt:
 	$(CARGO) fmt --all
 
+# Lint: formatting, clippy, docs, and no import cycle between the files of a crate (scripts/import_cycles.py).
 lint:
 	$(CARGO) fmt --all -- --check
+	python3 scripts/import_cycles.py
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
 	RUSTDOCFLAGS='-D warnings' $(CARGO) doc --workspace --no-deps --document-private-items --quiet
 

@@ -1,7 +1,7 @@
 //! Real dumps from JDK 17, 21 and 25 (`jcmd <pid> GC.heap_dump`, plain and `-gz`) of java/programs/HeapShape,
 //! whose heap has a known shape, and real profiles from the agent (cpu=samples,format=b).
 
-use jvm_harness::{Java, JvmSlot, all_jdks, hprof_binary, scratch};
+use jvm_harness::{Java, JvmSlot, all_jdks, hprof_binary, scratch, skip};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -56,7 +56,7 @@ fn only_object(v: &Value) -> &Value {
 fn jcmd_dumps_have_the_known_counts_and_retained_sizes() {
     for jdk in all_jdks() {
         if !jdk.bin("jcmd").is_file() {
-            eprintln!("JDK {}: no jcmd, skipped", jdk.version);
+            skip(format!("JDK {} has no jcmd ({}) to dump the heap with", jdk.version, jdk.home.display()));
             continue;
         }
         let dir = scratch(&format!("shape-{}", jdk.version));

@@ -432,6 +432,25 @@ fn a_file_it_cannot_read_is_an_error_page_and_the_server_lives_on() {
     }
     // Still there.
     assert_eq!(srv.get_ok("/api/status").0, 200);
+    drop(srv);
+    // Damaged dumps: what comes before the damage, and where it is.
+    let Some(corpus) = jvm_harness::corpus_dir() else { return };
+    let damaged = corpus.join("damaged");
+    let srv = Served::start(&damaged.join("bad_len_first_record_mat_oracle_jdk8_05_x64.hprof"), &[]);
+    let (code, _, body) = srv.get_ok("/");
+    assert_eq!(code, 200);
+    assert!(body.contains("damaged:") && body.contains("offset 31"), "{body}");
+    let (code, _, body) = srv.get_ok("/histo");
+    assert_eq!(code, 404);
+    assert!(body.contains("before the file's damage") && body.contains("offset 31"), "{body}");
+    drop(srv);
+    let srv = Served::start(&damaged.join("trunc50_mat_oracle_jdk8_05_x64.hprof"), &[]);
+    let (code, _, body) = srv.get_ok("/");
+    assert_eq!(code, 200);
+    assert!(body.contains("damaged:") && body.contains("offset 592076"), "{body}");
+    let (code, _, body) = srv.get_ok("/histo");
+    assert_eq!(code, 200);
+    assert!(body.contains("java.lang.Class"), "{body}");
 }
 
 /// A heap dump of 2 million long[4]s, written by the agent at exit (JDK 17).

@@ -30,6 +30,10 @@ pub mod serial_base {
     pub const FRAME: u32 = 500_000;
 }
 
+/// Identifier size of everything hprof-rs writes: the agent's binary profiles and heap dumps, and the
+/// front end's socket commands to the agent (CONTROL's thread identifiers are encoded with it).
+pub const ID_SIZE: u32 = 8;
+
 /// The header strings. 1.0.2 announces HEAP DUMP SEGMENT records.
 pub const PROFILE_1_0_1: &str = "JAVA PROFILE 1.0.1";
 pub const PROFILE_1_0_2: &str = "JAVA PROFILE 1.0.2";

@@ -4,10 +4,7 @@
 use crate::abi::*;
 use crate::guard::guard;
 use crate::layer::{Layer, deliver, layer};
-use jvmti::{
-    CapabilityFlag, Event, EventHandler, EventHost, EventHub, EventHubBuilder, Jni, Jvmti, Need, SubscriberId, sys,
-};
-use std::sync::OnceLock;
+use jvmti::{CapabilityFlag, Event, EventHandler, EventHost, EventHub, EventHubBuilder, Jni, Jvmti, Need, sys};
 use std::sync::atomic::Ordering;
 
 /// The layer's subscription to the jvmti crate's event hub.
@@ -18,19 +15,12 @@ pub static HANDLER: JvmpiEvents = JvmpiEvents;
 /// Where the hub's trampolines find the hub and the layer.
 pub struct Host;
 
-static HUB: OnceLock<(EventHub<Layer>, SubscriberId)> = OnceLock::new();
-
 impl EventHost for Host {
     type Context = Layer;
 
     fn hub() -> Option<(&'static EventHub<Layer>, &'static Layer)> {
-        Some((&HUB.get()?.0, layer()?))
+        Some((crate::event_hub::get()?.0, layer()?))
     }
-}
-
-/// The hub and the layer's subscriber ID, once installed.
-pub fn hub() -> Option<(&'static EventHub<Layer>, SubscriberId)> {
-    HUB.get().map(|(h, id)| (h, *id))
 }
 
 /// Subscribes to every JVMTI event JVMPI may need (on at start: VMInit, VMDeath, thread start and end;
@@ -83,10 +73,8 @@ pub fn install(layer: &Layer) -> Result<(), String> {
     if !hub.available(Event::SampledObjectAlloc) {
         return Err("this JVM cannot report every allocation (JVMTI SampledObjectAlloc); JVMPI needs it".into());
     }
-    if HUB.set((hub, id)).is_err() {
-        return Err("the layer was loaded twice".into());
-    }
-    let (hub, _) = self::hub().ok_or("no hub")?;
+    crate::event_hub::set(hub, id)?;
+    let (hub, _) = crate::event_hub::get().ok_or("no hub")?;
     hub.install::<Host>(layer.jvmti).map_err(|e| format!("installing the JVMTI callbacks: {e}"))
 }
 

@@ -54,7 +54,7 @@ fn still_wanted(layer: &Layer, event: Event, except: sys::jint) -> bool {
 /// JVMTI's start phase, where events cannot be switched: VMInit switches on whatever is wanted by then
 /// (`apply_at_vm_init`).
 fn set_jvmti_event(layer: &Layer, event: Event, on: bool) -> bool {
-    let Some((hub, me)) = crate::callbacks::hub() else { return false };
+    let Some((hub, me)) = crate::event_hub::get() else { return false };
     let result = if on { hub.enable(layer.jvmti, me, event) } else { hub.disable(layer.jvmti, me, event) };
     match result {
         Ok(()) => true,

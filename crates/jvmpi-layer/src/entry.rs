@@ -38,6 +38,7 @@ fn start(raw_vm: *mut sys::JavaVM, options: &str) -> Result<(), String> {
         .jvmti(sys::JVMTI_VERSION_1_2)
         .map_err(|e| format!("cannot get a JVMTI environment ({e:?}); the JVM is too old or not HotSpot"))?;
     let layer = crate::layer::init(vm, jvmti);
+    layer.register_interface(crate::interface::table());
     // The callbacks through the jvmti crate's event hub, which asks for the capabilities its events need.
     crate::callbacks::install(layer)?;
     crate::local_access::begin(layer, &options);

@@ -56,11 +56,9 @@ pub fn for_version(version: jint) -> Option<*mut JVMPI_Interface> {
     Some(p)
 }
 
-/// The agent's event handler, once it has set one.
-pub fn notify_event() -> Option<NotifyEventFn> {
-    let p = INTERFACE.0.get();
-    // SAFETY: a volatile read of a field the agent may have written from another thread during JVM_OnLoad.
-    unsafe { std::ptr::addr_of!((*p).NotifyEvent).read_volatile() }
+/// The interface table itself, for the layer to find the agent's `NotifyEvent` in (see `Layer::deliver`).
+pub fn table() -> *mut JVMPI_Interface {
+    INTERFACE.0.get()
 }
 
 unsafe extern "C" fn enable_event(event_type: jint, arg: *mut c_void) -> jint {

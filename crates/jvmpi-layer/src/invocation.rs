@@ -8,21 +8,19 @@
 
 use crate::abi::{JVMPI_VERSION_1, JVMPI_VERSION_1_1, JVMPI_VERSION_1_2};
 use crate::guard::guard;
+use crate::jvm_get_env::{self, original_get_env};
 use jvmti::sys;
 use std::ffi::c_void;
 use std::sync::OnceLock;
 
-struct Tables {
-    original: *const sys::JNIInvokeInterface_,
-    wrapped: Box<sys::JNIInvokeInterface_>,
-}
+struct Wrapped(Box<sys::JNIInvokeInterface_>);
 
-// SAFETY: the tables are written once, before any other thread can read them, and never changed after.
-unsafe impl Send for Tables {}
+// SAFETY: the table is written once, before any other thread can read it, and never changed after.
+unsafe impl Send for Wrapped {}
 // SAFETY: as for Send.
-unsafe impl Sync for Tables {}
+unsafe impl Sync for Wrapped {}
 
-static TABLES: OnceLock<Tables> = OnceLock::new();
+static WRAPPED: OnceLock<Wrapped> = OnceLock::new();
 
 /// Gives `vm` a table whose GetEnv knows JVMPI. Idempotent.
 ///
@@ -31,27 +29,17 @@ static TABLES: OnceLock<Tables> = OnceLock::new();
 pub unsafe fn wrap(vm: *mut sys::JavaVM) {
     // SAFETY: a JavaVM is `*const JNIInvokeInterface_` (jni.h's JavaVM_ has that one member) and is writable.
     let current = unsafe { *vm };
-    let tables = TABLES.get_or_init(|| {
+    let wrapped = WRAPPED.get_or_init(|| {
         // SAFETY: `current` is the JVM's own function table, valid for the life of the VM.
+        unsafe { jvm_get_env::remember(current) };
+        // SAFETY: as above.
         let mut wrapped = Box::new(unsafe { *current });
         wrapped.GetEnv = Some(get_env);
-        Tables { original: current, wrapped }
+        Wrapped(wrapped)
     });
-    if !std::ptr::eq(current, &*tables.wrapped) {
+    if !std::ptr::eq(current, &*wrapped.0) {
         // SAFETY: as above; the boxed table lives in a static for the rest of the process.
-        unsafe { *vm = &*tables.wrapped as *const _ };
-    }
-}
-
-/// The JVM's own GetEnv, for everything that is not JVMPI.
-pub fn original_get_env(vm: *mut sys::JavaVM, penv: *mut *mut c_void, version: sys::jint) -> sys::jint {
-    let Some(t) = TABLES.get() else { return sys::JNI_ERR };
-    // SAFETY: `original` is the JVM's table; its GetEnv takes exactly these arguments.
-    unsafe {
-        match (*t.original).GetEnv {
-            Some(f) => f(vm, penv, version),
-            None => sys::JNI_ERR,
-        }
+        unsafe { *vm = &*wrapped.0 as *const _ };
     }
 }
 

@@ -11,8 +11,7 @@ use hprof_format::serial_base;
 use rustc_hash::FxHashMap;
 use std::io;
 
-/// Identifier size of our binary files.
-pub const ID_SIZE: u32 = 8;
+pub use hprof_format::ID_SIZE;
 
 pub struct BinaryEncoder {
     writer: RecordWriter<Buffered>,

@@ -230,7 +230,7 @@ impl FrontEnd {
         self.eventful = true;
         let base = self.unsent_path.to_string_lossy().into_owned();
         let pid = std::process::id();
-        let numbered = |n| super::sink::numbered(&base, pid, n);
+        let numbered = |n| super::numbered(&base, pid, n);
         let file = private_files::create(&self.unsent_path, IfExists::PickName(&numbered));
         let mut file = match file {
             Ok(created) => {

@@ -424,3 +424,9 @@ fn write_traces(
     }
     Ok(())
 }
+
+/// `<name>.<pid>` for the first try, `<name>.<pid>.<n>` for the next ones (the sink's and the front end's
+/// fresh file names).
+fn numbered(name: &str, pid: u32, n: u32) -> std::path::PathBuf {
+    std::path::PathBuf::from(if n <= 1 { format!("{name}.{pid}") } else { format!("{name}.{pid}.{n}") })
+}

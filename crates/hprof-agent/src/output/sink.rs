@@ -1,6 +1,7 @@
 //! Where the profile goes: a file (HPROF's `file=` and `force=` rules) or a TCP connection (`net=`).
 
 use super::front_end::FrontEnd;
+use super::numbered;
 use crate::options::{Options, OutputFormat};
 use private_files::{Created, Finish, IfExists, Kind};
 use std::fs::File;
@@ -218,11 +219,6 @@ fn unique_name(name: &str, format: OutputFormat, pid: u32, n: u32) -> PathBuf {
         return PathBuf::from(path);
     }
     numbered(name, pid, n)
-}
-
-/// `<name>.<pid>` for the first try, `<name>.<pid>.<n>` for the next ones.
-pub(super) fn numbered(name: &str, pid: u32, n: u32) -> PathBuf {
-    PathBuf::from(if n <= 1 { format!("{name}.{pid}") } else { format!("{name}.{pid}.{n}") })
 }
 
 #[cfg(test)]

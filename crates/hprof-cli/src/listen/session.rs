@@ -3,6 +3,7 @@
 
 use super::console::{self, Line};
 use super::scanner::Scanner;
+use hprof_format::ID_SIZE;
 use hprof_format::commands::{Command, encode};
 use std::fs::File;
 use std::io::{BufRead, BufWriter, IsTerminal, Read, Write};
@@ -11,9 +12,6 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
-
-/// Our streams always carry 8-byte identifiers (CONTROL's thread ids are encoded with it).
-const ID_SIZE: u32 = 8;
 
 enum Event {
     Line(String),

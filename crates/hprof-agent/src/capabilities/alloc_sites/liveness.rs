@@ -16,7 +16,6 @@
 //! never deletes a reference such a list still names: it takes dead ones out of the lists first, under
 //! each thread's lock, which the lookup holds too.
 
-use super::per_thread::AllocThread;
 use super::site_table::SiteTable;
 use super::weight::Weighting;
 use jvmti::{Jni, sys};
@@ -99,9 +98,9 @@ pub struct CheckStats {
 }
 
 impl Liveness {
-    /// This thread's records, registered on first use.
-    fn records_of<'t>(&self, t: &'t mut AllocThread) -> &'t ThreadRecords {
-        t.records.get_or_insert_with(|| {
+    /// This thread's records, registered on first use (`slot` is kept in the thread's `AllocThread`).
+    fn records_of<'t>(&self, slot: &'t mut Option<Arc<ThreadRecords>>) -> &'t ThreadRecords {
+        slot.get_or_insert_with(|| {
             let records = Arc::new(ThreadRecords::default());
             self.threads.lock().unwrap_or_else(|e| e.into_inner()).push(records.clone());
             records
@@ -109,10 +108,10 @@ impl Liveness {
     }
 
     /// Starts watching `object`, counted at `site`. `sampled`: it came from SampledObjectAlloc (and may be
-    /// reported again by VMObjectAlloc). `t`: the current thread's state, if it can be had.
+    /// reported again by VMObjectAlloc). `t`: the current thread's records slot, if it can be had.
     pub fn track(
         &self,
-        t: Option<&mut AllocThread>,
+        t: Option<&mut Option<Arc<ThreadRecords>>>,
         jni: Jni,
         object: sys::jobject,
         site: u32,
@@ -139,7 +138,13 @@ impl Liveness {
     }
 
     /// Whether `object` (a VMObjectAlloc report) is one this thread's sampler reported just before.
-    pub fn already_tracked(&self, t: Option<&mut AllocThread>, jni: Jni, object: sys::jobject, words: u32) -> bool {
+    pub fn already_tracked(
+        &self,
+        t: Option<&mut Option<Arc<ThreadRecords>>>,
+        jni: Jni,
+        object: sys::jobject,
+        words: u32,
+    ) -> bool {
         let Some(t) = t else { return false };
         self.records_of(t)
             .lock()

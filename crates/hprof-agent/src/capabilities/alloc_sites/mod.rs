@@ -92,7 +92,7 @@ impl AllocSites {
         let words = size::words(size);
         let record_with = |t: Option<&mut per_thread::AllocThread>| {
             let mut t = t;
-            if !sampled && self.liveness.already_tracked(t.as_deref_mut(), jni, object, words) {
+            if !sampled && self.liveness.already_tracked(t.as_deref_mut().map(|t| &mut t.records), jni, object, words) {
                 return;
             }
             let Some(site) = self.finder.site_of(ctx, &self.sites, t.as_deref_mut(), jni, thread, class) else {
@@ -100,7 +100,7 @@ impl AllocSites {
                 return;
             };
             self.sites.record_alloc(site, self.weighting.of(size::bytes(words)));
-            self.liveness.track(t, jni, object, site, words, sampled);
+            self.liveness.track(t.map(|t| &mut t.records), jni, object, site, words, sampled);
         };
         // An allocation made while another is recorded (or by an exiting thread) goes without the thread's
         // state: JVMTI for the stack, and no watching for its death.

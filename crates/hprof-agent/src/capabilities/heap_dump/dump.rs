@@ -15,9 +15,9 @@
 //!    DUMP BEGIN with the totals, in text).
 //! 4. The environment is disposed of, releasing every tag at once, on a thread of its own.
 
-use super::naming::Named;
+use super::ids::Named;
+use super::ids::{self, DumpIds};
 use super::naming::Naming;
-use super::naming::ids::{self, DumpIds};
 use super::plan::Skipped;
 use super::plan::held::HeldByClasses;
 use super::plan::layout::ClassPlan;

@@ -2,7 +2,8 @@
 //! read them) or text (HEAP DUMP BEGIN … END), at exit (doe=y), on Ctrl-\ (SIGQUIT → DataDumpRequest) and
 //! on the front end's DUMP HEAP command. Each dump is complete and separate.
 //!
-//! A reader's path, one concept per module (each directory's `mod.rs` says what its files do):
+//! A reader's path, one concept per module (each directory's `mod.rs` says what its files do; `plan/` needs
+//! only `ids/`, and no files import each other in a cycle, which `make lint` checks):
 //!
 //! - `dump.rs`: one dump from start to end, and why in that order;
 //! - `plan/`: what the walk needs to know beforehand, gathered with JVMTI and JNI (its callbacks may call
@@ -10,10 +11,12 @@
 //!   GetLoadedClasses), the threads, their traces and held monitors (`threads.rs`), and what the walk would
 //!   not meet — what only class objects' own fields hold (`held.rs`, reading the plan's classes) and what
 //!   only the classes' constant pools hold (`resolved.rs`);
+//! - `ids/`: the dump's own identifiers, carried in JVMTI tags (`mod.rs`; an object array's tag carries its
+//!   length too), and the objects tagged before the walk, remembered for a walk by address (`named.rs`);
 //! - `naming/`: how a dump names its objects — by address (trusted after the `probe.rs` walk; every read of
 //!   HotSpot's memory goes through the `hotspot` crate's `heap` module, checked against committed memory
 //!   or made with a read that cannot fault; primitive values then read from memory, `field_offsets.rs`)
-//!   or by tag (`ids.rs`);
+//!   or by tag (`ids/`); it finds the objects `ids/named.rs` remembered again by address, inside the walk;
 //! - `walk/`: the JVMTI FollowReferences pass. `mod.rs` holds the general answer to each callback and,
 //!   beside it, the short path for the commonest report that must answer as it does; who a callback's
 //!   objects are (`identify.rs`), what happens when the walk moves to the next object (`enter.rs`), the
@@ -26,6 +29,7 @@
 //!   (`in_place.rs`).
 
 mod dump;
+mod ids;
 mod naming;
 mod plan;
 mod records;
@@ -39,8 +43,8 @@ use jvmti::{CapabilityFlag, EventHandler, Jni};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Identifier size of the agent's binary files (see `output::binary`): references take 8 bytes.
-const ID_SIZE: u32 = 8;
+/// Identifier size of the agent's binary files: references take 8 bytes.
+use hprof_format::ID_SIZE;
 
 #[derive(Default)]
 pub struct HeapDump {

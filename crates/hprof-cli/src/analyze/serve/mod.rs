@@ -54,10 +54,10 @@ fn flame_svg(d: &Dump) -> Option<String> {
 
 /// Reads the file and builds what the pages show (run by index.rs on a thread of its own).
 fn load(file: &Path, graph: &super::GraphArgs, progress: &dyn Progress) -> Result<App, String> {
-    let (an, fresh) = match Analysed::load_with(file, true, graph, progress) {
-        Ok(an) => (Some(an), None),
-        // A profile: its records are all there is.
-        Err(e) if e.contains("no heap dump") => (None, Some(open(file, progress)?)),
+    let (an, fresh, no_heap) = match Analysed::load_with(file, true, graph, progress) {
+        Ok(an) => (Some(an), None, String::new()),
+        // A profile (its records are all there is), or a dump damaged before its heap dump (the page says where).
+        Err(e) if e.contains("no heap dump") => (None, Some(open(file, progress)?), e),
         Err(e) => return Err(e),
     };
     let d: &Dump = match (&an, &fresh) {
@@ -78,8 +78,15 @@ fn load(file: &Path, graph: &super::GraphArgs, progress: &dyn Progress) -> Resul
             human(an.tree.reachable_bytes)
         ));
     }
+    let damage = d.damage.as_ref().or(an.as_ref().and_then(|an| an.graph.damage.as_ref()));
+    if let Some(e) = damage {
+        summary.push_str(&format!("\ndamaged: {e}; what is shown comes from before it\n"));
+    }
+    if let Some(m) = d.incomplete_message() {
+        summary.push_str(&format!("\n{m}\n"));
+    }
     drop(fresh);
-    Ok(App { file: file.to_path_buf(), an, flame_svg: flame, summary })
+    Ok(App { file: file.to_path_buf(), an, flame_svg: flame, summary, no_heap })
 }
 
 /// This machine's name, for the URL and the Host check of a server bound to all addresses.

@@ -19,6 +19,8 @@ pub struct App {
     /// The CPU samples' flame graph (inferno's SVG without its XML prolog), rendered in memory.
     pub flame_svg: Option<String>,
     pub summary: String,
+    /// Why there is no heap to show, when `an` is `None`.
+    pub no_heap: String,
 }
 
 /// A route's answer: status, content type and body.
@@ -57,7 +59,7 @@ impl App {
     fn answer(&self, path: &str, q: &str) -> (u16, &'static str, String) {
         let html = HTML;
         let js = JSON;
-        let no_heap = || (404, html, page("No heap dump", "<p>This file holds no heap dump.</p>"));
+        let no_heap = || (404, html, page("No heap dump", &format!("<p id=\"no-heap\">{}.</p>", esc(&self.no_heap))));
         match path {
             "/" => {
                 (200, html, page(&format!("{}", self.file.display()), &format!("<pre>{}</pre>", esc(&self.summary))))

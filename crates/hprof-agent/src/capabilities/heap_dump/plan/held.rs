@@ -6,10 +6,7 @@
 //! those objects are held by JNI global references, and the walk writes the roots it meets through them as
 //! ROOT UNKNOWN (they are held by the VM's class data, not by JNI).
 
-#[cfg(doc)]
-use super::layout::ClassPlan;
-use super::layout::tag_object;
-use crate::capabilities::heap_dump::naming::ids::DumpIds;
+use crate::capabilities::heap_dump::ids::{DumpIds, tag_object};
 use crate::context::Context;
 use jvmti::{Jni, Jvmti, sys};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -30,7 +27,7 @@ pub struct HeldByClasses {
 
 impl HeldByClasses {
     /// Holds every object the `java.lang.Class` reference fields of `classes` (the plan's loaded classes,
-    /// [`ClassPlan::loaded`]) point to, but class objects, class loaders and modules (the walk reaches those
+    /// [`ClassPlan::loaded`](super::layout::ClassPlan::loaded)) point to, but class objects, class loaders and modules (the walk reaches those
     /// anyway) and arrays (an array's identifier carries its length, given when the walk meets it).
     pub fn collect(
         ctx: &Context,

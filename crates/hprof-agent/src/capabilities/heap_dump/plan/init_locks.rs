@@ -12,8 +12,7 @@
 //! JNI accepts `componentType`'s own ID, not one of our making.
 
 use super::held::HeldByClasses;
-use super::layout::tag_object;
-use crate::capabilities::heap_dump::naming::ids::DumpIds;
+use crate::capabilities::heap_dump::ids::{DumpIds, tag_object};
 use crate::context::Context;
 use hotspot::VmStructs;
 use hotspot::init_lock::InitLock;

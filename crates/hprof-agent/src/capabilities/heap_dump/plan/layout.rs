@@ -9,7 +9,7 @@
 //! one to the other.
 
 use crate::capabilities::heap_dump::ID_SIZE;
-use crate::capabilities::heap_dump::naming::ids::DumpIds;
+use crate::capabilities::heap_dump::ids::{DumpIds, tag_object};
 use crate::classes::ClassRecord;
 use crate::context::Context;
 use hotspot::heap::FieldOffsets;
@@ -636,20 +636,5 @@ fn link_class(jni: Jni, class: sys::jclass) {
     if let Some(link) = Linker::new(jni) {
         link.link(jni, class);
         link.release(jni);
-    }
-}
-
-/// The identifier of an object that is not an object array, tagging it if the dump has not yet.
-pub fn tag_object(jni: Jni, dump_env: Jvmti, ids: &mut DumpIds, object: sys::jobject) -> u64 {
-    match dump_env.tag(object) {
-        Ok(t) if t != 0 => ids.id_of(t),
-        _ => {
-            let (tag, id) = ids.plain();
-            if dump_env.set_tag(object, tag).is_err() {
-                return 0;
-            }
-            ids.tagged(jni, object, id, false);
-            id
-        }
     }
 }

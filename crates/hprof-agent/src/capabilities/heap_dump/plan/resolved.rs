@@ -33,7 +33,7 @@
 
 use super::Skipped;
 use super::held::HeldByClasses;
-use crate::capabilities::heap_dump::naming::ids::DumpIds;
+use crate::capabilities::heap_dump::ids::DumpIds;
 use crate::context::Context;
 use hotspot::VmStructs;
 use hotspot::heap::PoolHandles;

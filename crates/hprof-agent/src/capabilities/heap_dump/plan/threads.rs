@@ -7,8 +7,7 @@
 //! frames it sees holding roots, and [`ThreadRoots::settle_traces`] keeps the earlier trace only where they
 //! agree with it, building the trace from the walk's frames otherwise.
 
-use super::layout::tag_object;
-use crate::capabilities::heap_dump::naming::ids::DumpIds;
+use crate::capabilities::heap_dump::ids::{DumpIds, tag_object};
 use crate::context::Context;
 use crate::traces::RawFrame;
 use jvmti::{Jni, Jvmti, sys};

@@ -3,17 +3,17 @@
 //! (`hotspot::heap::ObjectAddresses`).
 //!
 //! By tag, every object is tagged on its first report, and JVMTI hands the classes' tags along. By address
-//! nothing is tagged (an empty tag map is what makes the walk fast, see [`naming`]): an address is
-//! looked up among the objects named before the walk, and an object's class is the class object its first
+//! nothing is tagged (an empty tag map is what makes the walk fast, see [`naming`](super::super::naming)):
+//! an address is looked up among the objects named before the walk, and an object's class is the class object its first
 //! report — always its reference to its class — points to. Class objects are told by the class word in
 //! their headers (with compact headers, which have none, java.lang.Class keeps its tag and JVMTI's class
 //! tags tell). A class object the plan lacks (a class loaded since, or one CDS archived but not loaded) is
 //! tagged with its address when first reported, so that it can be found again after the walk.
 
 use super::Walk;
-use crate::capabilities::heap_dump::naming::Name;
 #[cfg(doc)]
-use crate::capabilities::heap_dump::naming::{self, ids};
+use crate::capabilities::heap_dump::ids;
+use crate::capabilities::heap_dump::naming::Name;
 use crate::capabilities::heap_dump::plan::layout::ClassKind;
 use jvmti::sys;
 

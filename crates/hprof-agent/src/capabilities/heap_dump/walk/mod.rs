@@ -6,7 +6,7 @@
 //! after the other before moving to the next object. So the walk keeps only the object being visited:
 //! when a callback names another referrer, the previous object is complete and its record is written.
 //! Objects are named by their addresses (`hotspot::heap::ObjectAddresses`) or, where those cannot be trusted, by tags
-//! ([`super::naming::ids`]); [`identify`] reads a callback's objects either way.
+//! ([`super::ids`]); [`identify`] reads a callback's objects either way.
 //!
 //! Heap callbacks ([`callbacks`]) run inside a VM operation on the VM thread: no JNI, no JVMTI, no
 //! lock a Java thread could hold. Everything they need was gathered before ([`ClassPlan`], [`ThreadRoots`]).
@@ -17,9 +17,9 @@ mod enter;
 mod identify;
 pub(super) mod late;
 
+use super::ids::DumpIds;
 use super::naming::NamedMap;
 use super::naming::Naming;
-use super::naming::ids::DumpIds;
 use super::plan::layout::{ClassPlan, IndexTable, ReferenceOffsets};
 use super::plan::threads::{SeenFrame, ThreadRoots};
 use super::records::binary::store_value;
@@ -281,7 +281,7 @@ impl<'a> Walk<'a> {
             && self.addresses.is_some()
             && let Some(named) = &self.ids.named
         {
-            let map = named.resolve(self.plan);
+            let map = NamedMap::resolve(named, self.plan);
             if let (Some(a), Some(mirror)) = (self.addresses, map.some_class_object())
                 && a.heap.holds(mirror)
             {

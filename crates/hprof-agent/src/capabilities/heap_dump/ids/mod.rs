@@ -4,7 +4,7 @@
 //! reference to one and its own record agree: class objects and thread objects the identifiers the class
 //! and thread tables gave them (those of LOAD CLASS and THREAD START), class loaders and held monitors
 //! (tagged before the walk) and, when objects are named by tags rather than addresses
-//! ([`naming`](super)), every other object, one from a range of the dump's own: [`DUMP_BASE`] onwards,
+//! (`naming`), every other object, one from a range of the dump's own: [`DUMP_BASE`] onwards,
 //! above any address and far above any identifier of the class and thread tables.
 //!
 //! Object arrays are the exception: the heap walk reports an array's elements but never its length, and the
@@ -12,8 +12,11 @@
 //! bit 63 set, bits 32..63 the length, bits 0..32 the array's number in the range. Tags are never written
 //! to the file; [`DumpIds::id_of`] turns a tag into the identifier.
 
-use super::Named;
-use jvmti::{Jni, sys};
+mod named;
+
+pub use named::{Kind, Named};
+
+use jvmti::{Jni, Jvmti, sys};
 
 /// The first identifier of every dump's range.
 pub const DUMP_BASE: u64 = 1 << 61;
@@ -87,6 +90,21 @@ impl DumpIds {
     /// Whether `id` lies in this dump's reserved range.
     pub fn is_reserved(&self, id: u64) -> bool {
         id >= self.base && id - self.base < RESERVED
+    }
+}
+
+/// The identifier of an object that is not an object array, tagging it if the dump has not yet.
+pub fn tag_object(jni: Jni, dump_env: Jvmti, ids: &mut DumpIds, object: sys::jobject) -> u64 {
+    match dump_env.tag(object) {
+        Ok(t) if t != 0 => ids.id_of(t),
+        _ => {
+            let (tag, id) = ids.plain();
+            if dump_env.set_tag(object, tag).is_err() {
+                return 0;
+            }
+            ids.tagged(jni, object, id, false);
+            id
+        }
     }
 }
 
