@@ -228,3 +228,49 @@ fn a_replaced_profile_is_in_place_after_system_exit_and_sigterm() {
     assert_untouched(&victim, "exit, SIGTERM, OutOfMemoryError");
     assert_no_leftovers(d, "exit, SIGTERM, OutOfMemoryError");
 }
+
+/// As an unprivileged user (nobody), in a sticky world-writable directory (`/tmp`): another user (uid
+/// 12345) planted a link at the report's path to nobody's own file, the classic way to make a program
+/// overwrite its user's files. force=y cannot rename over another user's entry there: refused at load
+/// with a reason, the file untouched. force=n writes `<name>.<pid>.txt` instead; a fresh name is 0600.
+#[test]
+fn as_an_unprivileged_user_a_link_another_user_planted_in_a_sticky_directory_is_never_followed() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        skip("running the JVM as nobody needs root");
+        return;
+    }
+    let dir = scratch("sticky");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let shared = dir.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let victim = victim(&shared);
+    std::os::unix::fs::chown(&victim, Some(65534), Some(65534)).unwrap();
+    let link = shared.join("report.txt");
+    symlink(&victim, &link).unwrap();
+    std::os::unix::fs::lchown(&link, Some(12345), Some(12345)).unwrap();
+
+    let run =
+        Java::new(&jdk17(), &shared).user(65534, 65534).agentpath("cpu=samples,file=report.txt").class("Hello").run();
+    assert_ne!(run.code(), Some(0), "force=y must refuse:\n{}", run.stderr);
+    run.assert_no_crash_log();
+    assert!(
+        run.stderr.contains("report.txt belongs to another user (uid 12345) in a sticky directory"),
+        "{}",
+        run.stderr
+    );
+    assert_untouched(&victim, "force=y as nobody");
+
+    let run = Java::new(&jdk17(), &shared)
+        .user(65534, 65534)
+        .agentpath("cpu=samples,force=n,file=report.txt")
+        .class("Hello")
+        .run();
+    run.assert_success();
+    assert_untouched(&victim, "force=n as nobody");
+    let fresh = shared.join(format!("report.{}.txt", run_pid(&run.stderr, &shared, "report")));
+    assert_private_file(&fresh, "CPU SAMPLES BEGIN", "force=n as nobody");
+    assert_eq!(std::fs::metadata(&fresh).unwrap().uid(), 65534, "nobody's file");
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink(), "the other user's link is left alone");
+}

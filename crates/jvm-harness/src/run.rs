@@ -16,6 +16,8 @@ pub struct Java {
     file_size_limit: Option<u64>,
     /// The JVM's umask (the test's own otherwise).
     umask: Option<libc::mode_t>,
+    /// The user and group the JVM runs as (needs root).
+    user: Option<(libc::uid_t, libc::gid_t)>,
 }
 
 impl Java {
@@ -30,6 +32,7 @@ impl Java {
             timeout: Duration::from_secs(180),
             file_size_limit: None,
             umask: None,
+            user: None,
         }
     }
 
@@ -116,6 +119,12 @@ impl Java {
         self
     }
 
+    /// Runs the JVM as `uid`:`gid` with no supplementary groups (the test must run as root).
+    pub fn user(mut self, uid: u32, gid: u32) -> Java {
+        self.user = Some((uid, gid));
+        self
+    }
+
     /// The command line, for messages.
     pub fn describe(&self) -> String {
         format!("{} {} {}", self.jdk.java().display(), self.vm_args.join(" "), self.main.join(" "))
@@ -141,12 +150,13 @@ impl Java {
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
-        if self.file_size_limit.is_some() || self.umask.is_some() {
+        if self.file_size_limit.is_some() || self.umask.is_some() || self.user.is_some() {
             use std::os::unix::process::CommandExt;
             let limit = self.file_size_limit.map(|bytes| libc::rlimit { rlim_cur: bytes, rlim_max: bytes });
             let umask = self.umask;
-            // SAFETY: runs in the child between fork and exec, calling only setrlimit and umask
-            // (async-signal-safe) on values copied in before the fork.
+            let user = self.user;
+            // SAFETY: runs in the child between fork and exec, calling only setrlimit, umask, setgroups,
+            // setgid and setuid (async-signal-safe) on values copied in before the fork.
             unsafe {
                 cmd.pre_exec(move || {
                     if let Some(limit) = &limit
@@ -156,6 +166,13 @@ impl Java {
                     }
                     if let Some(mask) = umask {
                         libc::umask(mask);
+                    }
+                    if let Some((uid, gid)) = user
+                        && (libc::setgroups(0, std::ptr::null()) != 0
+                            || libc::setgid(gid) != 0
+                            || libc::setuid(uid) != 0)
+                    {
+                        return Err(std::io::Error::last_os_error());
                     }
                     Ok(())
                 })

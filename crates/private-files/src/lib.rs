@@ -137,13 +137,16 @@ fn private(file: File) -> io::Result<File> {
 
 /// A fresh file beside `path`, named `<name>.<random>.tmp`, to be renamed over it.
 fn replace(path: &Path) -> io::Result<Created> {
-    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
-        return Err(io::Error::new(io::ErrorKind::IsADirectory, format!("{} is a directory", path.display())));
-    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if meta.is_dir() {
+            return Err(io::Error::new(io::ErrorKind::IsADirectory, format!("{} is a directory", path.display())));
+        }
+        renamable_over(path, &meta, dir)?;
+    }
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let prefix = format!("{name}.");
     let temp = tempfile::Builder::new()
@@ -154,6 +157,28 @@ fn replace(path: &Path) -> io::Result<Created> {
     let (file, temp) = temp.into_parts();
     let file = private(file)?;
     Ok(Created { file, path: path.to_owned(), kind: Kind::Replacing, finish: Finish(Some((temp, path.to_owned()))) })
+}
+
+/// In a sticky directory (`/tmp`) only root, the directory's owner and the entry's own owner may rename
+/// over an entry: refused now, with a reason, rather than by the rename once the profile is written.
+fn renamable_over(path: &Path, meta: &std::fs::Metadata, dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    let Ok(dir_meta) = std::fs::metadata(dir) else { return Ok(()) };
+    let sticky = dir_meta.mode() & libc::S_ISVTX != 0;
+    if me == 0 || !sticky || meta.uid() == me || dir_meta.uid() == me {
+        return Ok(());
+    }
+    Err(io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        format!(
+            "{} belongs to another user (uid {}) in a sticky directory, where it cannot be replaced; \
+             remove it or choose another name",
+            path.display(),
+            meta.uid()
+        ),
+    ))
 }
 
 fn pick_name(path: &Path, names: &dyn Fn(u32) -> PathBuf) -> io::Result<Created> {

@@ -272,3 +272,32 @@ pub fn huge_counts() -> Vec<(&'static str, Vec<u8>)> {
     out.push(("segment-4g", seg));
     out
 }
+
+/// `n` empty int arrays with 4-byte ids, every other one a GC root, all held by one object array: the
+/// most objects (and references) per byte of file, for the memory bound.
+pub fn tiny_objects(n: u64) -> Vec<u8> {
+    let mut w = RecordWriter::new(Vec::new(), "JAVA PROFILE 1.0.2", 4, 0).unwrap();
+    w.utf8(1, "java.lang.Object").unwrap();
+    w.utf8(2, "[Ljava/lang/Object;").unwrap();
+    w.load_class(1, 0x100, 0, 1).unwrap();
+    w.load_class(2, 0x200, 0, 2).unwrap();
+    let mut b = Body::with_capacity(4, n as usize * 24);
+    for (id, sup) in [(0x100u64, 0u64), (0x200, 0x100)] {
+        b.u1(sub::CLASS_DUMP).id(id).u4(0).id(sup).id(0).id(0).id(0).id(0).id(0).u4(0).u2(0).u2(0).u2(0);
+    }
+    b.u1(sub::OBJECT_ARRAY_DUMP).id(0x1000).u4(0).u4(n as u32).id(0x200);
+    for i in 0..n {
+        b.id(0x10_0000 + 16 * i as u64);
+    }
+    b.u1(sub::ROOT_JNI_GLOBAL).id(0x1000).id(0);
+    for i in 0..n {
+        let id = 0x10_0000 + 16 * i;
+        b.u1(sub::PRIMITIVE_ARRAY_DUMP).id(id).u4(0).u4(0).u1(BasicType::Int as u8);
+        if i % 2 == 0 {
+            b.u1(sub::ROOT_UNKNOWN).id(id);
+        }
+    }
+    w.heap_dump_segment(b.as_slice()).unwrap();
+    w.heap_dump_end().unwrap();
+    w.into_inner()
+}
