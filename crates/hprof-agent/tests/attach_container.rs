@@ -5,7 +5,7 @@
 
 mod report_support;
 
-use jvm_harness::{JvmSlot, hprof_binary, jdk17, scratch, skip};
+use jvm_harness::{Jdk, JvmSlot, all_jdks, hprof_binary, jdk17, scratch, skip};
 use report_support::ranked_section;
 use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
@@ -23,7 +23,7 @@ struct Container {
 
 impl Container {
     /// None (after a named skip) where namespaces cannot be made.
-    fn start(setup: &str, cwd: &Path, seconds: u32) -> Option<Container> {
+    fn start(jdk: &Jdk, setup: &str, cwd: &Path, seconds: u32) -> Option<Container> {
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } != 0 {
             skip("unshare needs root (CAP_SYS_ADMIN)");
@@ -36,7 +36,7 @@ impl Container {
         }
         let slot = JvmSlot::acquire();
         let java =
-            format!("{} -cp {} CpuAccuracy {seconds}", jdk17().java().display(), jvm_harness::java_classes().display());
+            format!("{} -cp {} CpuAccuracy {seconds}", jdk.java().display(), jvm_harness::java_classes().display());
         let script = format!("set -e\n{setup}\nexec {}", setup_exec(&java));
         let unshare = Command::new("unshare")
             .args(["--pid", "--mount", "--fork", "--mount-proc", "sh", "-c", &script])
@@ -143,8 +143,14 @@ const MOUNT_OWN_TMP: &str = "mount -t tmpfs tmpfs /tmp";
 /// is loaded: the JVM maps a fresh copy of its own, profiles right, and a second attach reuses that copy.
 #[test]
 fn planted_agent_copies_are_not_loaded() {
+    for jdk in all_jdks() {
+        planted_agent_copies_are_not_loaded_on(&jdk);
+    }
+}
+
+fn planted_agent_copies_are_not_loaded_on(jdk: &Jdk) {
     let dir = scratch("attach-planted");
-    let Some(jvm) = Container::start(MOUNT_OWN_TMP, dir.path(), 8) else { return };
+    let Some(jvm) = Container::start(jdk, MOUNT_OWN_TMP, dir.path(), 8) else { return };
     let (library, bytes, mtime, hash) = agent();
     let tmp = jvm.tmp();
     let impostor = vec![0x5au8; bytes.len()];
@@ -162,8 +168,12 @@ fn planted_agent_copies_are_not_loaded() {
 
     jvm.profile(&tmp);
     let mapped = jvm.mapped_agents();
-    assert_eq!(mapped.len(), 1, "one agent mapped: {mapped:?}");
-    assert!(!planted.contains(&mapped[0]) && mapped[0].starts_with(&format!("libhprof-{hash}-")), "{mapped:?}");
+    let v = jdk.version;
+    assert_eq!(mapped.len(), 1, "JDK {v}: one agent mapped: {mapped:?}");
+    assert!(
+        !planted.contains(&mapped[0]) && mapped[0].starts_with(&format!("libhprof-{hash}-")),
+        "JDK {v}: {mapped:?}"
+    );
     let copy = std::fs::symlink_metadata(tmp.join(&mapped[0])).unwrap();
     assert!(copy.is_file() && copy.mode() & 0o777 == 0o600 && copy.len() == bytes.len() as u64, "{copy:?}");
     // A second attach reaches the same agent through the same copy.
@@ -182,7 +192,7 @@ fn a_planted_link_in_the_container_tmp_is_not_followed() {
     let dir = scratch("attach-link");
     let victim = dir.path().join("host-file");
     std::fs::write(&victim, "the host's own\n").unwrap();
-    let Some(jvm) = Container::start(MOUNT_OWN_TMP, dir.path(), 8) else { return };
+    let Some(jvm) = Container::start(&jdk17(), MOUNT_OWN_TMP, dir.path(), 8) else { return };
     let (_, bytes, mtime, _) = agent();
     symlink(&victim, jvm.tmp().join(format!("libhprof-{}-{mtime}.so", bytes.len()))).unwrap();
     jvm.profile(&jvm.tmp());
@@ -217,7 +227,7 @@ mount -t tmpfs -o mode=1777 tmpfs "$R{h}"
 ln -s {h} "$R/tmp"
 CHROOT="$R""#
     );
-    let Some(jvm) = Container::start(&setup, dir.path(), 10) else { return };
+    let Some(jvm) = Container::start(&jdk17(), &setup, dir.path(), 10) else { return };
     let inside_tmp = PathBuf::from(format!("/proc/{}/root{h}", jvm.pid));
     assert!(
         std::fs::symlink_metadata(format!("/proc/{}/root/tmp", jvm.pid)).unwrap().file_type().is_symlink(),
@@ -236,17 +246,71 @@ CHROOT="$R""#
 }
 
 /// A dangling link planted at `.attach_pid1` in the JVM's working directory, pointing at a host path: it is
-/// not followed (the host path is not created); hprof triggers the listener through the JVM's /tmp instead.
+/// not followed (the host path is not created); hprof triggers the listener through the JVM's /tmp instead,
+/// which HotSpot looks at when the working directory's trigger does not stat.
 #[test]
 fn a_planted_attach_pid_link_is_not_followed() {
+    for jdk in all_jdks() {
+        a_planted_attach_pid_link_is_not_followed_on(&jdk);
+    }
+}
+
+fn a_planted_attach_pid_link_is_not_followed_on(jdk: &Jdk) {
     let dir = scratch("attach-pid-link");
     let cwd = dir.path().join("cwd");
     std::fs::create_dir_all(&cwd).unwrap();
     let target = dir.path().join("created-through-the-link");
     symlink(&target, cwd.join(".attach_pid1")).unwrap();
-    let Some(jvm) = Container::start(MOUNT_OWN_TMP, &cwd, 8) else { return };
+    let Some(jvm) = Container::start(jdk, MOUNT_OWN_TMP, &cwd, 8) else { return };
     jvm.profile(&jvm.tmp());
-    assert!(std::fs::symlink_metadata(&target).is_err(), "{} was created through the link", target.display());
+    let v = jdk.version;
+    assert!(std::fs::symlink_metadata(&target).is_err(), "JDK {v}: {} was created through the link", target.display());
     assert!(std::fs::symlink_metadata(cwd.join(".attach_pid1")).unwrap().file_type().is_symlink(), "left in place");
+    jvm.finish();
+}
+
+/// `hprof attach PID what`, which must fail with one line; that line.
+fn hprof_fails(pid: u32, what: &str) -> String {
+    let out = Command::new(hprof_binary()).args(["attach", &pid.to_string(), what]).output().expect("hprof attach");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(!out.status.success(), "hprof attach {pid} {what} should have failed:\n{stdout}{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line:\n{stderr}");
+    stderr.into_owned()
+}
+
+/// What hprof cannot vouch for is refused with one line, and nothing is sent or copied: a socket at
+/// `.java_pid1` served by another process than the JVM (ours, private, a socket — only SO_PEERCRED tells),
+/// and a container /tmp that others may write without the sticky bit (a checked copy could be swapped).
+#[test]
+fn what_hprof_cannot_vouch_for_is_refused() {
+    let dir = scratch("attach-refused");
+    let Some(jvm) = Container::start(&jdk17(), MOUNT_OWN_TMP, dir.path(), 6) else { return };
+    let fake = std::os::unix::net::UnixListener::bind(jvm.tmp().join(".java_pid1")).unwrap();
+    std::fs::set_permissions(jvm.tmp().join(".java_pid1"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    fake.set_nonblocking(true).unwrap();
+    let line = hprof_fails(jvm.pid, "cpu=samples");
+    assert!(line.contains(&format!("not by the JVM {}", jvm.pid)), "{line}");
+    // hprof connected (that is how it asks who listens) but sent nothing.
+    if let Ok((mut conn, _)) = fake.accept() {
+        use std::io::Read;
+        conn.set_nonblocking(false).unwrap();
+        let mut got = Vec::new();
+        conn.read_to_end(&mut got).unwrap();
+        assert!(got.is_empty(), "sent to the impostor: {:?}", String::from_utf8_lossy(&got));
+    }
+    jvm.finish();
+
+    let Some(jvm) = Container::start(&jdk17(), "mount -t tmpfs -o mode=0777 tmpfs /tmp", dir.path(), 6) else {
+        return;
+    };
+    let line = hprof_fails(jvm.pid, "cpu=samples");
+    assert!(line.contains("writable by others without the sticky bit (mode 777)"), "{line}");
+    let copies: Vec<_> = std::fs::read_dir(jvm.tmp())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("libhprof"))
+        .map(|e| e.file_name())
+        .collect();
+    assert!(copies.is_empty(), "{copies:?}");
     jvm.finish();
 }

@@ -159,16 +159,16 @@ mod tests {
 
     #[test]
     fn links_stay_in_the_root() {
-        let root = std::env::temp_dir().join(format!("hprof-jvmdir-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
+        let scratch = tempfile::tempdir().unwrap();
+        let root = scratch.path();
         std::fs::create_dir_all(root.join("real")).unwrap();
         // An absolute link means the root's own /real, not ours.
         symlink("/real", root.join("tmp")).unwrap();
         symlink("../../../..", root.join("real/up")).unwrap();
-        let dir = JvmDir::open_in_root(&root, "/tmp").unwrap();
+        let dir = JvmDir::open_in_root(root, "/tmp").unwrap();
         dir.create_new("x", 0o600).unwrap();
         assert!(root.join("real/x").is_file());
-        let up = JvmDir::open_in_root(&root, "/tmp/up").unwrap();
+        let up = JvmDir::open_in_root(root, "/tmp/up").unwrap();
         assert!(up.names().unwrap().contains(&"real".to_owned()), "`..` above the root is the root");
         // A link at the name itself is neither created through nor opened.
         symlink(root.join("real/target"), root.join("real/link")).unwrap();
@@ -176,6 +176,5 @@ mod tests {
         assert!(!root.join("real/target").exists());
         assert!(dir.open_regular("link").is_err());
         assert!(walk_without_links(&dir.fd, "up").is_err(), "the fallback follows no link");
-        std::fs::remove_dir_all(&root).unwrap();
     }
 }
