@@ -268,3 +268,49 @@ fn a_planted_attach_pid_link_is_not_followed_on(jdk: &Jdk) {
     assert!(std::fs::symlink_metadata(cwd.join(".attach_pid1")).unwrap().file_type().is_symlink(), "left in place");
     jvm.finish();
 }
+
+/// `hprof attach PID what`, which must fail with one line; that line.
+fn hprof_fails(pid: u32, what: &str) -> String {
+    let out = Command::new(hprof_binary()).args(["attach", &pid.to_string(), what]).output().expect("hprof attach");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(!out.status.success(), "hprof attach {pid} {what} should have failed:\n{stdout}{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line:\n{stderr}");
+    stderr.into_owned()
+}
+
+/// What hprof cannot vouch for is refused with one line, and nothing is sent or copied: a socket at
+/// `.java_pid1` served by another process than the JVM (ours, private, a socket — only SO_PEERCRED tells),
+/// and a container /tmp that others may write without the sticky bit (a checked copy could be swapped).
+#[test]
+fn what_hprof_cannot_vouch_for_is_refused() {
+    let dir = scratch("attach-refused");
+    let Some(jvm) = Container::start(&jdk17(), MOUNT_OWN_TMP, dir.path(), 6) else { return };
+    let fake = std::os::unix::net::UnixListener::bind(jvm.tmp().join(".java_pid1")).unwrap();
+    std::fs::set_permissions(jvm.tmp().join(".java_pid1"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    fake.set_nonblocking(true).unwrap();
+    let line = hprof_fails(jvm.pid, "cpu=samples");
+    assert!(line.contains(&format!("not by the JVM {}", jvm.pid)), "{line}");
+    // hprof connected (that is how it asks who listens) but sent nothing.
+    if let Ok((mut conn, _)) = fake.accept() {
+        use std::io::Read;
+        conn.set_nonblocking(false).unwrap();
+        let mut got = Vec::new();
+        conn.read_to_end(&mut got).unwrap();
+        assert!(got.is_empty(), "sent to the impostor: {:?}", String::from_utf8_lossy(&got));
+    }
+    jvm.finish();
+
+    let Some(jvm) = Container::start(&jdk17(), "mount -t tmpfs -o mode=0777 tmpfs /tmp", dir.path(), 6) else {
+        return;
+    };
+    let line = hprof_fails(jvm.pid, "cpu=samples");
+    assert!(line.contains("writable by others without the sticky bit (mode 777)"), "{line}");
+    let copies: Vec<_> = std::fs::read_dir(jvm.tmp())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("libhprof"))
+        .map(|e| e.file_name())
+        .collect();
+    assert!(copies.is_empty(), "{copies:?}");
+    jvm.finish();
+}
