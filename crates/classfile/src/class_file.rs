@@ -1,8 +1,8 @@
 //! The class file's structure (JVMS §4.1) down to attributes, which stay raw bytes except `Code`,
 //! parsed on demand by [`crate::code::CodeAttribute`]. Reading then writing gives the same bytes.
 
+use crate::bytes::{ClassError, Cursor, Result, put_u2, put_u4};
 use crate::constant_pool::ConstantPool;
-use crate::reader::{ClassError, Reader, Result, put_u2, put_u4};
 
 pub const ACC_STATIC: u16 = 0x0008;
 pub const ACC_NATIVE: u16 = 0x0100;
@@ -38,7 +38,7 @@ pub struct ClassFile {
     pub attributes: Vec<Attribute>,
 }
 
-pub fn read_attributes(r: &mut Reader) -> Result<Vec<Attribute>> {
+pub fn read_attributes(r: &mut Cursor) -> Result<Vec<Attribute>> {
     let count = r.u2()?;
     let mut attributes = Vec::with_capacity(count as usize);
     for _ in 0..count {
@@ -58,7 +58,7 @@ pub fn write_attributes(out: &mut Vec<u8>, attributes: &[Attribute]) {
     }
 }
 
-fn read_members(r: &mut Reader) -> Result<Vec<Member>> {
+fn read_members(r: &mut Cursor) -> Result<Vec<Member>> {
     let count = r.u2()?;
     let mut members = Vec::with_capacity(count as usize);
     for _ in 0..count {
@@ -83,7 +83,7 @@ fn write_members(out: &mut Vec<u8>, members: &[Member]) {
 
 impl ClassFile {
     pub fn parse(bytes: &[u8]) -> Result<ClassFile> {
-        let mut r = Reader::new(bytes, "class file");
+        let mut r = Cursor::new(bytes, 0, "class file");
         let magic = r.u4()?;
         if magic != 0xCAFE_BABE {
             return Err(ClassError::new(format!("not a class file (magic {magic:#010x})")));

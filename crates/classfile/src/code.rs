@@ -1,7 +1,7 @@
 //! The `Code` attribute (JVMS §4.7.3) parsed into its parts, and written back.
 
+use crate::bytes::{Cursor, Result, put_u2, put_u4};
 use crate::class_file::{Attribute, read_attributes, write_attributes};
-use crate::reader::{Reader, Result, put_u2, put_u4};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Handler {
@@ -22,7 +22,7 @@ pub struct CodeAttribute {
 
 impl CodeAttribute {
     pub fn parse(info: &[u8]) -> Result<CodeAttribute> {
-        let mut r = Reader::new(info, "Code attribute");
+        let mut r = Cursor::new(info, 0, "Code attribute");
         let max_stack = r.u2()?;
         let max_locals = r.u2()?;
         let len = r.u4()? as usize;
@@ -34,7 +34,7 @@ impl CodeAttribute {
         }
         let attributes = read_attributes(&mut r)?;
         if !r.is_empty() {
-            return Err(crate::reader::ClassError::new("bytes after the Code attribute's end"));
+            return Err(crate::bytes::ClassError::new("bytes after the Code attribute's end"));
         }
         Ok(CodeAttribute { max_stack, max_locals, code, handlers, attributes })
     }

@@ -1,7 +1,7 @@
 //! The constant pool, kept as raw entries so that a class file writes back byte for byte; new entries are
 //! appended (and looked up first, so a rewrite adds each at most once).
 
-use crate::reader::{ClassError, Reader, Result, put_u2};
+use crate::bytes::{ClassError, Cursor, Result, put_u2};
 use std::collections::HashMap;
 
 pub const UTF8: u8 = 1;
@@ -42,7 +42,7 @@ impl ConstantPool {
         ConstantPool { entries: vec![None], index: None }
     }
 
-    pub fn read(r: &mut Reader) -> Result<ConstantPool> {
+    pub fn read(r: &mut Cursor) -> Result<ConstantPool> {
         let count = r.u2()? as usize;
         if count == 0 {
             return Err(ClassError::new("constant_pool_count is 0"));
@@ -53,7 +53,7 @@ impl ConstantPool {
             let index = entries.len();
             let tag = r.u1()?;
             let len = match tag {
-                UTF8 => r.clone_u2_peek()? as usize + 2,
+                UTF8 => peek_u2(r)? as usize + 2,
                 INTEGER | FLOAT | FIELDREF | METHODREF | INTERFACE_METHODREF | NAME_AND_TYPE | DYNAMIC
                 | INVOKE_DYNAMIC => 4,
                 LONG | DOUBLE => 8,
@@ -198,10 +198,7 @@ impl ConstantPool {
     }
 }
 
-impl Reader<'_> {
-    /// The next u2 without consuming it (a Utf8 entry's length is part of its body).
-    fn clone_u2_peek(&self) -> Result<u16> {
-        let mut copy = Reader::new(self.rest(), "constant pool Utf8 length");
-        copy.u2()
-    }
+/// The next u2 without consuming it (a Utf8 entry's length is part of its body).
+fn peek_u2(r: &Cursor) -> Result<u16> {
+    Ok(Cursor::new(r.peek_rest(), r.offset(), "constant pool Utf8 length").u2()?)
 }

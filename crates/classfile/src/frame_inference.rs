@@ -8,10 +8,10 @@
 //! `athrow` or switch the next instruction needs a frame of its own, so no merge is ever needed and the types
 //! come out exactly as the verifier has them, which is what a frame in the middle of its path must say.
 
+use crate::bytes::{ClassError, Result};
 use crate::code::CodeAttribute;
 use crate::constant_pool::{self, ConstantPool};
 use crate::opcodes::{self, Insn};
-use crate::reader::{ClassError, Result};
 use crate::stack_map::{Frame, FrameKind, VType};
 
 /// What the method's implicit first frame is made of (JVMS §4.10.1.6).

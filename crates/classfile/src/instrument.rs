@@ -2,10 +2,10 @@
 //! that cannot be rewritten stays as it was and is named with the reason; a class that cannot be read is
 //! refused whole.
 
+use crate::bytes::{ClassError, Result};
 use crate::class_file::{ACC_ABSTRACT, ACC_MODULE, ACC_NATIVE, ACC_STATIC, ClassFile};
 use crate::code::CodeAttribute;
 use crate::frame_inference::MethodShape;
-use crate::reader::{ClassError, Result};
 use crate::relocate::{ProbeRefs, instrument_code};
 
 /// The static methods the probes call, each `(I)V` taking the method's id.

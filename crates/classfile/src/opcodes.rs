@@ -1,6 +1,6 @@
 //! Instruction decoding: lengths and branch targets (JVMS §6.5), just what relocating code needs.
 
-use crate::reader::{ClassError, Result};
+use crate::bytes::{ClassError, Result};
 
 pub const GOTO: u8 = 0xa7;
 pub const JSR: u8 = 0xa8;

@@ -12,11 +12,11 @@
 //! The `super()` call itself is covered by neither (its frame after the call is neither), so an exception
 //! thrown by the super constructor leaves without an exit probe; the recorder tolerates missing exits.
 
+use crate::bytes::{ClassError, Cursor, Result, put_u2, put_u4};
 use crate::code::{CodeAttribute, Handler};
 use crate::constant_pool::ConstantPool;
 use crate::frame_inference::{self, FrameState, MethodShape};
 use crate::opcodes::{self, ATHROW, GOTO, GOTO_W, INVOKESPECIAL, INVOKESTATIC, Insn, JSR, JSR_W, Kind, LDC_W, NEW};
-use crate::reader::{ClassError, Reader, Result, put_u2, put_u4};
 use crate::stack_map::{self, Frame, FrameKind, VType};
 
 /// Bytes of one probe: `ldc_w` (3) + `invokestatic` (3).
@@ -251,7 +251,7 @@ pub fn instrument_code(
                 attributes.push(a.clone());
             }
             "LineNumberTable" => {
-                let mut r = Reader::new(&a.info, "LineNumberTable");
+                let mut r = Cursor::new(&a.info, 0, "LineNumberTable");
                 let n = r.u2()?;
                 let mut info = Vec::with_capacity(a.info.len());
                 put_u2(&mut info, n);
@@ -264,7 +264,7 @@ pub fn instrument_code(
                 attributes.push(crate::class_file::Attribute { name_index: a.name_index, info });
             }
             "LocalVariableTable" | "LocalVariableTypeTable" => {
-                let mut r = Reader::new(&a.info, "LocalVariableTable");
+                let mut r = Cursor::new(&a.info, 0, "LocalVariableTable");
                 let n = r.u2()?;
                 let mut info = Vec::with_capacity(a.info.len());
                 put_u2(&mut info, n);

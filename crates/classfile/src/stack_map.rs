@@ -1,7 +1,7 @@
 //! StackMapTable (JVMS §4.7.4) decoded to frames at absolute offsets, so that code can move under them,
 //! and encoded back choosing the compact frame forms where the new deltas allow.
 
-use crate::reader::{ClassError, Reader, Result, put_u2};
+use crate::bytes::{ClassError, Cursor, Result, put_u2};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum VType {
@@ -32,7 +32,7 @@ pub struct Frame {
     pub kind: FrameKind,
 }
 
-fn read_vtype(r: &mut Reader) -> Result<VType> {
+fn read_vtype(r: &mut Cursor) -> Result<VType> {
     Ok(match r.u1()? {
         0 => VType::Top,
         1 => VType::Integer,
@@ -67,12 +67,12 @@ fn write_vtype(out: &mut Vec<u8>, v: &VType) {
     }
 }
 
-fn read_vtypes(r: &mut Reader, n: usize) -> Result<Vec<VType>> {
+fn read_vtypes(r: &mut Cursor, n: usize) -> Result<Vec<VType>> {
     (0..n).map(|_| read_vtype(r)).collect()
 }
 
 pub fn decode(info: &[u8]) -> Result<Vec<Frame>> {
-    let mut r = Reader::new(info, "StackMapTable");
+    let mut r = Cursor::new(info, 0, "StackMapTable");
     let n = r.u2()?;
     let mut frames = Vec::with_capacity(n as usize);
     let mut previous: Option<u32> = None;

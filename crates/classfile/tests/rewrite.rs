@@ -139,8 +139,11 @@ fn truncated_and_foreign_bytes_are_refused_with_a_reason() {
     let b = Builder::new().build(52, "m", &[0x00, 0xb1], &[], &[]);
     for cut in [3, 9, 20, b.len() - 1] {
         let e = instrument(&b[..cut], &PROBES, &mut |_, _| 1).unwrap_err();
-        assert!(!e.message.is_empty());
+        assert!(e.message.contains(" remain (at byte offset "), "{cut}: {}", e.message);
     }
+    // The constant pool's count is cut after its first byte: what, how many bytes and where are named.
+    let e = instrument(&b[..9], &PROBES, &mut |_, _| 1).unwrap_err();
+    assert_eq!(e.message, "class file: needs 2 more bytes but only 1 remain (at byte offset 8)");
     assert!(instrument(b"PK\x03\x04", &PROBES, &mut |_, _| 1).unwrap_err().message.contains("not a class file"));
 }
 

@@ -89,13 +89,14 @@ pub fn on_attach(
     code
 }
 
-/// Writes the answer into the front end's reply file. Never creates a file: only the one the front end made.
+/// Writes the answer into the front end's reply file. Never creates a file: only the one the front end made,
+/// never through a link at its name, and without waiting on a FIFO planted there (O_NONBLOCK).
 fn answer(path: &str, line: &str) {
     use std::os::unix::fs::OpenOptionsExt;
     let written = std::fs::OpenOptions::new()
         .write(true)
         .truncate(true)
-        .custom_flags(libc::O_NOFOLLOW)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)
         .and_then(|mut f| writeln!(f, "{line}"));
     if let Err(e) = written {

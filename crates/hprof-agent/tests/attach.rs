@@ -7,7 +7,7 @@ mod heap_dump_support;
 mod report_support;
 
 use heap_dump_support::HeapFile;
-use jvm_harness::{Java, Jdk, JvmSlot, Running, all_jdks, hprof_binary, jdk17, scratch};
+use jvm_harness::{Java, Jdk, JvmSlot, Running, all_jdks, hprof_binary, jdk17, scratch, skip};
 use report_support::{program_figures, ranked_section};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -104,7 +104,7 @@ fn a_heap_dump_of_a_running_jvm_has_exact_instance_counts() {
 fn visualvm_counts_nodes(dump: &Path, jdk: &Jdk) {
     let jar = PathBuf::from("/usr/share/visualvm/visualvm/modules/org-graalvm-visualvm-lib-jfluid-heap.jar");
     if !jar.is_file() {
-        eprintln!("SKIPPED (VisualVM part only): {} is not installed", jar.display());
+        skip(format!("the VisualVM part only: {} is not installed", jar.display()));
         return;
     }
     let out = dump.parent().unwrap().join("checker");
@@ -199,10 +199,10 @@ fn each_error_is_one_line_and_a_failure() {
                 let _ = child.kill();
                 let _ = child.wait();
             }
-            Err(e) => eprintln!("SKIPPED (another user's process): cannot run setpriv: {e}"),
+            Err(e) => skip(format!("the other user's process only: cannot run setpriv: {e}")),
         }
     } else {
-        eprintln!("SKIPPED (another user's process): the test starts one only as root");
+        skip("the other user's process only: the test starts one only as root");
     }
 
     let jdk = jdk17();
@@ -301,7 +301,7 @@ fn jcmd_agent_load_starts_a_session_too() {
 fn a_jvm_in_its_own_pid_and_mount_namespaces() {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!("SKIPPED a_jvm_in_its_own_pid_and_mount_namespaces: unshare needs root");
+        skip("unshare needs root");
         return;
     }
     let jdk = jdk17();

@@ -460,3 +460,41 @@ fn the_unsent_file_is_private_and_never_written_through_a_link() {
     assert!(meta.is_file() && meta.len() > 0, "the rest of the stream is in {}", unsent.display());
     assert_eq!(meta.mode() & 0o7777, 0o600, "its mode under umask 000");
 }
+
+/// Ctrl-C in `hprof listen` ends the session as `quit` does: an existing output is replaced by what
+/// arrived (written beside it until then), nothing temporary is left, and the program goes on.
+#[test]
+fn ctrl_c_in_listen_saves_what_arrived_under_its_name() {
+    let dir = scratch("listen-ctrl-c");
+    let d = dir.path();
+    std::fs::write(d.join("run.hprof"), "an old profile").unwrap();
+    let (listener, port) = start_listener(d, &[]);
+    let jvm = Java::new(&jdk17(), d)
+        .agentpath(&format!("net=127.0.0.1:{port},cpu=samples"))
+        .class("Sleeper")
+        .arg("4")
+        .spawn();
+    let stderr = d.join("listen.stderr");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !std::fs::read_to_string(&stderr).unwrap_or_default().contains("agent connected") {
+        assert!(Instant::now() < deadline, "the agent never connected");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: kill sends a signal to our own child, which has not been waited for.
+    assert_eq!(unsafe { libc::kill(listener.id() as i32, libc::SIGINT) }, 0);
+    wait_child(listener, "hprof listen after Ctrl-C");
+    let said = std::fs::read_to_string(&stderr).unwrap();
+    assert!(said.contains("interrupted") && said.contains("agent disconnected"), "{said}");
+    let bytes = std::fs::read(d.join("run.hprof")).unwrap();
+    assert!(bytes.starts_with(b"JAVA PROFILE 1.0."), "what arrived replaced the old file");
+    assert!(decode_all(&bytes).iter().any(|r| matches!(r, Record::StartThread { .. })));
+    let run = jvm.wait();
+    assert_eq!(run.code(), Some(0), "the program goes on without its front end:\n{}", run.stderr);
+    let left: Vec<_> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+}

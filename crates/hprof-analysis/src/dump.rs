@@ -194,6 +194,7 @@ impl Dump {
             d.threads[i].name = d.string(d.threads[i].name_id).unwrap_or_default();
             d.threads[i].group = d.string(d.threads[i].group_id).unwrap_or_default();
         }
+        d.source.check_intact()?;
         Ok(d)
     }
 

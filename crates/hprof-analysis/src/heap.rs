@@ -625,6 +625,7 @@ pub fn histogram_as(dump: &Dump, forced: Option<LayoutKind>, progress: &dyn Prog
     }
     let mut rows: Vec<HistoRow> = rows.into_values().collect();
     rows.sort_by(|a, b| b.shallow_bytes.cmp(&a.shallow_bytes).then_with(|| a.class_name.cmp(&b.class_name)));
+    dump.source.check_intact()?;
     Ok(Histogram { rows, layout, layout_choice: choice, counts: total.counts, damage })
 }
 
@@ -1120,6 +1121,7 @@ impl HeapGraph {
                 None => dangling += 1,
             }
         }
+        dump.source.check_intact()?;
         Ok(HeapGraph {
             layout,
             layout_choice,

@@ -1,6 +1,7 @@
 //! Heap dump and profile analysis for the `hprof` front end.
 //!
-//! - [`source`]: the file's bytes, memory-mapped (gzip files are decompressed to an unlinked temporary file).
+//! - [`source`]: the file's bytes, memory-mapped (gzip files are decompressed to an unlinked temporary file);
+//!   [`map_guard`]: a file truncated under the map is an error, not SIGBUS.
 //! - [`dump`]: one sequential pass over the top-level records (names, classes, traces, samples, where the
 //!   heap segments are).
 //! - [`layout`]: which object layout the VM used, told from the addresses (see `docs/frontend.md`);
@@ -21,6 +22,7 @@ pub mod field_layout;
 pub mod heap;
 pub mod injected;
 pub mod layout;
+pub mod map_guard;
 pub mod paths;
 pub mod source;
 pub mod spill;

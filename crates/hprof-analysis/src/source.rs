@@ -35,7 +35,11 @@ pub fn max_inflated(compressed: u64) -> (u64, bool) {
 
 /// A whole input file, readable as one byte slice.
 pub struct Source {
+    /// Watches `map` for the file shrinking under it (see [`crate::map_guard`]); dropped before the map.
+    guard: Option<crate::map_guard::Guard>,
     map: Option<Mmap>,
+    /// The mapped file, to tell its size now.
+    file: Option<File>,
     owned: Option<Vec<u8>>,
     pub path: PathBuf,
     /// The file was gzip-compressed and this is its decompressed content.
@@ -76,27 +80,70 @@ impl Source {
             None
         } else {
             // SAFETY: the mapping is read-only; a file truncated by someone else while we read it would
-            // fault, which is the usual caveat of every memory-mapped reader.
+            // fault: `map_guard` turns that fault into zeros and a flag that `check_intact` reports.
             Some(unsafe { Mmap::map(&file) }.map_err(io_err)?)
         };
-        Ok(Source { map, owned: None, path: path.to_path_buf(), was_gzip, compression, file_size })
+        let guard = map.as_ref().and_then(|m| crate::map_guard::watch(m.as_ptr(), m.len()));
+        Ok(Source {
+            guard,
+            map,
+            file: Some(file),
+            owned: None,
+            path: path.to_path_buf(),
+            was_gzip,
+            compression,
+            file_size,
+        })
     }
 
     /// A source with no bytes, as a placeholder.
     pub fn empty() -> Source {
-        Source { map: None, owned: None, path: PathBuf::new(), was_gzip: false, compression: None, file_size: 0 }
+        Source {
+            guard: None,
+            map: None,
+            file: None,
+            owned: None,
+            path: PathBuf::new(),
+            was_gzip: false,
+            compression: None,
+            file_size: 0,
+        }
     }
 
     /// Bytes already in memory (tests, fuzzing).
     pub fn from_vec(bytes: Vec<u8>) -> Source {
         let file_size = bytes.len() as u64;
         Source {
+            guard: None,
             map: None,
+            file: None,
             owned: Some(bytes),
             path: PathBuf::from("<memory>"),
             was_gzip: false,
             compression: None,
             file_size,
+        }
+    }
+
+    /// An error if the file is now shorter than what was mapped (someone truncated it while we read it):
+    /// what was read past its new end were zeros, so results would be wrong. Readers call this after
+    /// each pass and before showing results.
+    pub fn check_intact(&self) -> Result<(), Error> {
+        let Some(map) = &self.map else { return Ok(()) };
+        let now = self.file.as_ref().and_then(|f| f.metadata().ok()).map(|m| m.len());
+        let faulted = self.guard.as_ref().is_some_and(|g| g.shrunk());
+        match now {
+            Some(now) if now < map.len() as u64 || faulted => Err(Error::Io(format!(
+                "{} shrank from {} to {now} bytes while being read; its results would be wrong",
+                self.path.display(),
+                map.len()
+            ))),
+            None if faulted => Err(Error::Io(format!(
+                "{} shrank from {} bytes while being read; its results would be wrong",
+                self.path.display(),
+                map.len()
+            ))),
+            _ => Ok(()),
         }
     }
 

@@ -58,8 +58,15 @@ impl Analysed {
         Ok(Analysed { dump, graph, tree })
     }
 
+    /// The file's damage, or its shrinking while it was read (see `Source::check_intact`).
     pub fn damage(&self, path: &Path) -> Result<(), String> {
+        self.intact()?;
         damage(path, &[self.dump.damage.as_ref(), self.graph.damage.as_ref()])
+    }
+
+    /// An error if the file shrank while it was read: what was read since are zeros.
+    pub fn intact(&self) -> Result<(), String> {
+        self.dump.source.check_intact().map_err(|e| e.to_string())
     }
 
     pub fn damage_json(&self) -> Value {

@@ -83,15 +83,19 @@ pub fn run(a: &Args) -> Result<(), String> {
         if a.max > 1 { shortest_paths(&an.graph, v, a.max) } else { shortest_path(&an.graph, v).into_iter().collect() };
     if a.json {
         let all: Vec<Value> = paths.iter().map(|p| path_json(&an, p)).collect();
+        an.intact()?;
         print_json(&json!({"object": an.node_json(v), "path": all.first(), "paths": all, "damage": an.damage_json()}))?;
     } else if paths.is_empty() {
         println!("{} is not reachable from any GC root through strong references", an.graph.describe(v));
     } else {
-        for (i, p) in paths.iter().enumerate() {
+        // Field names are read from the file: made before anything is shown, checked, then shown.
+        let texts: Vec<Vec<String>> = paths.iter().map(|p| path_text(&an, p)).collect();
+        an.intact()?;
+        for (i, lines) in texts.iter().enumerate() {
             if paths.len() > 1 {
                 println!("{}path {} of {}:", if i > 0 { "\n" } else { "" }, i + 1, paths.len());
             }
-            path_text(&an, p).iter().for_each(|l| println!("{l}"));
+            lines.iter().for_each(|l| println!("{l}"));
         }
     }
     an.damage(&a.file)

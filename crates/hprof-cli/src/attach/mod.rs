@@ -1,17 +1,24 @@
 //! `hprof ps` and `hprof attach`: find the JVMs of this user and load the agent into one that is already
 //! running, through HotSpot's own attach protocol (see `protocol`), with no JDK tool needed.
 //!
-//! The agent answers through a reply file: the client creates it, private, in the JVM's /tmp and names it
-//! in the option string (`reply=`); the agent writes one line there — what it started, a session's status,
-//! or why it refused — since the protocol itself carries back only Agent_OnAttach's return code.
+//! The agent answers through a reply file: the client creates it, private and randomly named, in the JVM's
+//! /tmp and names it in the option string (`reply=`); the agent writes one line there — what it started, a
+//! session's status, or why it refused — since the protocol itself carries back only Agent_OnAttach's
+//! return code. Every file hprof makes or uses in the JVM's /tmp goes through `JvmDir`, resolved inside
+//! the JVM's root, so that a container's users cannot point it elsewhere.
 
+mod agent_copy;
+mod jvm_dir;
 mod perfdata;
 mod process;
 mod protocol;
 pub mod ps;
 
 use clap::Args;
+use jvm_dir::JvmDir;
 use process::{Process, our_uid, user_name};
+use protocol::Listener;
+use std::io::{Read, Seek};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -38,7 +45,7 @@ const LOAD_TIMEOUT: Duration = Duration::from_secs(600);
 pub fn run(args: &AttachArgs) -> Result<(), String> {
     let target = Target::find(args.pid)?;
     let library = target.agent_library(args.agent.as_deref())?;
-    let socket = protocol::listener_socket(&target.process, Duration::from_secs(args.timeout))?;
+    let socket = protocol::listener_socket(&target.process, &target.tmp, Duration::from_secs(args.timeout))?;
     let command = COMMANDS.contains(&args.what.trim());
     let options = if command { args.what.trim().to_owned() } else { absolute_paths(&target.process, &args.what) };
     let answer = target.load(&socket, &library, &options)?;
@@ -63,6 +70,8 @@ pub fn run(args: &AttachArgs) -> Result<(), String> {
 /// A JVM we may attach to.
 struct Target {
     process: Process,
+    /// Its /tmp, resolved within its root.
+    tmp: JvmDir,
     java_major: Option<u32>,
     vm_args: String,
 }
@@ -96,6 +105,7 @@ impl Target {
             ));
         }
         Ok(Target {
+            tmp: process.tmp()?,
             java_major: perf.as_ref().and_then(|p| p.java_version()).and_then(perfdata::major_version),
             vm_args: perf.as_ref().map(|p| p.vm_args().to_owned()).unwrap_or_default(),
             process,
@@ -103,8 +113,8 @@ impl Target {
     }
 
     /// The agent's path as the JVM sees it. A JVM in another mount namespace (a container) cannot see ours:
-    /// the library is copied into its /tmp, under a name that stays the same for the same build, so that a
-    /// second attach loads the same library (and so reaches the running agent) rather than a second copy.
+    /// the library is copied into its /tmp (see `agent_copy`), and a second attach finds that copy again, so
+    /// that it reaches the running agent rather than loading a second one.
     fn agent_library(&self, given: Option<&Path>) -> Result<String, String> {
         let library = match given {
             Some(a) => a.to_path_buf(),
@@ -115,24 +125,17 @@ impl Target {
         let library = std::fs::canonicalize(&library).map_err(|e| {
             format!("agent library {}: {e}; build it with `cargo build --release` or pass --agent", library.display())
         })?;
-        if self.process.same_mount_ns {
+        if self.process.same_root {
             return Ok(library.to_string_lossy().into_owned());
         }
-        use std::os::unix::fs::MetadataExt;
-        let m = std::fs::metadata(&library).map_err(|e| format!("{}: {e}", library.display()))?;
-        let name = format!("libhprof-{}-{}.so", m.len(), m.mtime());
-        let copy = self.process.tmp().join(&name);
-        if std::fs::metadata(&copy).map(|c| c.len()).ok() != Some(m.len()) {
-            std::fs::copy(&library, &copy)
-                .map_err(|e| format!("cannot copy the agent into the JVM's /tmp ({}): {e}", copy.display()))?;
-        }
-        Ok(format!("/tmp/{name}"))
+        let library = agent_copy::Library::read(&library)?;
+        agent_copy::place(&self.tmp, &library, &agent_copy::mapped_copies(self.process.pid), our_uid())
     }
 
     /// Loads the agent with `options` and returns the agent's one-line answer; the answer of a refusal
     /// becomes the error.
-    fn load(&self, socket: &Path, library: &str, options: &str) -> Result<String, String> {
-        let reply = ReplyFile::create(&self.process)?;
+    fn load(&self, socket: &Listener, library: &str, options: &str) -> Result<String, String> {
+        let mut reply = ReplyFile::create(&self.tmp)?;
         let options = format!("{options},reply={}", reply.inside);
         let code = protocol::load_agent(socket, library, &options, LOAD_TIMEOUT)?;
         let answer = reply.read();
@@ -147,37 +150,34 @@ impl Target {
     }
 }
 
-/// The private file the agent answers in, created in the JVM's /tmp.
-struct ReplyFile {
-    /// Where we reach it.
-    here: PathBuf,
+/// The private file the agent answers in, created in the JVM's /tmp under a random name (so that no one
+/// can have planted anything there) and read back through the descriptor it was created with.
+struct ReplyFile<'a> {
+    dir: &'a JvmDir,
+    name: String,
+    file: std::fs::File,
     /// Its path in the JVM's file system.
     inside: String,
 }
 
-impl ReplyFile {
-    fn create(p: &Process) -> Result<ReplyFile, String> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-        let name = format!(".hprof_reply_{}_{nanos}", std::process::id());
-        let here = p.tmp().join(&name);
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&here)
-            .map_err(|e| format!("cannot create {}: {e}", here.display()))?;
-        Ok(ReplyFile { here, inside: format!("/tmp/{name}") })
+impl<'a> ReplyFile<'a> {
+    fn create(dir: &'a JvmDir) -> Result<ReplyFile<'a>, String> {
+        let name = format!(".hprof_reply_{}", agent_copy::random_hex()?);
+        let file = dir.create_new(&name, 0o600).map_err(|e| format!("cannot create {}/{name}: {e}", dir.shown))?;
+        let inside = format!("{}/{name}", dir.inside.trim_end_matches('/'));
+        Ok(ReplyFile { dir, name, file, inside })
     }
 
-    fn read(&self) -> String {
-        std::fs::read_to_string(&self.here).unwrap_or_default().trim().to_owned()
+    fn read(&mut self) -> String {
+        let mut text = String::new();
+        let _ = self.file.rewind().and_then(|()| self.file.read_to_string(&mut text));
+        text.trim().to_owned()
     }
 }
 
-impl Drop for ReplyFile {
+impl Drop for ReplyFile<'_> {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.here);
+        let _ = self.dir.remove(&self.name);
     }
 }
 
@@ -185,7 +185,7 @@ impl Drop for ReplyFile {
 /// directory may be anywhere). A JVM in another mount namespace gets them unchanged: our paths mean
 /// nothing there.
 fn absolute_paths(p: &Process, options: &str) -> String {
-    let cwd = std::env::current_dir().ok().filter(|_| p.same_mount_ns);
+    let cwd = std::env::current_dir().ok().filter(|_| p.same_root);
     options
         .split(',')
         .map(|item| match (item.split_once('='), &cwd) {
@@ -207,7 +207,7 @@ fn duration_of(options: &str) -> Option<u64> {
 
 /// Waits out a session's duration, then until the agent reports it stopped (its reports are written then),
 /// so that the files exist when `hprof attach` returns.
-fn wait_for_session_end(target: &Target, socket: &Path, library: &str, seconds: u64) -> Result<(), String> {
+fn wait_for_session_end(target: &Target, socket: &Listener, library: &str, seconds: u64) -> Result<(), String> {
     std::thread::sleep(Duration::from_secs(seconds));
     let pid = target.process.pid;
     for _ in 0..600 {

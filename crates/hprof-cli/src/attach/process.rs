@@ -1,7 +1,9 @@
 //! A process seen through /proc: who owns it, which pid it has inside its own PID namespace, where its
 //! root and temporary directory are from here (a JVM in a container has its own), and whether it is a JVM.
 
+use super::jvm_dir::JvmDir;
 use super::perfdata::PerfData;
+use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 
 #[derive(Debug)]
@@ -12,8 +14,9 @@ pub struct Process {
     pub ns_pid: i32,
     /// The effective uid, which HotSpot compares with the attaching peer's.
     pub uid: u32,
-    /// Whether the process sees the same file system as we do (else paths go through /proc/PID/root).
-    pub same_mount_ns: bool,
+    /// Whether the process sees the same file system as we do: the same mount namespace and the same root
+    /// directory (not a chroot). Else its paths are reached through /proc/PID/root.
+    pub same_root: bool,
 }
 
 impl Process {
@@ -33,32 +36,24 @@ impl Process {
         // NSpid lists the pid in each namespace, outermost first; kernels before 4.1 lack it.
         let ns_pid = field("NSpid:").and_then(|v| v.last().and_then(|p| p.parse().ok())).unwrap_or(pid);
         let mnt = |p: &str| std::fs::read_link(format!("/proc/{p}/ns/mnt")).ok();
-        let same_mount_ns = match (mnt("self"), mnt(&pid.to_string())) {
-            (Some(a), Some(b)) => a == b,
+        let root = |p: &str| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+        let same_root = match (mnt("self"), mnt(&pid.to_string()), root("/"), root(&format!("/proc/{pid}/root"))) {
+            (Some(a), Some(b), Some(r), Some(s)) => a == b && r == s,
             // Unreadable (another user's): only matters for processes we may not attach to anyway.
             _ => true,
         };
-        Ok(Process { pid, ns_pid, uid, same_mount_ns })
+        Ok(Process { pid, ns_pid, uid, same_root })
     }
 
-    /// A path inside the process's file system, as we reach it.
-    pub fn path(&self, inside: &str) -> PathBuf {
-        if self.same_mount_ns {
-            PathBuf::from(inside)
-        } else {
-            PathBuf::from(format!("/proc/{}/root{inside}", self.pid))
-        }
+    /// Its root directory as we reach it.
+    pub fn root(&self) -> PathBuf {
+        if self.same_root { PathBuf::from("/") } else { PathBuf::from(format!("/proc/{}/root", self.pid)) }
     }
 
-    /// Its temporary directory as we reach it. HotSpot always uses /tmp for the attach files, whatever
-    /// java.io.tmpdir says.
-    pub fn tmp(&self) -> PathBuf {
-        self.path("/tmp")
-    }
-
-    /// Its current directory as we reach it (through /proc, which crosses namespaces).
-    pub fn cwd(&self) -> PathBuf {
-        PathBuf::from(format!("/proc/{}/cwd", self.pid))
+    /// Its temporary directory, resolved within its root (see `JvmDir`). HotSpot always uses /tmp for the
+    /// attach files, whatever java.io.tmpdir says.
+    pub fn tmp(&self) -> Result<JvmDir, String> {
+        JvmDir::open_in_root(&self.root(), "/tmp")
     }
 
     /// Its command line.
@@ -76,21 +71,23 @@ impl Process {
     /// The JVM's performance data (`hsperfdata_<user>/<pid>` in its /tmp), if it keeps one (not with
     /// `-XX:-UsePerfData`). The user name inside a container may differ from ours, so every
     /// `hsperfdata_*` directory is looked at for a file of the process's owner.
+    /// (HotSpot itself refuses an `hsperfdata_*` that is a link, and so does this.)
     pub fn perf_data(&self) -> Option<Result<PerfData, String>> {
-        use std::os::unix::fs::MetadataExt;
-        let tmp = self.tmp();
-        let dirs = std::fs::read_dir(&tmp).ok()?;
-        for dir in dirs.flatten() {
-            if !dir.file_name().to_string_lossy().starts_with("hsperfdata_") {
+        use std::io::Read;
+        let tmp = self.tmp().ok()?;
+        let name = self.ns_pid.to_string();
+        for dir in tmp.names().ok()? {
+            let Some(dir) = dir.starts_with("hsperfdata_").then(|| tmp.subdir(&dir).ok()).flatten() else {
                 continue;
-            }
-            let file = dir.path().join(self.ns_pid.to_string());
-            match std::fs::metadata(&file) {
-                Ok(m) if m.is_file() && m.uid() == self.uid => {
+            };
+            let shown = format!("{}/{name}", dir.shown);
+            match dir.open_regular(&name) {
+                Ok((mut file, stat)) if stat.st_uid == self.uid => {
+                    let mut bytes = Vec::new();
                     return Some(
-                        std::fs::read(&file)
-                            .map_err(|e| format!("{}: {e}", file.display()))
-                            .and_then(|b| PerfData::parse(&b).map_err(|e| format!("{}: {e}", file.display()))),
+                        file.read_to_end(&mut bytes)
+                            .map_err(|e| format!("{shown}: {e}"))
+                            .and_then(|_| PerfData::parse(&bytes).map_err(|e| format!("{shown}: {e}"))),
                     );
                 }
                 _ => {}

@@ -9,43 +9,108 @@
 //! peer of its own effective uid (or root) only, and the socket must be ours and private, or it is not the
 //! JVM's.
 
+use super::jvm_dir::JvmDir;
 use super::process::{Process, our_uid};
+use rustix::fs::FileType;
 use std::io::{Read, Write};
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 const PROTOCOL_VERSION: &str = "1";
 /// The JVM's answer to a protocol version it does not speak.
 const ATTACH_ERROR_BADVERSION: i32 = 101;
 
-/// The socket of `p`'s attach listener, starting the listener if it is not running yet. Fails after
-/// `timeout` with no socket.
-pub fn listener_socket(p: &Process, timeout: Duration) -> Result<PathBuf, String> {
-    let socket = p.tmp().join(format!(".java_pid{}", p.ns_pid));
-    if !socket.exists() {
-        let trigger = create_trigger(p)?;
-        let started = wait_for_listener(p, &socket, timeout);
-        let _ = std::fs::remove_file(&trigger);
-        started?;
-    }
-    check_owner(&socket)?;
-    Ok(socket)
+/// The attach listener of one JVM: its socket in the JVM's /tmp, reached through that directory's
+/// descriptor.
+pub struct Listener<'a> {
+    tmp: &'a JvmDir,
+    name: String,
+    pid: i32,
 }
 
-/// `.attach_pid<pid>` in the JVM's working directory, else in its /tmp (as the JDK does).
-fn create_trigger(p: &Process) -> Result<PathBuf, String> {
-    let name = format!(".attach_pid{}", p.ns_pid);
-    let mut last_error = String::new();
-    for dir in [p.cwd(), p.tmp()] {
-        let path = dir.join(&name);
-        match std::fs::OpenOptions::new().write(true).create(true).truncate(false).open(&path) {
-            Ok(_) => return Ok(path),
-            Err(e) => last_error = format!("{}: {e}", path.display()),
+/// The listener of `p`, whose /tmp is `tmp`, started if it is not running yet. Fails after `timeout`
+/// with no socket.
+pub fn listener_socket<'a>(p: &Process, tmp: &'a JvmDir, timeout: Duration) -> Result<Listener<'a>, String> {
+    let listener = Listener { tmp, name: format!(".java_pid{}", p.ns_pid), pid: p.pid };
+    if tmp.lstat(&listener.name).is_err() {
+        let trigger = Trigger::create(p, tmp)?;
+        let started = wait_for_listener(p, &listener, timeout, &trigger.passed_over);
+        drop(trigger);
+        started?;
+    }
+    listener.check_owner()?;
+    Ok(listener)
+}
+
+/// `.attach_pid<pid>` in the JVM's working directory, else in its /tmp, as the JDK's `createNewFile`
+/// makes it: O_EXCL, so never through a link, and never truncating a file already there. A regular file of
+/// ours already at that name does as well (HotSpot looks only at its owner); anything else there (a link,
+/// another user's file) is passed over for the next directory.
+struct Trigger<'a> {
+    cwd: Option<JvmDir>,
+    tmp: &'a JvmDir,
+    in_cwd: bool,
+    name: String,
+    /// Why directories were passed over, for the error if the JVM does not answer.
+    passed_over: String,
+}
+
+impl<'a> Trigger<'a> {
+    fn create(p: &Process, tmp: &'a JvmDir) -> Result<Trigger<'a>, String> {
+        let name = format!(".attach_pid{}", p.ns_pid);
+        let mut why = Vec::new();
+        let cwd = JvmDir::cwd(p.pid).map_err(|e| why.push(e)).ok();
+        let mut chosen = None;
+        for (in_cwd, dir) in [(true, cwd.as_ref()), (false, Some(tmp))] {
+            let Some(dir) = dir else { continue };
+            match usable(dir, &name) {
+                Ok(()) => {
+                    chosen = Some(in_cwd);
+                    break;
+                }
+                Err(e) => why.push(e),
+            }
+        }
+        if let Some(in_cwd) = chosen {
+            return Ok(Trigger { cwd, tmp, in_cwd, name, passed_over: why.join("; ") });
+        }
+        Err(format!("cannot create the attach trigger file for process {} ({})", p.pid, why.join("; ")))
+    }
+
+    fn dir(&self) -> &JvmDir {
+        match (&self.cwd, self.in_cwd) {
+            (Some(cwd), true) => cwd,
+            _ => self.tmp,
         }
     }
-    Err(format!("cannot create the attach trigger file for process {} ({last_error})", p.pid))
+}
+
+/// Whether `name` in `dir` is now a trigger file we may use: a new one, or a regular file of ours.
+fn usable(dir: &JvmDir, name: &str) -> Result<(), String> {
+    match dir.create_new(name, 0o600) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let s = dir.lstat(name).map_err(|e| format!("{}/{name}: {e}", dir.shown))?;
+            let kind = FileType::from_raw_mode(s.st_mode);
+            if kind == FileType::RegularFile && s.st_uid == our_uid() {
+                return Ok(());
+            }
+            let what = if kind == FileType::Symlink {
+                "a symbolic link".to_owned()
+            } else {
+                format!("not a regular file of yours (uid {})", s.st_uid)
+            };
+            Err(format!("{}/{name} is {what}; hprof did not use it", dir.shown))
+        }
+        Err(e) => Err(format!("{}/{name}: {e}", dir.shown)),
+    }
+}
+
+impl Drop for Trigger<'_> {
+    /// The file has done its work once the listener runs (or will not run); the JDK removes it too.
+    fn drop(&mut self) {
+        let _ = self.dir().remove(&self.name);
+    }
 }
 
 fn send_quit(pid: i32) -> Result<(), String> {
@@ -58,7 +123,7 @@ fn send_quit(pid: i32) -> Result<(), String> {
 
 /// Sends SIGQUIT and polls for the socket, a second time at half the timeout, as the JDK does: the first
 /// signal may arrive before the JVM's handler is installed.
-fn wait_for_listener(p: &Process, socket: &Path, timeout: Duration) -> Result<(), String> {
+fn wait_for_listener(p: &Process, listener: &Listener, timeout: Duration, passed_over: &str) -> Result<(), String> {
     let start = Instant::now();
     // SIGQUIT's default action ends the process: send it only once the JVM catches it.
     while !catches_sigquit(p.pid) {
@@ -74,14 +139,16 @@ fn wait_for_listener(p: &Process, socket: &Path, timeout: Duration) -> Result<()
     send_quit(p.pid)?;
     let mut delay = Duration::ZERO;
     let mut resent = false;
-    while !socket.exists() {
+    while listener.tmp.lstat(&listener.name).is_err() {
         if start.elapsed() >= timeout {
+            let passed_over = if passed_over.is_empty() { String::new() } else { format!(" ({passed_over})") };
             return Err(format!(
-                "process {} did not answer within {:.0} s (no {} appeared): its attach mechanism is disabled \
-                 (-XX:+DisableAttachMechanism) or it is not responding",
+                "process {} did not answer within {:.0} s (no {}/{} appeared): its attach mechanism is disabled \
+                 (-XX:+DisableAttachMechanism) or it is not responding{passed_over}",
                 p.pid,
                 timeout.as_secs_f64(),
-                socket.display()
+                listener.tmp.inside,
+                listener.name
             ));
         }
         if !resent && start.elapsed() >= timeout / 2 {
@@ -108,28 +175,63 @@ fn catches_sigquit(pid: i32) -> bool {
         .is_some_and(|mask| mask & (1 << (libc::SIGQUIT - 1)) != 0)
 }
 
-/// The socket must be a socket, ours, and not open to group or others: anything else is not a JVM's.
-fn check_owner(socket: &Path) -> Result<(), String> {
-    let m = std::fs::symlink_metadata(socket).map_err(|e| format!("{}: {e}", socket.display()))?;
-    if !m.file_type().is_socket() {
-        return Err(format!("{} is not a socket; refusing to talk to it", socket.display()));
+impl Listener<'_> {
+    /// The socket must be a socket, ours, and not open to group or others: anything else is not a JVM's.
+    fn check_owner(&self) -> Result<(), String> {
+        let shown = format!("{}/{}", self.tmp.shown, self.name);
+        let m = self.tmp.lstat(&self.name).map_err(|e| format!("{shown}: {e}"))?;
+        if FileType::from_raw_mode(m.st_mode) != FileType::Socket {
+            return Err(format!("{shown} is not a socket; refusing to talk to it"));
+        }
+        if m.st_uid != our_uid() {
+            return Err(format!(
+                "{shown} belongs to uid {}, not to you (uid {}); refusing to talk to it",
+                m.st_uid,
+                our_uid()
+            ));
+        }
+        if m.st_mode & 0o077 != 0 {
+            return Err(format!(
+                "{shown} is open to other users (mode {:o}); refusing to talk to it",
+                m.st_mode & 0o777
+            ));
+        }
+        Ok(())
     }
-    if m.uid() != our_uid() {
-        return Err(format!(
-            "{} belongs to uid {}, not to you (uid {}); refusing to talk to it",
-            socket.display(),
-            m.uid(),
-            our_uid()
-        ));
+
+    /// A connection to the JVM's listener, and to nothing else: the kernel's record of who listens on the
+    /// socket (SO_PEERCRED) must be the JVM itself, whatever was swapped in at the socket's name since it
+    /// was checked.
+    fn connect(&self) -> Result<UnixStream, String> {
+        let shown = format!("{}/{}", self.tmp.shown, self.name);
+        let stream =
+            UnixStream::connect(self.tmp.path_of(&self.name)).map_err(|e| format!("cannot connect to {shown}: {e}"))?;
+        let peer = peer_credentials(&stream).map_err(|e| format!("{shown}: {e}"))?;
+        if peer.pid != self.pid || peer.uid != our_uid() {
+            return Err(format!(
+                "{shown} is served by process {} of uid {}, not by the JVM {}; refusing to talk to it",
+                peer.pid, peer.uid, self.pid
+            ));
+        }
+        Ok(stream)
     }
-    if m.mode() & 0o077 != 0 {
-        return Err(format!(
-            "{} is open to other users (mode {:o}); refusing to talk to it",
-            socket.display(),
-            m.mode() & 0o777
-        ));
+}
+
+/// Who listens on the other end of `stream`, as the kernel recorded it at listen(2): pid (0 when that
+/// process is not in our PID namespace) and effective uid.
+fn peer_credentials(stream: &UnixStream) -> std::io::Result<libc::ucred> {
+    use std::os::fd::AsRawFd;
+    let mut cred = libc::ucred { pid: 0, uid: 0, gid: 0 };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: `cred` and `len` are live locals of the size passed; the descriptor is the open stream's.
+    // (libc rather than rustix, whose UCred holds a non-zero pid the kernel may answer 0 for.)
+    let r = unsafe {
+        libc::getsockopt(stream.as_raw_fd(), libc::SOL_SOCKET, libc::SO_PEERCRED, (&raw mut cred).cast(), &raw mut len)
+    };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
     }
-    Ok(())
+    Ok(cred)
 }
 
 /// The JVM's answer to one command.
@@ -143,9 +245,9 @@ pub struct Reply {
 
 /// Sends one command with up to three arguments and reads the whole reply, waiting at most `timeout`
 /// for it.
-pub fn execute(socket: &Path, command: &str, args: &[&str], timeout: Duration) -> Result<Reply, String> {
+pub fn execute(listener: &Listener, command: &str, args: &[&str], timeout: Duration) -> Result<Reply, String> {
     assert!(args.len() <= 3, "the protocol carries three arguments");
-    let mut stream = UnixStream::connect(socket).map_err(|e| format!("cannot connect to {}: {e}", socket.display()))?;
+    let mut stream = listener.connect()?;
     let mut request = Vec::new();
     for part in [PROTOCOL_VERSION, command].iter().chain(args).chain(std::iter::repeat_n(&"", 3 - args.len())) {
         if part.contains('\0') {
@@ -181,8 +283,8 @@ fn parse_reply(answer: &str) -> Result<Reply, String> {
 
 /// `load <library> true <options>`: loads the agent library by absolute path into the JVM and calls its
 /// `Agent_OnAttach` (or, when it is loaded already, calls that again). Returns Agent_OnAttach's return code.
-pub fn load_agent(socket: &Path, library: &str, options: &str, timeout: Duration) -> Result<i32, String> {
-    let reply = execute(socket, "load", &[library, "true", options], timeout)?;
+pub fn load_agent(listener: &Listener, library: &str, options: &str, timeout: Duration) -> Result<i32, String> {
+    let reply = execute(listener, "load", &[library, "true", options], timeout)?;
     let output = reply.output.trim();
     if reply.status != 0 {
         let why = if output.is_empty() { format!("status {}", reply.status) } else { output.replace('\n', "; ") };

@@ -4,6 +4,7 @@
 
 mod console;
 mod handshake;
+mod interrupt;
 mod scanner;
 mod session;
 

@@ -17,6 +17,7 @@ enum Event {
     Line(String),
     StdinClosed,
     AgentGone(Result<Scanner, String>),
+    Interrupted,
 }
 
 /// `start`: the first bytes the agent sent (its header, read by the listener).
@@ -35,6 +36,8 @@ pub fn run(
     let _ = stream.set_write_timeout(Some(Duration::from_secs(10)));
     let (tx, rx) = mpsc::channel();
     let tty = std::io::stderr().is_terminal();
+    // Before any thread starts: they all leave SIGINT to the one that forwards it.
+    super::interrupt::forward(tx.clone(), Event::Interrupted);
 
     let agent_tx = tx.clone();
     let receiver = thread::spawn(move || {
@@ -86,6 +89,13 @@ pub fn run(
                 Err(e) => eprintln!("hprof: {e}"),
             },
             Ok(Event::StdinClosed) => {}
+            Ok(Event::Interrupted) => {
+                eprintln!(
+                    "hprof: interrupted: closing the connection and saving what arrived (Ctrl-C again ends at once)"
+                );
+                super::interrupt::second_ends_hprof();
+                quit = true;
+            }
             Ok(Event::AgentGone(result)) => break result,
             Err(_) => break Err("the receiving thread stopped".into()),
         }

@@ -76,6 +76,14 @@ pub fn deep_hierarchy(classes: u64, fields: u64) -> Vec<u8> {
     w.into_inner()
 }
 
+/// Tests of this file run one at a time: a child's peak RSS from wait4 starts from the RSS of the test
+/// process that spawned it (exec records the old address space's peak), so no other test may be holding
+/// a big dump while one measures; each test drops its dump once written (see [`write`]).
+pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// What a child did: exit status, output, peak resident set and wall time.
 pub struct Measured {
     pub code: Option<i32>,
@@ -87,17 +95,54 @@ pub struct Measured {
     pub elapsed: Duration,
 }
 
+/// Where GNU time is: it reports its child's own peak RSS. A child's peak from our own wait4 would start
+/// at this (large) test process's: exec records the address space it replaces, and Rust spawns with
+/// vfork, so that is ours.
+const GNU_TIME: &str = "/usr/bin/time";
+
+/// Resets this process's peak RSS to its current RSS (Linux 4.0+), so that a child spawned next starts
+/// from what we hold now, not from our peak. Only matters without GNU time.
+fn reset_own_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// A command that runs hprof (add its arguments) under GNU time when there is one, writing the child's
+/// peak RSS to the returned file (read it with [`timed_report`]).
+pub fn hprof_timed() -> (Command, Option<tempfile::NamedTempFile>) {
+    if Path::new(GNU_TIME).exists() {
+        let report = tempfile::NamedTempFile::new().unwrap();
+        let mut c = Command::new(GNU_TIME);
+        c.args(["-f", "%M", "-o"]).arg(report.path()).arg(jvm_harness::hprof_binary());
+        (c, Some(report))
+    } else {
+        reset_own_peak();
+        (Command::new(jvm_harness::hprof_binary()), None)
+    }
+}
+
+/// GNU time's report: the child's peak RSS in kB, and the signal that ended it, if one did.
+pub fn timed_report(report: &Option<tempfile::NamedTempFile>) -> Option<(u64, Option<i32>)> {
+    let text = std::fs::read_to_string(report.as_ref()?.path()).ok()?;
+    let mut signal = None;
+    let mut kb = None;
+    for line in text.lines() {
+        if let Some(n) = line.strip_prefix("Command terminated by signal ") {
+            signal = n.trim().parse().ok();
+        } else if let Ok(k) = line.trim().parse::<u64>() {
+            kb = Some(k);
+        }
+    }
+    Some((kb?, signal))
+}
+
 /// Runs `hprof args`, counting (not keeping) its standard output beyond the first 64 KiB, killing it
-/// after `limit`; the peak resident set comes from wait4's rusage.
+/// after `limit`. The peak resident set is the child's own as GNU time reports it; without GNU time, it
+/// is wait4's, an upper bound (it includes what this test process held when it spawned the child).
 #[allow(clippy::zombie_processes, reason = "reaped by wait4, which also gives its rusage")]
 pub fn measure(args: &[&str], limit: Duration) -> Measured {
     let start = Instant::now();
-    let mut child = Command::new(jvm_harness::hprof_binary())
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (mut cmd, report) = hprof_timed();
+    let mut child = cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let pid = child.id() as libc::pid_t;
     let mut out = child.stdout.take().unwrap();
     let mut err = child.stderr.take().unwrap();
@@ -137,22 +182,23 @@ pub fn measure(args: &[&str], limit: Duration) -> Measured {
     let elapsed = start.elapsed();
     let (stdout_len, stdout_head) = reader.join().unwrap();
     let stderr = err_reader.join().unwrap();
-    let exited = libc::WIFEXITED(status);
-    Measured {
-        code: exited.then(|| libc::WEXITSTATUS(status)),
-        signal: libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status)),
-        stdout_len,
-        stdout_head,
-        stderr,
-        peak_rss_kb: rusage.ru_maxrss as u64,
-        elapsed,
+    let mut code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    let mut signal = libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status));
+    let mut peak_rss_kb = rusage.ru_maxrss as u64;
+    if let Some(t) = timed_report(&report) {
+        (peak_rss_kb, signal) = (t.0, t.1.or(signal));
+        if signal.is_some() {
+            code = None;
+        }
     }
+    Measured { code, signal, stdout_len, stdout_head, stderr, peak_rss_kb, elapsed }
 }
 
-pub fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
+/// Writes `bytes` to `dir/name` and drops them (see [`one_at_a_time`]); returns the path and the size.
+pub fn write(dir: &Path, name: &str, bytes: Vec<u8>) -> (String, u64) {
     let p = dir.join(name);
-    std::fs::write(&p, bytes).unwrap();
-    p.to_str().unwrap().to_owned()
+    std::fs::write(&p, &bytes).unwrap();
+    (p.to_str().unwrap().to_owned(), bytes.len() as u64)
 }
 
 /// A gzip file of an HPROF header and then `gib` GiB of zeros: one small member repeated (a multi-member
@@ -271,4 +317,33 @@ pub fn huge_counts() -> Vec<(&'static str, Vec<u8>)> {
     seg[head + 5..head + 9].copy_from_slice(&u32::MAX.to_be_bytes());
     out.push(("segment-4g", seg));
     out
+}
+
+/// `n` empty int arrays with 4-byte ids, every other one a GC root, all held by one object array: the
+/// most objects (and references) per byte of file, for the memory bound.
+pub fn tiny_objects(n: u64) -> Vec<u8> {
+    let mut w = RecordWriter::new(Vec::new(), "JAVA PROFILE 1.0.2", 4, 0).unwrap();
+    w.utf8(1, "java.lang.Object").unwrap();
+    w.utf8(2, "[Ljava/lang/Object;").unwrap();
+    w.load_class(1, 0x100, 0, 1).unwrap();
+    w.load_class(2, 0x200, 0, 2).unwrap();
+    let mut b = Body::with_capacity(4, n as usize * 24);
+    for (id, sup) in [(0x100u64, 0u64), (0x200, 0x100)] {
+        b.u1(sub::CLASS_DUMP).id(id).u4(0).id(sup).id(0).id(0).id(0).id(0).id(0).u4(0).u2(0).u2(0).u2(0);
+    }
+    b.u1(sub::OBJECT_ARRAY_DUMP).id(0x1000).u4(0).u4(n as u32).id(0x200);
+    for i in 0..n {
+        b.id(0x10_0000 + 16 * i);
+    }
+    b.u1(sub::ROOT_JNI_GLOBAL).id(0x1000).id(0);
+    for i in 0..n {
+        let id = 0x10_0000 + 16 * i;
+        b.u1(sub::PRIMITIVE_ARRAY_DUMP).id(id).u4(0).u4(0).u1(BasicType::Int as u8);
+        if i % 2 == 0 {
+            b.u1(sub::ROOT_UNKNOWN).id(id);
+        }
+    }
+    w.heap_dump_segment(b.as_slice()).unwrap();
+    w.heap_dump_end().unwrap();
+    w.into_inner()
 }

@@ -49,6 +49,10 @@ impl App {
     /// The answer to `GET path?q`.
     pub fn route(&self, path: &str, q: &str) -> Reply {
         let (status, content_type, body) = self.answer(path, q);
+        // Pages read names from the mapped file: if it shrank meanwhile, the answer is wrong; say so.
+        if let Some(Err(e)) = self.an.as_ref().map(|an| an.intact()) {
+            return reply(500, HTML, page("The file changed", &format!("<p>{}</p>", esc(&e))));
+        }
         reply(status, content_type, body)
     }
 
