@@ -53,7 +53,7 @@ fn every_corpus_input_analyses_or_fails_cleanly() {
 
 #[test]
 fn mutated_corpus_inputs_never_panic() {
-    const ROUNDS: usize = 20_000;
+    const ROUNDS: usize = 100_000;
     for (i, (name, data)) in corpus().iter().enumerate() {
         let mut rng = Rng(0x2545_F491_4F6C_DD1D ^ (i as u64 + 1));
         for round in 0..ROUNDS {

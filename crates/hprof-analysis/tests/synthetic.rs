@@ -172,3 +172,62 @@ fn no_path_passes_through_its_own_target() {
         assert_eq!(p.nodes.iter().filter(|&&v| v == n(t)).count(), 1, "{:?}", p.nodes);
     }
 }
+
+/// Inherited fields are walked class by class: a subclass's own block first, then each superclass's
+/// (skipping classes without fields), with the names on path steps; a superclass cycle (hostile) ends the
+/// walk instead of looping.
+#[test]
+fn inherited_fields_are_walked_along_the_superclass_chain_and_cycles_end() {
+    let mut w = RecordWriter::new(Vec::new(), "JAVA PROFILE 1.0.2", 8, 0).unwrap();
+    for (id, s) in [(1, "java/lang/Object"), (2, "Base"), (3, "Empty"), (4, "Leaf"), (5, "a"), (6, "n"), (7, "b")] {
+        w.utf8(id, s).unwrap();
+    }
+    w.utf8(8, "Loop1").unwrap();
+    w.utf8(9, "Loop2").unwrap();
+    for (serial, id, name) in [(1, 0x100, 1), (2, 0x200, 2), (3, 0x300, 3), (4, 0x400, 4), (5, 0x500, 8), (6, 0x600, 9)]
+    {
+        w.load_class(serial, id, 0, name).unwrap();
+    }
+    let mut b = Body::new(8);
+    let class = |b: &mut Body, id: u64, sup: u64, fields: &[(u64, BasicType)]| {
+        b.u1(sub::CLASS_DUMP).id(id).u4(0).id(sup).id(0).id(0).id(0).id(0).id(0).u4(0).u2(0).u2(0);
+        b.u2(fields.len() as u16);
+        for &(n, t) in fields {
+            b.id(n).u1(t as u8);
+        }
+    };
+    class(&mut b, 0x100, 0, &[]);
+    // Base { Object a; int n }  <- Empty {}  <- Leaf { Object b }
+    class(&mut b, 0x200, 0x100, &[(5, BasicType::Object), (6, BasicType::Int)]);
+    class(&mut b, 0x300, 0x200, &[]);
+    class(&mut b, 0x400, 0x300, &[(7, BasicType::Object)]);
+    // Loop1 extends Loop2 extends Loop1, each with one reference.
+    class(&mut b, 0x500, 0x600, &[(5, BasicType::Object)]);
+    class(&mut b, 0x600, 0x500, &[(7, BasicType::Object)]);
+    b.u1(sub::ROOT_JNI_GLOBAL).id(0x1000).id(0);
+    b.u1(sub::ROOT_JNI_GLOBAL).id(0x5000).id(0);
+    // Leaf values: its own b, then Base's a and n. b -> 0x2000, a -> 0x3000.
+    b.u1(sub::INSTANCE_DUMP).id(0x1000).u4(0).id(0x400).u4(20).id(0x2000).id(0x3000).u4(7);
+    for id in [0x2000u64, 0x3000, 0x6000, 0x7000] {
+        b.u1(sub::INSTANCE_DUMP).id(id).u4(0).id(0x100).u4(0);
+    }
+    b.u1(sub::INSTANCE_DUMP).id(0x5000).u4(0).id(0x500).u4(16).id(0x6000).id(0x7000);
+    w.heap_dump_segment(b.as_slice()).unwrap();
+    w.heap_dump_end().unwrap();
+    let d = open(w.into_inner());
+    let g = HeapGraph::build(&d, true, &Quiet).unwrap();
+    let label = |from: u64, to: u64| {
+        let p = shortest_path(&g, g.node(to).unwrap()).unwrap();
+        assert_eq!(p.nodes.len(), 2, "{to:x} is one step from its root");
+        assert_eq!(g.ids.get(p.nodes[0]), from);
+        g.edge_label(&d, p.nodes[0], p.nodes[1])
+    };
+    assert_eq!(label(0x1000, 0x2000).as_deref(), Some("b"));
+    assert_eq!(label(0x1000, 0x3000).as_deref(), Some("a"));
+    // The cycle: both blocks read once, in order, then the walk ends.
+    assert_eq!(label(0x5000, 0x6000).as_deref(), Some("a"));
+    assert_eq!(label(0x5000, 0x7000).as_deref(), Some("b"));
+    let leaf = g.classes.get(0x400).unwrap();
+    assert_eq!(leaf.field_bytes, 20);
+    assert_eq!(g.classes.get(0x500).unwrap().field_bytes + g.classes.get(0x600).unwrap().field_bytes, 8 + 16);
+}

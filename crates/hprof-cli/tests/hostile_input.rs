@@ -274,3 +274,67 @@ fn memory_stays_within_ten_times_the_file() {
         );
     }
 }
+
+/// A real JVM whose thread is named with escape sequences streams its profile to `hprof listen`: neither
+/// `listen` nor `print` and `summary` of the saved profile let a raw escape reach the terminal,
+/// and each shows the name escaped. JDK 17, 21 and 25.
+#[test]
+fn a_jvm_thread_named_with_escapes_is_shown_escaped() {
+    use std::io::{BufRead, BufReader};
+    let _serial = hostile::one_at_a_time();
+    let shown = "evil\\x1b]0;owned\\x07\\x1b[2J\\r\\nfake line";
+    for jdk in jvm_harness::all_jdks() {
+        let dir = jvm_harness::scratch("hostile-jvm-names");
+        let out = dir.path().join("run.hprof");
+        let mut listener = std::process::Command::new(jvm_harness::hprof_binary())
+            .args(["listen", "127.0.0.1:0", "--no-stdin", "-o", out.to_str().unwrap()])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut err = BufReader::new(listener.stderr.take().unwrap());
+        let mut line = String::new();
+        err.read_line(&mut line).unwrap();
+        let addr = line.split_whitespace().nth(3).unwrap().trim_end_matches(';').to_owned();
+        let collected = std::thread::spawn(move || {
+            let mut all = String::new();
+            let _ = std::io::Read::read_to_string(&mut err, &mut all);
+            all
+        });
+        let run = jvm_harness::Java::new(&jdk, dir.path())
+            .agentpath(&format!("net={addr},cpu=samples,interval=1"))
+            .class("EvilNames")
+            .run();
+        assert_eq!(run.code(), Some(0), "JDK {}: {}", jdk.version, run.stderr);
+        let status = listener.wait().unwrap();
+        let heard = collected.join().unwrap();
+        assert!(status.success(), "JDK {}: listen {status}: {heard}", jdk.version);
+        assert!(!heard.contains('\x1b') && !heard.contains('\x07'), "JDK {}: listen printed a raw escape", jdk.version);
+        assert!(heard.contains("START THREAD") && heard.contains(shown), "JDK {}: {heard}", jdk.version);
+        let f = out.to_str().unwrap();
+        for args in [vec!["print", f], vec!["summary", f]] {
+            let m = measure(&args, Duration::from_secs(60));
+            assert_eq!(m.code, Some(0), "JDK {}: hprof {args:?}: {}", jdk.version, m.stderr);
+            let all = format!("{}{}", m.stdout_head, m.stderr);
+            assert!(!all.contains('\x1b') && !all.contains('\x07'), "JDK {}: hprof {args:?}: raw escape", jdk.version);
+            assert!(all.contains("evil\\x1b]0"), "JDK {}: hprof {args:?} did not show the name: {all}", jdk.version);
+        }
+    }
+}
+
+/// `--max-memory` stops an analysis that needs more with an error naming the option, at once; with
+/// enough, the same command runs, its heap within the cap.
+#[test]
+fn max_memory_stops_with_a_clear_error() {
+    let _serial = hostile::one_at_a_time();
+    let dir = jvm_harness::scratch("hostile-max-memory");
+    let (file, _) = write(dir.path(), "dense.hprof", hostile::tiny_objects(2_000_000));
+    let m = measure(&["dominators", &file, "--max-memory", "20M"], Duration::from_secs(60));
+    assert_eq!(m.code, Some(1), "signal {:?}: {}", m.signal, m.stderr);
+    assert!(m.stderr.contains("needs more than --max-memory 20.0 MiB (20971520 bytes)"), "{}", m.stderr);
+    assert!(m.elapsed < Duration::from_secs(5), "took {:?}", m.elapsed);
+    // The mapped file's pages come on top of the heap.
+    assert!(m.peak_rss_kb < 20 * MIB + 41_000 + 8 * MIB, "peak RSS {} kB", m.peak_rss_kb);
+    let m = measure(&["dominators", &file, "--max-memory", "200M"], Duration::from_secs(60));
+    assert_eq!(m.code, Some(0), "{}", m.stderr);
+    eprintln!("--max-memory 200M: dominators of the dense file, peak RSS {} kB, {:?}", m.peak_rss_kb, m.elapsed);
+}

@@ -83,6 +83,8 @@ pub fn run(a: &Args) -> Result<(), String> {
     let mut w = BufWriter::with_capacity(1 << 16, out);
     let heap_err = write_report(&mut w, &d, layout).map_err(|e| e.to_string())?;
     w.flush().map_err(|e| e.to_string())?;
+    // The report streams from the mapped file: if it shrank meanwhile, what follows its new end was zeros.
+    d.source.check_intact().map_err(|e| e.to_string())?;
     damage(&a.file, &[d.damage.as_ref(), heap_err.as_ref()])
 }
 
