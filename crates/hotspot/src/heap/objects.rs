@@ -166,3 +166,48 @@ impl ObjectAddresses {
         super::peek_bytes(addr, size as usize)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::heap::Committed;
+
+    /// A stand-in for a heap callback's tag of walk `.1`, pointing at `.0`.
+    struct Tag(i64, u64);
+
+    // SAFETY: for these tests only: the "callback" is the test itself, and the words below the tag are never
+    // read through this stand-in.
+    unsafe impl CallbackTag for Tag {
+        fn tag_address(&self) -> *const i64 {
+            &self.0
+        }
+        fn walk(&self) -> u64 {
+            self.1
+        }
+    }
+
+    /// Headers and fields are read only in callbacks of the walk that read the committed pieces, and only
+    /// inside them.
+    #[test]
+    fn the_heap_is_read_only_in_the_walk_that_read_what_is_committed() {
+        // An "array" in our own memory: mark word, a compressed class word, a length of 3, then elements.
+        let mut object = vec![0u64; 4].into_boxed_slice();
+        object[1] = 0x0000_0003_1234_5678;
+        object[2] = 0x0102_0304_0506_0708;
+        let addr = object.as_ptr() as u64;
+        let (start, end) = (addr, addr + 32);
+        let heap =
+            JavaHeap { start, end, committed: Committed::EMPTY, length_offset: 12, class_word: Some(4), sizes: None };
+        let mut addresses = ObjectAddresses::new(heap);
+        let (walk_1, walk_2) = (Tag(0, 1), Tag(0, 2));
+        assert_eq!(addresses.array_length(addr, &walk_1), None, "nothing read before the committed pieces");
+        addresses.refresh_committed(&walk_1).unwrap();
+        assert_eq!(addresses.class_word(addr, &walk_1), Some(0x1234_5678));
+        assert_eq!(addresses.array_length(addr, &walk_1), Some(3));
+        assert_eq!(addresses.bytes(addr + 16, 8, &walk_1), Some(&0x0102_0304_0506_0708u64.to_le_bytes()[..]));
+        assert_eq!(addresses.bytes(addr + 16, 24, &walk_1), None, "past the heap's end");
+        assert_eq!(addresses.class_word(addr + 4, &walk_1), None, "unaligned");
+        assert_eq!(addresses.class_word(addr, &walk_2), None, "another walk's callback");
+        assert_eq!(addresses.bytes(addr, 8, &walk_2), None);
+    }
+}
