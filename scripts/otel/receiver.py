@@ -6,7 +6,7 @@ definitions (decode.py), never with hprof-rs's code. One JSON line per request g
 Usage: receiver.py OUT PORT [--start-after SECONDS] [--hang] [--stop-after SECONDS]
   --start-after: bind only after that long (a backend that is down at first);
   --hang: accept connections and never answer;
-  --stop-after: exit by itself after that long (default 120).
+  --stop-after: exit by itself after that long (default 900; the tests kill it sooner).
 """
 
 import json
@@ -24,7 +24,7 @@ import decode  # noqa: E402
 out_path, port = sys.argv[1], int(sys.argv[2])
 args = sys.argv[3:]
 start_after = float(args[args.index("--start-after") + 1]) if "--start-after" in args else 0
-stop_after = float(args[args.index("--stop-after") + 1]) if "--stop-after" in args else 120
+stop_after = float(args[args.index("--stop-after") + 1]) if "--stop-after" in args else 900
 hang = "--hang" in args
 lock = threading.Lock()
 

@@ -104,8 +104,8 @@ fn otlp_windows_carry_the_cpu_split_attributes_labels_and_lines() {
         for attempt in 1..=2 {
             let what = format!("JDK {} (attempt {attempt})", jdk.version);
             let dir = scratch("continuous-otlp");
-            let rx = Receiver::start(dir.path(), &[]);
             let _alone = JvmSlot::acquire_n(2);
+            let rx = Receiver::start(dir.path(), &[]);
             let opts = format!(
                 "cpu=samples,interval=1,otlp={},service=checkout,labels=env:prod;team:db,upload_interval=2s",
                 rx.url()
