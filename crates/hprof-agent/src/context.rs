@@ -3,14 +3,16 @@
 //! and the hub hands it to every event handler, so that capabilities, the tables, the writer, sampling,
 //! the socket reader and the worker depend on this module and never on the agent.
 
-use crate::classes::{ClassEnv, ClassRecord, ClassTable};
+mod tables;
+
+use crate::classes::ClassTable;
 use crate::commands::{ControlCommand, DumpReason};
 use crate::ids::ObjectIds;
-use crate::methods::{MethodCache, MethodEnv};
+use crate::methods::MethodCache;
 use crate::options::Options;
-use crate::output::{Output, ReportTables};
-use crate::threads::{ThreadEnv, ThreadTable};
-use crate::traces::{RawFrame, TraceEnv, TraceTable};
+use crate::output::Output;
+use crate::threads::ThreadTable;
+use crate::traces::{RawFrame, TraceTable};
 use jvmti::{Event, HubError, Jni, Jvmti, JvmtiVersion, Vm, sys};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
@@ -142,8 +144,7 @@ impl Context {
             return hprof_format::serial_base::TRACE;
         };
         let raw: Vec<RawFrame> = buf[..n].iter().map(RawFrame::from_jvmti).collect();
-        let thread_serial = self.trace_thread_serial(self.threads.serial_of(self, thread));
-        self.traces.intern_raw(self, jni, thread_serial, &raw)
+        self.intern_stack(jni, self.thread_serial(thread), &raw)
     }
 
     /// FORCE GC (0x01).
@@ -153,7 +154,7 @@ impl Context {
 
     /// DUMP TRACES (0x06): every trace not yet written.
     pub fn dump_traces(&self) {
-        self.output.traces(self, self.traces.serials());
+        self.reports().traces(self.traces.serials());
         self.output.flush();
     }
 
@@ -202,59 +203,6 @@ impl Context {
     /// See [`AgentControl::end_session`].
     pub fn end_session(&self, jni: Jni) -> bool {
         self.control.get().is_some_and(|c| c.end_session(jni))
-    }
-}
-
-// The shared tables and the writer take what they need through these traits, so that none of them
-// depends on the context either.
-impl ClassEnv for Context {
-    fn jvmti(&self) -> Jvmti {
-        self.jvmti
-    }
-    fn ids(&self) -> &ObjectIds {
-        &self.ids
-    }
-    fn class_loaded(&self, record: &ClassRecord) {
-        self.output.load_class(record);
-    }
-    fn class_unloaded(&self, serial: u32) {
-        self.output.unload_class(serial);
-    }
-}
-
-impl ThreadEnv for Context {
-    fn jvmti(&self) -> Jvmti {
-        self.jvmti
-    }
-    fn ids(&self) -> &ObjectIds {
-        &self.ids
-    }
-    fn thread_started(&self, thread: &hprof_format::model::ThreadStart) {
-        self.output.thread_start(thread);
-    }
-    fn thread_ended(&self, serial: u32) {
-        self.output.thread_end(serial);
-    }
-}
-
-impl MethodEnv for Context {
-    fn classes(&self) -> &ClassTable {
-        &self.classes
-    }
-}
-
-impl TraceEnv for Context {
-    fn methods(&self) -> &MethodCache {
-        &self.methods
-    }
-}
-
-impl ReportTables for Context {
-    fn traces(&self) -> &TraceTable {
-        &self.traces
-    }
-    fn classes(&self) -> &ClassTable {
-        &self.classes
     }
 }
 

@@ -171,7 +171,7 @@ impl AllocSites {
         let report = report::build(ctx, &figures, &request);
         *last = figures.iter().map(|f| f.alloc_units).collect();
         drop(last);
-        ctx.output.sites(ctx, &report);
+        ctx.reports().sites(&report);
         ctx.output.heap_summary(
             report.total_live_bytes,
             report.total_live_instances,

@@ -87,7 +87,7 @@ impl CpuSamples {
     fn write_report(&self, ctx: &Context, jni: Option<Jni>, cutoff: f64) {
         self.drain(ctx, jni);
         let report = self.lock_profile().report(ctx, cutoff);
-        ctx.output.cpu(ctx, &report);
+        ctx.reports().cpu(&report);
         if let Sampler::Async(engine) = &self.sampler
             && engine.dropped() > 0
         {

@@ -30,7 +30,7 @@ impl SafepointSampler {
         let mut runnable = Vec::new();
         let mut serials = Vec::new();
         for &t in &threads {
-            let Some(record) = ctx.threads.of(ctx, t) else { continue };
+            let Some(record) = ctx.thread_record(t) else { continue };
             let state = ctx.jvmti.thread_state(t).unwrap_or(jvmti::ThreadState(0));
             if state.runnable() && self.switches.is_on(record.serial) {
                 runnable.push(t);

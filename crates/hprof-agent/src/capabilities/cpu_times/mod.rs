@@ -299,7 +299,7 @@ impl Capability for CpuTimes {
             ctx.output.text(|w| report::write_old(w, &s.methods, &s.registry, note.as_deref()));
         } else {
             let r = report::cpu_time(ctx, &s.methods, &s.registry, self.cutoff, note);
-            ctx.output.cpu(ctx, &r);
+            ctx.reports().cpu(&r);
         }
     }
 

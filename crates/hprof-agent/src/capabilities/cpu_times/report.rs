@@ -55,7 +55,6 @@ pub fn cpu_time(
     let mut total = 0.0;
     let mut trace = Vec::with_capacity(depth);
     for snap in snapshots(registry) {
-        let thread = ctx.trace_thread_serial(snap.thread_serial);
         // The root is the time before a thread's first probe: no method's.
         for (i, &(_, _, calls, self_ns)) in snap.nodes.iter().enumerate().skip(1) {
             if calls == 0 && self_ns <= 0.0 {
@@ -69,7 +68,7 @@ pub fn cpu_time(
                 trace.push(f);
                 n = snap.nodes[n as usize].0;
             }
-            let serial = ctx.traces.intern(thread, &trace);
+            let serial = ctx.intern_trace(snap.thread_serial, &trace);
             let e = by_trace.entry(serial).or_default();
             e.0 += calls;
             e.1 += self_ns.max(0.0);

@@ -85,7 +85,7 @@ impl FlatProfile {
     fn top_frame(&self, ctx: &Context, jni: Option<Jni>, frames: &Frames) -> Option<TopFrame> {
         let Frames::Walked(walked) = frames else { return None };
         let method = walked.first()?.method_id as sys::jmethodID;
-        let info = ctx.methods.resolve(ctx, jni, method)?;
+        let info = ctx.method_info(jni, method)?;
         Some(TopFrame {
             method: method as usize,
             native: info.native,

@@ -62,8 +62,7 @@ impl Contention {
         let class_serial = class_of(ctx, jni, object).map(|c| c.serial).unwrap_or(0);
         let raw = self.current_stack(ctx);
         let depth = ctx.depth().min(raw.len());
-        let thread_serial = ctx.trace_thread_serial(ctx.threads.serial_of(ctx, thread));
-        let trace_serial = ctx.traces.intern_raw(ctx, Some(jni), thread_serial, &raw[..depth]);
+        let trace_serial = ctx.intern_stack(Some(jni), ctx.thread_serial(thread), &raw[..depth]);
         let lock_stack = self.lock_stacks.as_ref().map(|s| s.intern(ctx, jni, class_serial, &raw));
         // The clock starts after our own work, so that the stack walk is not charged to the lock.
         let row = RowKey { trace_serial, class_serial };
@@ -210,7 +209,7 @@ mod tests {
         finished(&contention, f.audit, 0, 1, 1);
 
         let report = contention.report(&f.ctx);
-        f.ctx.output.monitor_time(&f.ctx, &report);
+        f.ctx.reports().monitor_time(&report);
         f.ctx.output.close();
         let text = std::fs::read_to_string(&f.path).unwrap();
 

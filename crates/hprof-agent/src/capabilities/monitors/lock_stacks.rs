@@ -67,9 +67,7 @@ impl LockStacks {
         // Resolve outside our lock: it may call JVMTI.
         let frames: Box<[u32]> = raw
             .iter()
-            .map(|&f| {
-                ctx.traces.frame_index(ctx, Some(jni), f).unwrap_or_else(|| ctx.traces.pseudo_frame("<unknown method>"))
-            })
+            .map(|&f| ctx.frame_index(Some(jni), f).unwrap_or_else(|| ctx.traces.pseudo_frame("<unknown method>")))
             .collect();
         let mut inner = self.lock();
         if let Some(&id) = inner.by_raw.get(key.as_slice()) {

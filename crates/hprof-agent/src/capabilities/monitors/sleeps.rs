@@ -11,7 +11,6 @@
 
 use crate::context::{Context, current};
 use crate::panic_guard::guard;
-use hprof_format::text::write_sleep;
 use jvmti::{Jni, sys};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicPtr, Ordering};
@@ -90,13 +89,13 @@ fn report(env: *mut sys::JNIEnv, timeout_ms: i64) {
             let jni = unsafe { Jni::from_raw(env) };
             let serial = match ctx.jvmti.current_thread() {
                 Ok(thread) => {
-                    let serial = ctx.threads.serial_of(ctx, thread);
+                    let serial = ctx.thread_serial(thread);
                     jni.delete_local_ref(thread);
                     serial
                 }
                 Err(_) => 0,
             };
-            ctx.output.text(|w| write_sleep(w, timeout_ms, serial));
+            ctx.output.sleep(timeout_ms, serial);
         },
         (),
     )
