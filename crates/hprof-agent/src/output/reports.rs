@@ -5,6 +5,8 @@ use super::{Checkpoint, Encoder, Output, ReportTables, write_traces};
 use hprof_format::model::{CpuReport, MonitorTimeReport, SitesReport};
 use hprof_format::text;
 use hprof_format::text::MonitorDump;
+use hprof_format::text::cpu_time::OldProf;
+use hprof_format::text::flat::FlatProfile;
 
 /// The writer together with the tables its records refer to (traces, class names): what a capability
 /// writes a report through (see [`crate::context::Context::reports`]).
@@ -56,8 +58,18 @@ impl<'a> Reports<'a> {
     }
 }
 
-/// The live monitor lines (text only: the binary format has no records for them).
+/// The text-only reports and lines (the binary format has no records for them).
 impl Output {
+    /// cpu=old's report (`count callee caller time`).
+    pub fn old_prof(&self, report: &OldProf) {
+        self.text_only(|w| text::cpu_time::write_old_prof(w, report))
+    }
+
+    /// cpu=flat's report (as -Xprof printed it).
+    pub fn flat_profile(&self, profile: &FlatProfile, cutoff: f64) {
+        self.text_only(|w| text::flat::write_flat_profile(w, profile, cutoff))
+    }
+
     /// `WAIT: MONITOR …` as a thread calls Object.wait.
     pub fn monitor_wait(&self, signature: &str, timeout_ms: i64, thread_serial: u32) {
         self.text_only(|w| text::write_monitor_wait(w, signature, timeout_ms, thread_serial))

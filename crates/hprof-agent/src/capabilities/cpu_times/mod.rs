@@ -296,7 +296,7 @@ impl Capability for CpuTimes {
         self.print_notes_once(s);
         let note = new_notes(s);
         if self.old {
-            ctx.output.text(|w| report::write_old(w, &s.methods, &s.registry, note.as_deref()));
+            ctx.output.old_prof(&report::old_prof(&s.methods, &s.registry, note.as_deref()));
         } else {
             let r = report::cpu_time(ctx, &s.methods, &s.registry, self.cutoff, note);
             ctx.reports().cpu(&r);
