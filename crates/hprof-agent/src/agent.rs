@@ -91,7 +91,8 @@ pub fn start_session(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Res
     if let Some(running) = agent().map(|a| &a.ctx).filter(|c| c.is_live()) {
         return Err(format!(
             "hprof already profiles this JVM (session {}: {}); end it first with `hprof attach PID stop`",
-            running.session, running.option_string
+            running.session(),
+            running.option_string()
         ));
     }
     for w in &options.warnings {
@@ -130,7 +131,7 @@ pub fn start_session(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Res
         agent.ctx.output.abandon();
         return Err(e);
     }
-    if agent.ctx.session == 1 {
+    if agent.ctx.session() == 1 {
         // SAFETY: flush_at_exit is an extern "C" fn that catches panics; registered once per process.
         unsafe { libc::atexit(flush_at_exit) };
     }

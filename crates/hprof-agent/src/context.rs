@@ -57,20 +57,20 @@ pub fn current() -> Option<&'static Context> {
 pub struct Context {
     pub vm: Vm,
     pub jvmti: Jvmti,
-    pub jvmti_version: JvmtiVersion,
+    jvmti_version: JvmtiVersion,
     pub options: Options,
     pub output: Output,
-    pub ids: ObjectIds,
-    pub threads: ThreadTable,
+    ids: ObjectIds,
+    threads: ThreadTable,
     pub classes: ClassTable,
-    pub methods: MethodCache,
+    methods: MethodCache,
     pub traces: TraceTable,
-    pub started: Instant,
+    started: Instant,
     pub load_kind: LoadKind,
     /// 1 for the first session in this JVM, 2 for the next attach after it ended, …
-    pub session: u32,
+    session: u32,
     /// The option string the session started with (for `status`).
-    pub option_string: String,
+    option_string: String,
     /// depth=, changeable at run time by the front end's CONTROL command.
     depth: AtomicU32,
     dead: AtomicBool,
@@ -117,6 +117,36 @@ impl Context {
     pub fn make_current(&'static self, control: &'static dyn AgentControl) {
         let _ = self.control.set(control);
         CURRENT.store(self as *const Context as *mut Context, Ordering::Release);
+    }
+
+    /// The JVMTI version the JVM reports.
+    pub fn jvmti_version(&self) -> JvmtiVersion {
+        self.jvmti_version
+    }
+
+    /// The session's object identifier counter (shared by class, thread and heap-dump records).
+    pub fn ids(&self) -> &ObjectIds {
+        &self.ids
+    }
+
+    /// Every thread registered so far, ended ones included.
+    pub fn thread_records(&self) -> Vec<std::sync::Arc<crate::threads::ThreadRecord>> {
+        self.threads.all()
+    }
+
+    /// 1 for the first session in this JVM, 2 for the next attach after it ended, …
+    pub fn session(&self) -> u32 {
+        self.session
+    }
+
+    /// The option string the session started with (for `status`).
+    pub fn option_string(&self) -> &str {
+        &self.option_string
+    }
+
+    /// When the session started.
+    pub fn started(&self) -> Instant {
+        self.started
     }
 
     /// The current maximum trace depth (depth=, or what the front end set since).

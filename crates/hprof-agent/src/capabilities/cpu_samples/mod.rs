@@ -207,7 +207,7 @@ impl Capability for Arc<CpuSamples> {
             ControlCommand::CpuSampling { thread_object_id, on } => {
                 let serial = match thread_object_id {
                     None => None,
-                    Some(id) => match ctx.threads.all().iter().find(|t| t.object_id == *id) {
+                    Some(id) => match ctx.thread_records().iter().find(|t| t.object_id == *id) {
                         Some(t) => Some(t.serial),
                         None => return false,
                     },

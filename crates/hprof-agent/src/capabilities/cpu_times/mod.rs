@@ -100,7 +100,7 @@ fn thread_serial(s: &Shared) -> u32 {
     }
     let Some(a) = current() else { return 0 };
     match a.jvmti.current_thread() {
-        Ok(t) => a.threads.serial_of(a, t),
+        Ok(t) => a.thread_serial(t),
         Err(_) => 0,
     }
 }

@@ -100,7 +100,7 @@ impl FlatProfile {
         serial: u32,
     ) -> &'a mut ThreadEntry {
         threads.entry(serial).or_insert_with(|| ThreadEntry {
-            name: ctx.threads.all().iter().find(|t| t.serial == serial).map(|t| t.name.clone()).unwrap_or_default(),
+            name: ctx.thread_records().iter().find(|t| t.serial == serial).map(|t| t.name.clone()).unwrap_or_default(),
             thread: 0,
             started: *self.started.get_or_init(Instant::now),
             ended: None,
@@ -109,8 +109,7 @@ impl FlatProfile {
     }
 
     fn method_name(ctx: &Context, jni: Option<Jni>, method: usize) -> String {
-        ctx.methods
-            .resolve(ctx, jni, method as sys::jmethodID)
+        ctx.method_info(jni, method as sys::jmethodID)
             .map(|m| format!("{}.{}", m.class_name, m.name))
             .unwrap_or_else(|| "<unknown method>".into())
     }

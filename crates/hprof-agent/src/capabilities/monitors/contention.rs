@@ -177,8 +177,8 @@ mod tests {
         let _dir = tempfile::tempdir().unwrap();
         let path = _dir.path().join(format!("contention-{name}.txt"));
         let ctx = Context::without_jvm(&format!("monitor=y,cutoff=0.01,file={}", path.display()));
-        let account = ctx.classes.append("Lcom/example/Account;".into(), ctx.ids.next()).serial;
-        let object = ctx.classes.append("Ljava/lang/Object;".into(), ctx.ids.next()).serial;
+        let account = ctx.classes.append("Lcom/example/Account;".into(), ctx.ids().next()).serial;
+        let object = ctx.classes.append("Ljava/lang/Object;".into(), ctx.ids().next()).serial;
         let frame = |class: &str, method: &str, line| Frame {
             class_name: class.into(),
             method_name: method.into(),

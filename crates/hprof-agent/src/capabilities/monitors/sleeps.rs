@@ -30,7 +30,7 @@ pub fn on_native_method_bind(ctx: &Context, address: *mut c_void, new_address: *
         return;
     }
     let (original, wrapper): (&AtomicPtr<c_void>, SleepFn) =
-        if address == sleep_nanos_fn || ctx.jvmti_version.major >= 21 {
+        if address == sleep_nanos_fn || ctx.jvmti_version().major >= 21 {
             (&ORIGINAL_NANOS, sleep_nanos)
         } else {
             (&ORIGINAL_MILLIS, sleep_millis)

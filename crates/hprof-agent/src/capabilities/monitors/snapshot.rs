@@ -34,7 +34,7 @@ fn take_in_frame(ctx: &Context, jni: Jni) -> MonitorDump {
         live.insert(serial);
     }
     // Threads seen earlier that have ended, as HPROF listed them.
-    for record in ctx.threads.all() {
+    for record in ctx.thread_records() {
         if !live.contains(&record.serial) {
             threads.push(DumpedThread {
                 serial: record.serial,
