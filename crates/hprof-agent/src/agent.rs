@@ -447,7 +447,7 @@ impl EventHandler<Context> for Core {
     }
 
     fn data_dump_request(&self, ctx: &Context, _: Jvmti) {
-        ctx.dump(ctx.vm.jni(), DumpReason::DataDumpRequest);
+        ctx.dump(ctx.vm().jni(), DumpReason::DataDumpRequest);
     }
 
     /// Class tags are the core's; other tags belong to capabilities that subscribe to ObjectFree.

@@ -55,18 +55,18 @@ pub fn current() -> Option<&'static Context> {
 }
 
 pub struct Context {
-    pub vm: Vm,
+    vm: Vm,
     pub jvmti: Jvmti,
     jvmti_version: JvmtiVersion,
     pub options: Options,
     pub output: Output,
     ids: ObjectIds,
     threads: ThreadTable,
-    pub classes: ClassTable,
+    classes: ClassTable,
     methods: MethodCache,
-    pub traces: TraceTable,
+    traces: TraceTable,
     started: Instant,
-    pub load_kind: LoadKind,
+    load_kind: LoadKind,
     /// 1 for the first session in this JVM, 2 for the next attach after it ended, …
     session: u32,
     /// The option string the session started with (for `status`).
@@ -117,6 +117,26 @@ impl Context {
     pub fn make_current(&'static self, control: &'static dyn AgentControl) {
         let _ = self.control.set(control);
         CURRENT.store(self as *const Context as *mut Context, Ordering::Release);
+    }
+
+    /// The JVM, to attach a thread of the agent's own.
+    pub fn vm(&self) -> Vm {
+        self.vm
+    }
+
+    /// How the agent was loaded.
+    pub fn load_kind(&self) -> LoadKind {
+        self.load_kind
+    }
+
+    /// The class table (serials from 100001).
+    pub fn classes(&self) -> &ClassTable {
+        &self.classes
+    }
+
+    /// The trace table (serials from 300001) and its frames.
+    pub fn traces(&self) -> &TraceTable {
+        &self.traces
     }
 
     /// The JVMTI version the JVM reports.

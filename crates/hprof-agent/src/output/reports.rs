@@ -9,7 +9,7 @@ use hprof_format::text::cpu_time::OldProf;
 use hprof_format::text::flat::FlatProfile;
 
 /// The writer together with the tables its records refer to (traces, class names): what a capability
-/// writes a report through (see [`crate::context::Context::reports`]).
+/// writes a report through (the context hands one out).
 #[derive(Clone, Copy)]
 pub struct Reports<'a> {
     output: &'a Output,

@@ -217,14 +217,14 @@ impl SiteFinder {
         // A thread JVMTI cannot take a stack of (still starting, say: "no trace") and one the walker found
         // no Java frame on agree.
         let frames_of = |site: Option<u32>| {
-            site.and_then(|s| sites.key(s)).map(|k| (k.class_serial, ctx.traces.frames_of(k.trace_serial)))
+            site.and_then(|s| sites.key(s)).map(|k| (k.class_serial, ctx.traces().frames_of(k.trace_serial)))
         };
         if truth != cached && frames_of(truth) != frames_of(cached) {
             let n = self.verify.mismatches.fetch_add(1, Ordering::Relaxed);
             if n < 5 {
                 let describe = |site: Option<u32>| {
                     let key = site.and_then(|s| sites.key(s));
-                    let frames = key.map(|k| ctx.traces.frames_of(k.trace_serial));
+                    let frames = key.map(|k| ctx.traces().frames_of(k.trace_serial));
                     format!("{key:?} {frames:?}")
                 };
                 log::warning(&format!(

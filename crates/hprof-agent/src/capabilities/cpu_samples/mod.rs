@@ -139,10 +139,10 @@ impl TickConsumer for CpuSamples {
                         frames.push(profile.frame(ctx, jni, raw));
                     }
                     if walked.len() >= sampling::MAX_FRAMES {
-                        frames.push(ctx.traces.pseudo_frame(profile::TRUNCATED));
+                        frames.push(ctx.traces().pseudo_frame(profile::TRUNCATED));
                     }
                 }
-                Frames::Failed(code) => frames.push(ctx.traces.pseudo_frame(sampling::failure_label(code))),
+                Frames::Failed(code) => frames.push(ctx.traces().pseudo_frame(sampling::failure_label(code))),
                 // Taken before this consumer's first drain set the depth: no stack to count.
                 Frames::NotWalked => continue,
             }

@@ -33,7 +33,7 @@ impl Profile {
         if let Some(&i) = self.frame_cache.get(&raw) {
             return i;
         }
-        let i = ctx.frame_index(jni, raw).unwrap_or_else(|| ctx.traces.pseudo_frame("<unknown method>"));
+        let i = ctx.frame_index(jni, raw).unwrap_or_else(|| ctx.traces().pseudo_frame("<unknown method>"));
         self.frame_cache.insert(raw, i);
         i
     }
@@ -64,7 +64,7 @@ impl Profile {
                 weight: count,
                 count,
                 trace_serial: serial,
-                top_method: ctx.traces.top_method(serial),
+                top_method: ctx.traces().top_method(serial),
             })
             .collect();
         CpuRow::rank(&mut rows);
@@ -84,7 +84,7 @@ impl Profile {
                         names
                             .entry(i)
                             .or_insert_with(|| {
-                                ctx.traces.frame(i).map(|f| f.frame.qualified_method()).unwrap_or_default()
+                                ctx.traces().frame(i).map(|f| f.frame.qualified_method()).unwrap_or_default()
                             })
                             .clone()
                     })
@@ -106,7 +106,7 @@ mod tests {
         let path = dir.path().join("cpu-profile.txt");
         let ctx = Context::without_jvm(&format!("cpu=samples,depth=2,thread=y,file={}", path.display()));
         let frame = |method: &str, line| {
-            ctx.traces.named_frame(Frame {
+            ctx.traces().named_frame(Frame {
                 class_name: "com.example.Work".into(),
                 method_name: method.into(),
                 method_signature: "()V".into(),

@@ -49,7 +49,7 @@ impl SafepointSampler {
                 let mut frames: Vec<u32> =
                     stack.frames.iter().map(|f| profile.frame(ctx, Some(jni), RawFrame::from_jvmti(f))).collect();
                 if frames.len() >= max_frames && max_frames >= crate::sampling::MAX_FRAMES {
-                    frames.push(ctx.traces.pseudo_frame(super::profile::TRUNCATED));
+                    frames.push(ctx.traces().pseudo_frame(super::profile::TRUNCATED));
                 }
                 profile.add(ctx, serial, &frames);
             }

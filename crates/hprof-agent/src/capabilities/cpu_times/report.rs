@@ -64,7 +64,7 @@ pub fn cpu_time(
             let mut n = i as u32;
             while n != ROOT && trace.len() < depth {
                 let m = snap.nodes[n as usize].1;
-                let f = *frame_index.entry(m).or_insert_with(|| ctx.traces.named_frame(frame_of(methods, m)));
+                let f = *frame_index.entry(m).or_insert_with(|| ctx.traces().named_frame(frame_of(methods, m)));
                 trace.push(f);
                 n = snap.nodes[n as usize].0;
             }
@@ -81,7 +81,7 @@ pub fn cpu_time(
             weight: ns as u64,
             count,
             trace_serial: serial,
-            top_method: ctx.traces.top_method(serial),
+            top_method: ctx.traces().top_method(serial),
         })
         .collect();
     CpuRow::rank(&mut rows);

@@ -108,7 +108,7 @@ struct DumpEnv(Jvmti);
 impl DumpEnv {
     fn open(ctx: &Context) -> Result<DumpEnv, String> {
         let env = ctx
-            .vm
+            .vm()
             .jvmti(sys::JVMTI_VERSION_1_2)
             .map_err(|e| format!("cannot create a JVMTI environment for the heap dump: {e}"))?;
         let mut caps = jvmti::no_capabilities();

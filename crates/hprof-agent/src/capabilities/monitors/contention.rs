@@ -120,7 +120,7 @@ impl Contention {
                 count: t.count,
                 trace_serial: k.trace_serial,
                 monitor_class: ctx
-                    .classes
+                    .classes()
                     .by_serial(k.class_serial)
                     .map(|c| c.name.clone())
                     .unwrap_or_else(|| "<unknown class>".into()),
@@ -174,8 +174,8 @@ mod tests {
         let _dir = tempfile::tempdir().unwrap();
         let path = _dir.path().join(format!("contention-{name}.txt"));
         let ctx = Context::without_jvm(&format!("monitor=y,cutoff=0.01,file={}", path.display()));
-        let account = ctx.classes.append("Lcom/example/Account;".into(), ctx.ids().next()).serial;
-        let object = ctx.classes.append("Ljava/lang/Object;".into(), ctx.ids().next()).serial;
+        let account = ctx.classes().append("Lcom/example/Account;".into(), ctx.ids().next()).serial;
+        let object = ctx.classes().append("Ljava/lang/Object;".into(), ctx.ids().next()).serial;
         let frame = |class: &str, method: &str, line| Frame {
             class_name: class.into(),
             method_name: method.into(),
@@ -183,11 +183,11 @@ mod tests {
             source_file: Some("Bank.java".into()),
             line: LineNumber::Line(line),
         };
-        let run = ctx.traces.named_frame(frame("com.example.Bank", "run", 10));
-        let transfer = ctx.traces.named_frame(frame("com.example.Bank", "transfer", 42));
-        let audit = ctx.traces.named_frame(frame("com.example.Bank", "audit", 77));
-        let transfer = ctx.traces.intern(0, &[transfer, run]);
-        let audit = ctx.traces.intern(0, &[audit, run]);
+        let run = ctx.traces().named_frame(frame("com.example.Bank", "run", 10));
+        let transfer = ctx.traces().named_frame(frame("com.example.Bank", "transfer", 42));
+        let audit = ctx.traces().named_frame(frame("com.example.Bank", "audit", 77));
+        let transfer = ctx.traces().intern(0, &[transfer, run]);
+        let audit = ctx.traces().intern(0, &[audit, run]);
         Fixture { ctx, path, _dir, account, object, transfer, audit }
     }
 

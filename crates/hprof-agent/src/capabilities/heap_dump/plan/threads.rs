@@ -134,7 +134,7 @@ fn trace_from_walk(ctx: &Context, jni: Jni, thread_serial: u32, seen: &[&SeenFra
     let indexes: Vec<u32> = frames
         .into_iter()
         .map(|f| {
-            f.and_then(|raw| ctx.frame_index(Some(jni), raw)).unwrap_or_else(|| ctx.traces.pseudo_frame(UNSEEN_FRAME))
+            f.and_then(|raw| ctx.frame_index(Some(jni), raw)).unwrap_or_else(|| ctx.traces().pseudo_frame(UNSEEN_FRAME))
         })
         .collect();
     ctx.intern_trace(thread_serial, &indexes)
