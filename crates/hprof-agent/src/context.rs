@@ -154,6 +154,11 @@ impl Context {
         self.threads.all()
     }
 
+    /// The thread of serial `serial`, if one was registered.
+    pub fn thread_by_serial(&self, serial: u32) -> Option<std::sync::Arc<crate::threads::ThreadRecord>> {
+        self.threads.by_serial(serial)
+    }
+
     /// 1 for the first session in this JVM, 2 for the next attach after it ended, …
     pub fn session(&self) -> u32 {
         self.session
