@@ -314,7 +314,7 @@ fn walk_into<S: HeapSink>(
         if let Some(named) = &ids.named {
             match naming.addresses() {
                 // java.lang.Class keeps its tag where class words in the headers cannot tell class objects.
-                Some(a) => named.untag(env, if a.heap.class_word.is_some() { 0 } else { plan.class_class_id() }),
+                Some(a) => named.untag(env, if a.heap().class_word.is_some() { 0 } else { plan.class_class_id() }),
                 // After a failed check: tags again.
                 None => named.retag(env),
             }
