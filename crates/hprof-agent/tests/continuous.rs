@@ -264,10 +264,13 @@ fn a_backend_down_at_first_gets_the_later_windows_and_the_program_is_unaffected(
     for jdk in all_jdks() {
         let what = format!("JDK {}", jdk.version);
         let dir = scratch("continuous-down");
+        // The slot first: the backend's 5 s of absence must overlap the JVM's run, not a wait for a slot.
+        let slot = JvmSlot::acquire();
         let rx = Receiver::start(dir.path(), &["--start-after", "5"]);
         let started = Instant::now();
         let opts = format!("cpu=samples,otlp={},upload_interval=1s", rx.url());
-        let run = Java::new(&jdk, dir.path()).agentpath(&opts).class("CpuAccuracy").arg("9").run();
+        let run =
+            Java::new(&jdk, dir.path()).agentpath(&opts).class("CpuAccuracy").arg("9").spawn_holding(Some(slot)).wait();
         run.assert_success();
         assert!(own_alpha(&run) > 50.0, "{what}: the program's result: {}", run.stdout);
         assert!(run.stderr.contains("HPROF WARNING: continuous profiles: cannot upload to"), "{what}: {}", run.stderr);
