@@ -124,3 +124,29 @@ impl ReportTables for Context {
         &self.classes
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hprof_format::model::{Frame, LineNumber};
+
+    fn trace_thread(options: &str) -> u32 {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Context::without_jvm(&format!("{options},file={}", dir.path().join("t.txt").display()));
+        let frame = ctx.traces().named_frame(Frame {
+            class_name: "com.example.Main".into(),
+            method_name: "main".into(),
+            method_signature: "()V".into(),
+            source_file: None,
+            line: LineNumber::Unknown,
+        });
+        let serial = ctx.intern_trace(200001, &[frame]);
+        ctx.traces().trace(serial).unwrap().thread_serial
+    }
+
+    #[test]
+    fn a_trace_carries_its_thread_only_with_thread_y() {
+        assert_eq!(trace_thread("cpu=samples,thread=y"), 200001);
+        assert_eq!(trace_thread("cpu=samples"), 0);
+    }
+}

@@ -85,3 +85,52 @@ impl Output {
         self.text_only(|w| text::write_sleep(w, timeout_ms, thread_serial))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::context::Context;
+    use hprof_format::model::{Frame, LineNumber};
+    use hprof_format::text::{DumpedThread, MonitorDump, RunState, ThreadStatus};
+
+    /// Writes a MONITOR DUMP naming one trace, and the live lines, through the typed methods; the profile's text.
+    fn written(format: &str) -> Vec<u8> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("reports.txt");
+        let ctx = Context::without_jvm(&format!("cpu=samples,format={format},file={}", path.display()));
+        let frame = ctx.traces().named_frame(Frame {
+            class_name: "com.example.Bank".into(),
+            method_name: "run".into(),
+            method_signature: "()V".into(),
+            source_file: Some("Bank.java".into()),
+            line: LineNumber::Line(10),
+        });
+        let trace_serial = ctx.intern_trace(200001, &[frame]);
+        let status = ThreadStatus { suspended: false, interrupted: false, in_native: false, state: RunState::Runnable };
+        let dump =
+            MonitorDump { threads: vec![DumpedThread { serial: 200001, trace_serial, status }], monitors: vec![] };
+        ctx.reports().monitor_dump(&dump);
+        ctx.output.monitor_wait("Ljava/lang/Object;", 5, 200001);
+        ctx.output.monitor_waited("Ljava/lang/Object;", 7, 200001);
+        ctx.output.sleep(3, 200001);
+        ctx.output.close();
+        std::fs::read(&path).unwrap()
+    }
+
+    #[test]
+    fn a_monitor_dump_comes_after_its_traces_and_the_live_lines_after_it() {
+        let text = String::from_utf8(written("a")).unwrap();
+        let at = |s: &str| text.find(s).unwrap_or_else(|| panic!("no {s:?} in {text}"));
+        assert!(at("TRACE 300001:\n\tcom.example.Bank.run(Bank.java:10)") < at("MONITOR DUMP BEGIN"), "{text}");
+        assert!(at("    THREAD 200001, trace 300001, status: R") < at("MONITOR DUMP END"), "{text}");
+        assert!(at("MONITOR DUMP END") < at("WAIT: MONITOR Ljava/lang/Object;, timeout=5, thread 200001"), "{text}");
+        assert!(at("WAITED: MONITOR Ljava/lang/Object;, time_waited=7, thread 200001") < at("SLEEP: timeout=3"));
+    }
+
+    #[test]
+    fn binary_output_takes_the_trace_but_none_of_the_text_lines() {
+        let bytes = written("b");
+        let has = |s: &[u8]| bytes.windows(s.len()).any(|w| w == s);
+        assert!(has(b"Bank.java"), "the trace's frame names its source file");
+        assert!(!has(b"MONITOR DUMP") && !has(b"WAIT") && !has(b"SLEEP"));
+    }
+}
