@@ -74,3 +74,45 @@ fn dash_o_outputs_are_0600_and_replace_a_planted_symlink() {
         assert!(left.is_empty(), "umask {mask:03o}: temporary files left: {left:?}");
     }
 }
+
+/// `hprof listen -o` under the usual umask 022 (net.rs in hprof-agent covers 000 and a link to a victim):
+/// a dangling link at the path is replaced by a 0600 file holding the session, its target never created.
+#[test]
+fn listen_o_under_umask_022_replaces_a_dangling_link_with_a_private_file() {
+    use std::io::{BufRead, BufReader};
+    let dir = scratch("listen-022");
+    let d = dir.path();
+    let nowhere = d.join("nowhere");
+    symlink(&nowhere, d.join("run.hprof")).unwrap();
+    let mut cmd = Command::new(jvm_harness::hprof_binary());
+    // SAFETY: umask is async-signal-safe and takes a constant.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::umask(0o022);
+            Ok(())
+        })
+    };
+    let mut listener = cmd
+        .args(["listen", "127.0.0.1:0", "--no-stdin", "-o", "run.hprof"])
+        .current_dir(d)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(listener.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let addr = line.split_whitespace().nth(3).unwrap_or_default().trim_end_matches(';').to_owned();
+    assert!(addr.starts_with("127.0.0.1:"), "listen's first line: {line}");
+    let run = Java::new(&jdk17(), d).agentpath(&format!("net={addr},cpu=samples")).class("CpuAccuracy").arg("1").run();
+    run.assert_success();
+    let status = listener.wait().unwrap();
+    let mut rest = String::new();
+    let _ = std::io::Read::read_to_string(&mut err, &mut rest);
+    assert!(status.success(), "hprof listen {status}: {rest}");
+    assert!(!nowhere.exists(), "the dangling link's target was created");
+    let saved = std::fs::symlink_metadata(d.join("run.hprof")).unwrap();
+    assert!(saved.is_file(), "the link replaced by the saved profile");
+    assert_eq!(saved.mode() & 0o7777, 0o600, "the saved profile's mode under umask 022");
+    hprof_under(0o022, d, &["print", "run.hprof", "-o", "run.txt"]);
+    assert_private_file(&d.join("run.txt"), "CpuAccuracy.hot");
+}
