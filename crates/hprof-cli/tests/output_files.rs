@@ -48,9 +48,11 @@ fn dash_o_outputs_are_0600_and_replace_a_planted_symlink() {
         std::fs::write(&victim, "precious").unwrap();
         std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o644)).unwrap();
         let nowhere = d.join("nowhere");
-        symlink(&victim, d.join("print.txt")).unwrap();
-        symlink(&nowhere, d.join("flame.html")).unwrap();
-        symlink(&victim, d.join("stacks.collapsed")).unwrap();
+        // A link to the victim at each path under one mask, a dangling link under the other.
+        let (first, second) = if mask == 0o022 { (&victim, &nowhere) } else { (&nowhere, &victim) };
+        symlink(first, d.join("print.txt")).unwrap();
+        symlink(second, d.join("flame.html")).unwrap();
+        symlink(first, d.join("stacks.collapsed")).unwrap();
 
         hprof_under(mask, d, &["print", "cpu.hprof", "-o", "print.txt"]);
         hprof_under(mask, d, &["flame", "cpu.hprof", "-o", "flame.html"]);
