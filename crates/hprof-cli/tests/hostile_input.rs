@@ -266,8 +266,16 @@ fn memory_stays_within_ten_times_the_file() {
     let dir = jvm_harness::scratch("hostile-dense");
     let (file, size) = write(dir.path(), "dense.hprof", hostile::tiny_objects(2_000_000));
     let bound_kb = 10 * size / 1024;
-    for cmd in [vec!["histo", &file], vec!["dominators", &file], vec!["path", &file, "0x100010"], vec!["leaks", &file]]
-    {
+    let commands = [
+        vec!["summary", &file],
+        vec!["histo", &file],
+        vec!["dominators", &file],
+        vec!["path", &file, "0x100010"],
+        vec!["leaks", &file],
+        vec!["diff", &file, &file],
+        vec!["print", &file],
+    ];
+    for cmd in commands {
         let m = measure(&cmd, Duration::from_secs(120));
         assert_eq!(m.code, Some(0), "hprof {cmd:?}: signal {:?}, {}", m.signal, m.stderr);
         eprintln!("dense {size} byte file, {}: peak RSS {} kB, {:?}", cmd[0], m.peak_rss_kb, m.elapsed);
