@@ -29,6 +29,42 @@ fn assert_private_file(path: &Path, needle: &str) {
     assert!(text.contains(needle), "{} holds {needle:?}", path.display());
 }
 
+/// Another user (nobody) cannot read `path`, while a 0644 file beside it is readable to them (so that it
+/// is the mode that keeps them out, not the directory). Needs setpriv and root; otherwise a named skip.
+/// (As in hprof-agent's output_files.rs.)
+fn assert_unreadable_to_others(path: &Path) {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 || !Path::new("/usr/bin/setpriv").exists() {
+        jvm_harness::skip("the other-user check needs root and setpriv: only the mode was checked");
+        return;
+    }
+    let dir = path.parent().unwrap();
+    let control = dir.join("control.txt");
+    std::fs::write(&control, "readable").unwrap();
+    std::fs::set_permissions(&control, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let cat = |p: &Path| {
+        Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "cat"])
+            .arg(p)
+            .output()
+            .unwrap()
+    };
+    let control_read = cat(&control);
+    std::fs::remove_file(&control).unwrap();
+    if !control_read.status.success() {
+        jvm_harness::skip(format!(
+            "nobody cannot reach {} at all ({}): only the mode was checked",
+            dir.display(),
+            String::from_utf8_lossy(&control_read.stderr).trim()
+        ));
+        return;
+    }
+    let read = cat(path);
+    assert!(!read.status.success(), "nobody read {}", path.display());
+    assert!(String::from_utf8_lossy(&read.stderr).contains("Permission denied"), "{:?}", read);
+}
+
 #[test]
 fn dash_o_outputs_are_0600_and_replace_a_planted_symlink() {
     let dir = scratch("cli-private");
@@ -65,6 +101,8 @@ fn dash_o_outputs_are_0600_and_replace_a_planted_symlink() {
         assert_private_file(&d.join("flame.html"), "<svg");
         assert_private_file(&d.join("new.html"), "<svg");
         assert_private_file(&d.join("stacks.collapsed"), "CpuAccuracy.hot");
+        assert_unreadable_to_others(&d.join("print.txt"));
+        assert_unreadable_to_others(&d.join("new.html"));
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious", "umask {mask:03o}: the victim's content");
         assert_eq!(std::fs::metadata(&victim).unwrap().mode() & 0o7777, 0o644, "umask {mask:03o}: the victim's mode");
         assert!(!nowhere.exists(), "umask {mask:03o}: the dangling link's target was created");
@@ -115,6 +153,7 @@ fn listen_o_under_umask_022_replaces_a_dangling_link_with_a_private_file() {
     let saved = std::fs::symlink_metadata(d.join("run.hprof")).unwrap();
     assert!(saved.is_file(), "the link replaced by the saved profile");
     assert_eq!(saved.mode() & 0o7777, 0o600, "the saved profile's mode under umask 022");
+    assert_unreadable_to_others(&d.join("run.hprof"));
     hprof_under(0o022, d, &["print", "run.hprof", "-o", "run.txt"]);
     assert_private_file(&d.join("run.txt"), "CpuAccuracy.hot");
 }
