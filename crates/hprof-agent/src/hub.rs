@@ -83,7 +83,6 @@ pub trait Capability: EventHandler<Context> {
     /// A class is being loaded or retransformed (ClassFileLoadHook): `data` is its class file; returning
     /// new bytes replaces it. `class_being_redefined` is null for a first load; `name` is absent for some
     /// defined-at-run-time classes. Called only if [`Capability::rewrites_classes`].
-    #[allow(clippy::too_many_arguments)]
     fn on_class_file_load(
         &self,
         ctx: &Context,

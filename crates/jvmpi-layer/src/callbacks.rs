@@ -223,7 +223,6 @@ impl EventHandler<Layer> for JvmpiEvents {
 
     /// CLASS_LOAD_HOOK: the agent may replace the class file; its new bytes must come from `malloc_f`, which
     /// allocates through JVMTI as ClassFileLoadHook requires.
-    #[allow(clippy::too_many_arguments)]
     fn class_file_load_hook(
         &self,
         _: &Layer,

@@ -239,7 +239,6 @@ fn in_library(pc: usize) -> bool {
 /// Where code lives (compiled methods, the interpreter, stubs), so that a tick's pc can be named; and
 /// whether a collection is running.
 impl EventHandler<Context> for Arc<FlatProfile> {
-    #[allow(clippy::too_many_arguments)]
     fn compiled_method_load(
         &self,
         ctx: &Context,
