@@ -6,12 +6,12 @@
 //!    threads ([`super::plan`]), with class objects, thread objects, class loaders and held monitors
 //!    tagged (and, for a walk by address, remembered to be untagged before it, [`super::naming`]); the
 //!    threads' stack traces written.
-//! 2. The walk ([`super::walk`]), streaming records into a spool file (see [`super::records::spool`]),
+//! 2. The walk ([`super::walk`]), streaming records into a spool file (see [`super::sink::spool`]),
 //!    holding nothing the program's threads could wait for. If object addresses fail a check on the way, the walk stops, its records
 //!    are dropped, and the heap is walked again with tags.
 //! 3. After the walk: the few objects whose classes the plan did not know, the CLASS DUMPs of classes
 //!    the walk did not visit; then the spool is copied into the profile (a binary dump into a file was
-//!    written there in place, [`super::records::in_place`]), closed by HEAP DUMP END (or opened by HEAP
+//!    written there in place, [`super::sink::in_place`]), closed by HEAP DUMP END (or opened by HEAP
 //!    DUMP BEGIN with the totals, in text).
 //! 4. The environment is disposed of, releasing every tag at once, on a thread of its own.
 
@@ -23,11 +23,11 @@ use super::plan::layout::ClassPlan;
 use super::plan::threads::{SeenFrame, ThreadRoots};
 use super::plan::{DumpVm, Skipped};
 use super::records::binary::{self, BinarySink, FieldNames};
-use super::records::in_place::{self, Dumped, LentProfile};
 use super::records::layout_note::layout_note;
-use super::records::spool::Spool;
 use super::records::text::TextSink;
-use super::records::{ClassValues, HeapSink, Root};
+use super::sink::in_place::{self, Dumped, LentProfile};
+use super::sink::spool::Spool;
+use super::walk::heap_sink::{ClassValues, HeapSink, Root};
 use super::walk::late::{LateObjects, Resolved};
 use super::walk::{Walk, WalkStats};
 use crate::context::Context;
@@ -58,7 +58,7 @@ pub struct DumpReport {
     pub total_ms: u128,
     /// How objects were named: "object addresses", or "tags (why)".
     pub naming: String,
-    /// Where the records went: "spooled" (then copied), "written in place" (see [`super::records::in_place`]).
+    /// Where the records went: "spooled" (then copied), "written in place" (see [`super::sink::in_place`]).
     pub placed: String,
     /// The dump left values unplaced and, as asked ([`Completeness::WholeOrNothing`]), was not written.
     pub discarded: bool,
@@ -88,7 +88,7 @@ pub struct FileState {
     /// The empty STACK TRACE 300000 that objects name is written once per file.
     pub empty_trace_written: AtomicBool,
     /// The last dump had records written meanwhile that are likely to come again: spool the next one
-    /// rather than write it in place ([`super::records::in_place`]).
+    /// rather than write it in place ([`super::sink::in_place`]).
     pub spool_next: AtomicBool,
 }
 
@@ -558,7 +558,7 @@ impl DumpSession<'_> {
         let ctx = self.vm.ctx;
         let closed = || format!("the heap dump could not be written to {}", ctx.output.description());
         let mut names = Some(names);
-        let new_sink = |old: Option<BinarySink>| -> Result<BinarySink, String> {
+        let new_sink = |old: Option<BinarySink<Spool>>| -> Result<BinarySink<Spool>, String> {
             // An abandoned sink is dropped (its writes finished) before the file is reused.
             let names = old.map(|s| s.names).or_else(|| names.take()).ok_or_else(closed)?;
             let spool = match &mut target {
@@ -570,7 +570,7 @@ impl DumpSession<'_> {
         };
         let walked = self.walk_into(new_sink)?;
         let mut late_names = None;
-        let write_names = |sink: &mut BinarySink, plan: &ClassPlan, planned: usize| {
+        let write_names = |sink: &mut BinarySink<Spool>, plan: &ClassPlan, planned: usize| {
             ctx.output.binary(|enc| {
                 let before = in_place::held(enc)?;
                 // Classes added after the walk, and those laid out again (a late class's superclass, say).
@@ -602,7 +602,7 @@ fn spool_error(e: io::Error) -> String {
 impl DumpSession<'_> {
     fn text_dump(&mut self) -> Result<DumpReport, String> {
         let (ctx, completeness) = (self.vm.ctx, self.completeness);
-        let new_sink = |_: Option<TextSink>| Ok(TextSink::new(open_spool(ctx)?));
+        let new_sink = |_: Option<TextSink<Spool>>| Ok(TextSink::new(open_spool(ctx)?));
         let walked = self.walk_into(new_sink)?;
         let completed = self.finish_walk(walked, |_, _, _| Ok(()))?;
         let (stats, unplaced) = (completed.walked.stats, completed.unplaced);

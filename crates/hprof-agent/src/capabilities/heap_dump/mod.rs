@@ -33,6 +33,7 @@ mod ids;
 mod naming;
 mod plan;
 mod records;
+mod sink;
 mod walk;
 
 use crate::context::Context;
@@ -42,9 +43,6 @@ use dump::{Completeness, DumpReport, FileState, Release};
 use jvmti::{CapabilityFlag, EventHandler, Jni};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// Identifier size of the agent's binary files: references take 8 bytes.
-use hprof_format::ID_SIZE;
 
 #[derive(Default)]
 pub struct HeapDump {
