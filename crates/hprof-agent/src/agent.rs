@@ -121,10 +121,15 @@ pub fn start_session(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Res
     agent.ctx.make_current(agent);
     AGENT.store(agent as *const Agent as *mut Agent, Ordering::Release);
 
-    for (_, c) in &agent.capabilities {
-        c.on_load(&agent.ctx)?;
+    let set_up =
+        agent.capabilities.iter().try_for_each(|(_, c)| c.on_load(&agent.ctx)).and_then(|()| {
+            agent.hub.install::<AgentHost>(jvmti).map_err(|e| format!("cannot set up JVMTI events: {e}"))
+        });
+    if let Err(e) = set_up {
+        // No profile comes: a fresh file waiting to replace an existing one is not left beside it.
+        agent.ctx.output.abandon();
+        return Err(e);
     }
-    agent.hub.install::<AgentHost>(jvmti).map_err(|e| format!("cannot set up JVMTI events: {e}"))?;
     if agent.ctx.session == 1 {
         // SAFETY: flush_at_exit is an extern "C" fn that catches panics; registered once per process.
         unsafe { libc::atexit(flush_at_exit) };

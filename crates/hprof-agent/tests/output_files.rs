@@ -274,3 +274,35 @@ fn as_an_unprivileged_user_a_link_another_user_planted_in_a_sticky_directory_is_
     assert_eq!(std::fs::metadata(&fresh).unwrap().uid(), 65534, "nobody's file");
     assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink(), "the other user's link is left alone");
 }
+
+/// A session attached to a running JVM (`hprof attach PID … file=`) over a planted link: the report is
+/// renamed into place at `hprof attach PID stop`, while the JVM runs on; the victim is untouched.
+#[test]
+fn an_attached_sessions_report_is_renamed_into_place_at_stop() {
+    let dir = scratch("attach-replace");
+    let d = dir.path();
+    let victim = victim(d);
+    let report = d.join("attached.txt");
+    plant(&victim, &report);
+    let mut jvm = Java::new(&jdk17(), d).class("Sleeper").arg("60").spawn();
+    jvm.wait_for_stdout("ready", Duration::from_secs(60));
+    let attach = |what: &str| {
+        let out = std::process::Command::new(jvm_harness::hprof_binary())
+            .args(["attach", &jvm.pid().to_string(), what])
+            .output()
+            .unwrap();
+        let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "hprof attach {what}: {said}");
+        said
+    };
+    attach(&format!("cpu=samples,file={}", report.display()));
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(std::fs::symlink_metadata(&report).unwrap().is_symlink(), "the link stays while the session runs");
+    let stopped = attach("stop");
+    assert!(stopped.contains("stopped: session 1"), "{stopped}");
+    assert_private_file(&report, "CPU SAMPLES BEGIN", "attach stop");
+    assert_untouched(&victim, "attach stop");
+    assert_no_leftovers(d, "attach stop");
+    jvm.signal(libc::SIGTERM);
+    jvm.wait().assert_no_crash_log();
+}

@@ -4,9 +4,13 @@ mod analyze;
 mod attach;
 mod install;
 mod listen;
+mod memory_cap;
 mod size_arg;
 
 use clap::{Parser, Subcommand};
+
+#[global_allocator]
+static ALLOCATOR: memory_cap::Capped = memory_cap::Capped;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -18,6 +22,10 @@ struct Cli {
     /// its compressed size, at least 1 GiB; past it, reading stops with an error.
     #[arg(long, global = true, value_name = "SIZE", value_parser = size_arg::parse_size)]
     max_inflated: Option<u64>,
+    /// Most heap memory hprof may allocate, e.g. 8G (the mapped file is not counted); past it, it stops with
+    /// an error. Without it, analysis needs up to about 10 times the (uncompressed) file's size.
+    #[arg(long, global = true, value_name = "SIZE", value_parser = size_arg::parse_size)]
+    max_memory: Option<u64>,
 }
 
 #[derive(Subcommand)]
@@ -63,6 +71,9 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     hprof_analysis::source::set_max_inflated(cli.max_inflated);
+    if let Some(bytes) = cli.max_memory {
+        memory_cap::set(bytes, &analyze::human(bytes));
+    }
     if !matches!(cli.command, Command::Listen(_) | Command::Serve(_)) {
         end_quietly_on_broken_pipe();
     }

@@ -320,3 +320,21 @@ fn a_jvm_thread_named_with_escapes_is_shown_escaped() {
         }
     }
 }
+
+/// `--max-memory` stops an analysis that needs more with an error naming the option, at once; with
+/// enough, the same command runs, its heap within the cap.
+#[test]
+fn max_memory_stops_with_a_clear_error() {
+    let _serial = hostile::one_at_a_time();
+    let dir = jvm_harness::scratch("hostile-max-memory");
+    let (file, _) = write(dir.path(), "dense.hprof", hostile::tiny_objects(2_000_000));
+    let m = measure(&["dominators", &file, "--max-memory", "20M"], Duration::from_secs(60));
+    assert_eq!(m.code, Some(1), "signal {:?}: {}", m.signal, m.stderr);
+    assert!(m.stderr.contains("needs more than --max-memory 20.0 MiB (20971520 bytes)"), "{}", m.stderr);
+    assert!(m.elapsed < Duration::from_secs(5), "took {:?}", m.elapsed);
+    // The mapped file's pages come on top of the heap.
+    assert!(m.peak_rss_kb < 20 * MIB + 41_000 + 8 * MIB, "peak RSS {} kB", m.peak_rss_kb);
+    let m = measure(&["dominators", &file, "--max-memory", "200M"], Duration::from_secs(60));
+    assert_eq!(m.code, Some(0), "{}", m.stderr);
+    eprintln!("--max-memory 200M: dominators of the dense file, peak RSS {} kB, {:?}", m.peak_rss_kb, m.elapsed);
+}

@@ -331,6 +331,13 @@ impl Output {
         self.commit(&mut self.finish.lock().unwrap_or_else(|e| e.into_inner()));
     }
 
+    /// The session did not start: nothing more is written, and a fresh file that was to replace an
+    /// existing one is removed (the existing one stays as it was).
+    pub fn abandon(&self) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).take();
+        *self.finish.lock().unwrap_or_else(|e| e.into_inner()) = Finish::default();
+    }
+
     /// Renames a replacing file over the profile's path. A failed rename leaves it under its own name,
     /// which the error gives.
     fn commit(&self, finish: &mut Finish) {

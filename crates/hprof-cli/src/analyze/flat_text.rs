@@ -20,8 +20,8 @@ pub fn text_report(path: &Path) -> Option<String> {
     if !(bytes.starts_with(b"JAVA PROFILE") || bytes.starts_with(b"count callee caller time")) || bytes.contains(&0) {
         return None;
     }
-    // Names in it reach the terminal: control characters escaped, lines kept.
-    Some(hprof_format::names::printable_keeping(&String::from_utf8_lossy(&bytes), &['\n']).into_owned())
+    // Names in it reach the terminal: control characters escaped, lines and the tabs that start TRACE frames kept.
+    Some(hprof_format::names::printable_keeping(&String::from_utf8_lossy(&bytes), &['\n', '\t']).into_owned())
 }
 
 /// The profile in -Xprof's layout, rows below `cutoff` of their thread left out.

@@ -21,6 +21,9 @@ enum State {
     Stopped,
 }
 
+/// Most bytes of strings kept for naming threads: a stream of endless strings costs no more than this.
+const KEEP_STRINGS: usize = 16 << 20;
+
 /// Most bytes kept while looking for the header's end (the listener checks the header before this).
 const MAX_HEADER: usize = 1024 + 13;
 
@@ -33,6 +36,7 @@ pub struct Scanner {
     pub counts: BTreeMap<u8, u64>,
     pub bytes: u64,
     strings: HashMap<u64, String>,
+    string_bytes: usize,
     heap_segments: u64,
     heap_bytes: u64,
 }
@@ -48,6 +52,7 @@ impl Scanner {
             counts: BTreeMap::new(),
             bytes: 0,
             strings: HashMap::new(),
+            string_bytes: 0,
             heap_segments: 0,
             heap_bytes: 0,
         }
@@ -165,7 +170,11 @@ impl Scanner {
         match Record::decode(&raw, self.id_size).ok()? {
             Record::Utf8 { id, text } if text.len() <= 256 => {
                 let text = String::from_utf8_lossy(text);
-                self.strings.insert(id, hprof_format::names::printable(&text).into_owned());
+                if self.string_bytes < KEEP_STRINGS {
+                    let name = hprof_format::names::printable(&text).into_owned();
+                    self.string_bytes += name.len() + 32;
+                    self.strings.insert(id, name);
+                }
                 None
             }
             Record::StartThread { serial, name_id, .. } => {
@@ -216,6 +225,21 @@ mod tests {
         }
         assert_eq!(events, vec![format!("not an HPROF stream: no header within {MAX_HEADER} bytes")]);
         assert!(s.pending.capacity() <= MAX_HEADER);
+    }
+
+    #[test]
+    fn strings_kept_are_bounded() {
+        let mut w = RecordWriter::new(Vec::new(), hprof_format::PROFILE_1_0_2, 8, 0).unwrap();
+        let mut s = Scanner::new();
+        s.feed(&std::mem::take(w.get_mut()));
+        let name = "n".repeat(200);
+        for id in 0..200_000 {
+            w.utf8(id, &name).unwrap();
+            if id % 1000 == 0 {
+                s.feed(&std::mem::take(w.get_mut()));
+            }
+        }
+        assert!(s.string_bytes <= KEEP_STRINGS + 256 && s.strings.len() < 100_000, "{}", s.strings.len());
     }
 
     #[test]
