@@ -45,8 +45,6 @@ use crate::context::Context;
 use crate::hub::{Capability, ControlCommand, DumpReason};
 use crate::log;
 use dump::{Completeness, DumpReport, FileState, Release};
-// The identifier size of the agent's binary files: references take 8 bytes.
-use hprof_format::ID_SIZE;
 use jvmti::{CapabilityFlag, EventHandler, Jni};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
