@@ -9,10 +9,9 @@
 //! ```ignore
 //! impl EventHandler<Context> for FlatProfile {
 //!     // Where the JIT put each method, so that a sampled pc can be named.
-//!     fn compiled_method_load(&self, ctx: &Context, _: Jvmti, method: sys::jmethodID, code_size: sys::jint,
-//!         code_addr: *const c_void, _map_length: sys::jint, _map: *const sys::jvmtiAddrLocationMap,
-//!         _compile_info: *const c_void) {
-//!         self.code.insert(code_addr as usize, code_size as usize, method);
+//!     // More than four arguments: they come as one struct (`jvmti::CompiledMethodLoadArgs`).
+//!     fn compiled_method_load(&self, ctx: &Context, _: Jvmti, args: CompiledMethodLoadArgs) {
+//!         self.code.insert(args.code_addr as usize, args.code_size as usize, args.method);
 //!     }
 //! }
 //! // and in `Capability::events`: vec![Event::CompiledMethodLoad.on()]
@@ -31,8 +30,8 @@
 pub use crate::commands::{ControlCommand, DumpReason};
 use crate::context::Context;
 use crate::threads::ThreadRecord;
-use jvmti::{CapabilityFlag, EventHandler, Interest, Jni, Jvmti, sys};
-use std::ffi::{CStr, c_char};
+use jvmti::{CapabilityFlag, ClassFileLoadHookArgs, EventHandler, Interest, Jni, Jvmti, sys};
+use std::ffi::CStr;
 
 /// One profiling capability: a subscriber to the hub (its JVMTI events arrive through its
 /// [`EventHandler<Context>`] methods) with hooks for the agent's own moments. Every method has an empty
@@ -124,20 +123,18 @@ pub struct ClassFileChain {
 // The pointers are the JVM's own arguments for this event, valid during it (see EventHandler's docs).
 #[allow(clippy::not_unsafe_ptr_arg_deref)]
 impl EventHandler<Context> for ClassFileChain {
-    fn class_file_load_hook(
-        &self,
-        ctx: &Context,
-        jvmti: Jvmti,
-        jni: Jni,
-        class_being_redefined: sys::jclass,
-        loader: sys::jobject,
-        name: *const c_char,
-        _protection_domain: sys::jobject,
-        class_data_len: sys::jint,
-        class_data: *const u8,
-        new_class_data_len: *mut sys::jint,
-        new_class_data: *mut *mut u8,
-    ) {
+    fn class_file_load_hook(&self, ctx: &Context, jvmti: Jvmti, args: ClassFileLoadHookArgs) {
+        let ClassFileLoadHookArgs {
+            jni,
+            class_being_redefined,
+            loader,
+            name,
+            class_data_len,
+            class_data,
+            new_class_data_len,
+            new_class_data,
+            ..
+        } = args;
         if class_data.is_null() || class_data_len <= 0 || new_class_data.is_null() || new_class_data_len.is_null() {
             return;
         }

@@ -29,7 +29,7 @@ use crate::options::Options;
 use crate::output::Checkpoint;
 use crate::sampling::agent_work::{self, AgentWork};
 use hprof_format::model::SiteOrder;
-use jvmti::{Event, EventHandler, Interest, Jni, Jvmti, sys};
+use jvmti::{Event, EventHandler, Interest, Jni, Jvmti, SampledObjectAllocArgs, VmObjectAllocArgs, sys};
 use liveness::Liveness;
 use report::ReportRequest;
 use site_finder::{SiteFinder, SiteQuery};
@@ -203,17 +203,9 @@ struct Allocation {
 /// SampledObjectAlloc and VMObjectAlloc pass the same arguments; the one difference for us is whether the
 /// heap sampler saw the object.
 macro_rules! allocation_event {
-    ($event:ident, sampled: $sampled:literal) => {
-        fn $event(
-            &self,
-            ctx: &Context,
-            _: Jvmti,
-            jni: Jni,
-            thread: sys::jthread,
-            object: sys::jobject,
-            class: sys::jclass,
-            size: i64,
-        ) {
+    ($event:ident($args:ident), sampled: $sampled:literal) => {
+        fn $event(&self, ctx: &Context, _: Jvmti, args: $args) {
+            let $args { jni, thread, object, class, size } = args;
             self.record(ctx, jni, Allocation { thread, object, class, size, sampled: $sampled });
         }
     };
@@ -228,8 +220,8 @@ impl EventHandler<Context> for AllocSites {
         self.liveness.on_gc_finish();
     }
 
-    allocation_event!(sampled_object_alloc, sampled: true);
-    allocation_event!(vm_object_alloc, sampled: false);
+    allocation_event!(sampled_object_alloc(SampledObjectAllocArgs), sampled: true);
+    allocation_event!(vm_object_alloc(VmObjectAllocArgs), sampled: false);
 }
 
 impl Capability for AllocSites {
