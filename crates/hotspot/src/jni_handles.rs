@@ -38,6 +38,20 @@ impl ForeignHandles {
     }
 }
 
+/// The word in a JNI reference's slot, read once: the object's address for a local or global reference, 0
+/// for a weak global one whose object died (a collector that clears references only inside its pauses
+/// stores null there; a concurrent one may leave colour bits, so ask JNI there). The reference's low two
+/// bits are its kind's tag, not part of the slot's address.
+///
+/// # Safety
+/// `handle` must be a live JNI reference of this JVM (a local one only on its thread, before the native
+/// frame that owns it returns): its slot stays allocated while the reference lives.
+#[inline]
+pub unsafe fn slot_word(handle: *const c_void) -> u64 {
+    // SAFETY: the caller's contract: a live reference, whose untagged value is its slot's address.
+    unsafe { std::ptr::read_volatile((handle as usize & !3) as *const u64) }
+}
+
 /// Whether JNI calls are checked (`-Xcheck:jni` sets `CheckJNICalls`): foreign handles would be fatal.
 /// Unreadable counts as checked.
 pub fn checked_jni(vm: &VmStructs) -> bool {

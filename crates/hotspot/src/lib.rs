@@ -24,6 +24,7 @@ pub mod init_lock;
 pub mod java_thread;
 pub mod jni_handles;
 mod layout;
+pub mod loader;
 pub mod object_layout;
 mod per_thread;
 mod structs;

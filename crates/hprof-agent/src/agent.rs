@@ -75,9 +75,9 @@ pub fn start_session(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Res
             let _ = std::io::stdout().write_all(crate::help::HELP.as_bytes());
             let _ = std::io::stdout().flush();
             // HPROF exits after printing its help; the JVM has not started, so there is nothing to unwind.
-            // SAFETY: exit runs the C atexit handlers and ends the process; we are in Agent_OnLoad, before the JVM
-            // has started any Java thread, so no Rust state is left half-updated for anyone.
-            unsafe { libc::exit(0) }
+            // exit() runs the C atexit handlers and ends the process; we are in Agent_OnLoad, before the JVM has
+            // started any Java thread.
+            std::process::exit(0)
         }
         Parsed::Run(o) => *o,
     };

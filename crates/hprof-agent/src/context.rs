@@ -142,13 +142,10 @@ impl Context {
     /// with JVMTI GetStackTrace. 300000 ("no trace") if the stack cannot be taken.
     pub fn trace_of_thread(&self, jni: Option<Jni>, thread: sys::jthread) -> u32 {
         let depth = self.depth();
-        // SAFETY: jvmtiFrameInfo is a plain C struct (a method id pointer and a location) for which all zero
-        // bytes are valid.
-        let mut buf = vec![unsafe { std::mem::zeroed::<sys::jvmtiFrameInfo>() }; depth];
-        let Ok(n) = self.jvmti.stack_trace(thread, 0, &mut buf) else {
+        let Ok(frames) = self.jvmti.stack_frames(thread, 0, depth) else {
             return hprof_format::serial_base::TRACE;
         };
-        let raw: Vec<RawFrame> = buf[..n].iter().map(RawFrame::from_jvmti).collect();
+        let raw: Vec<RawFrame> = frames.iter().map(RawFrame::from_jvmti).collect();
         let thread_serial = self.trace_thread_serial(self.threads.serial_of(self, thread));
         self.traces.intern_raw(self, jni, thread_serial, &raw)
     }

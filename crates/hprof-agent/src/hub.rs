@@ -30,7 +30,7 @@
 pub use crate::commands::{ControlCommand, DumpReason};
 use crate::context::Context;
 use crate::threads::ThreadRecord;
-use jvmti::{CapabilityFlag, ClassFileLoadHookArgs, EventHandler, Interest, Jni, Jvmti, sys};
+use jvmti::{CapabilityFlag, ClassFileLoad, ClassFileLoadHookArgs, EventHandler, Interest, Jni, Jvmti, sys};
 use std::ffi::CStr;
 
 /// One profiling capability: a subscriber to the hub (its JVMTI events arrive through its
@@ -135,15 +135,15 @@ impl EventHandler<Context> for ClassFileChain {
             new_class_data,
             ..
         } = args;
-        if class_data.is_null() || class_data_len <= 0 || new_class_data.is_null() || new_class_data_len.is_null() {
+        // SAFETY: the event's own arguments, used only during this call.
+        let Some(class_file) = (unsafe {
+            ClassFileLoad::from_event(jvmti, name, class_data_len, class_data, new_class_data_len, new_class_data)
+        }) else {
             return;
-        }
+        };
         // Early in the start phase the JVM may pass no JNIEnv.
         let jni = (!jni.raw().is_null()).then_some(jni);
-        // SAFETY: a non-null name is a NUL-terminated string the JVM keeps alive for the call.
-        let name = (!name.is_null()).then(|| unsafe { CStr::from_ptr(name) });
-        // SAFETY: the JVM passes `class_data_len` readable bytes for the duration of the call.
-        let original = unsafe { jvmti::class_file_bytes(class_data, class_data_len) };
+        let (name, original) = (class_file.name(), class_file.bytes());
         let mut current: Option<Vec<u8>> = None;
         for c in &self.rewriters {
             let data = current.as_deref().unwrap_or(original);
@@ -152,8 +152,7 @@ impl EventHandler<Context> for ClassFileChain {
             }
         }
         if let Some(bytes) = current {
-            // SAFETY: both out-pointers are the event's, checked non-null above.
-            let _ = unsafe { jvmti.replace_class_file(&bytes, new_class_data_len, new_class_data) };
+            let _ = class_file.replace(&bytes);
         }
     }
 }

@@ -12,7 +12,7 @@ pub mod agent_thread;
 pub mod attach;
 pub mod capabilities;
 pub mod classes;
-pub mod clocks;
+pub use sampler::clocks;
 pub mod collector;
 pub mod commands;
 pub mod context;

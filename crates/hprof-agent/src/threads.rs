@@ -107,8 +107,7 @@ pub fn is_agent_thread(name: &str) -> bool {
 pub const AGENT_THREAD_PREFIX: &str = "HPROF ";
 
 pub fn current_os_tid() -> i32 {
-    // SAFETY: gettid has no preconditions.
-    unsafe { libc::gettid() }
+    sampler::current_tid()
 }
 
 impl ThreadTable {

@@ -83,7 +83,8 @@ pub fn stacks(dump: &Dump, kind: StackKind) -> Vec<ResolvedStack> {
     out
 }
 
-fn array_name(t: u8) -> String {
+/// `int[]` for an array site's basic type, as HPROF names a site without a class.
+pub fn array_name(t: u8) -> String {
     match hprof_format::tags::BasicType::from_u8(t) {
         Some(b) if t != 0 => format!("{}[]", b.java_name()),
         _ => "<unknown class>".to_owned(),

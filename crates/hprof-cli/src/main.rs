@@ -52,7 +52,7 @@ enum Command {
     Diff(analyze::diff::Args),
     /// Flame graph (HTML or SVG) of CPU samples or allocation sites.
     Flame(analyze::flame::FlameArgs),
-    /// Export CPU samples or allocation sites as pprof (gzipped profile.proto) or collapsed stacks.
+    /// Export CPU samples or allocation sites as pprof (gzipped profile.proto), OTLP profiles or collapsed stacks.
     Export(analyze::flame::ExportArgs),
     /// A local web view of a heap dump or profile on 127.0.0.1.
     Serve(analyze::serve::Args),

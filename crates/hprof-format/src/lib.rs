@@ -6,6 +6,7 @@
 //!   bytes that remain.
 //! - [`commands`]: the front end's socket commands to the agent (`net=`), decoded and encoded.
 //! - [`layout_note`]: the object layout the JVM used, stated in a STRING record other readers ignore.
+//! - [`profiles`]: pprof and OTLP profiles, encoded from their `.proto` definitions by prost.
 //! - [`names`]: JVM signatures to Java source names (`[Ljava/lang/String;` → `java.lang.String[]`).
 //!
 //! Nothing here talks to a JVM, so all of it is tested without one.
@@ -16,6 +17,7 @@ pub mod flame;
 pub mod layout_note;
 pub mod model;
 pub mod names;
+pub mod profiles;
 pub mod tags;
 pub mod text;
 pub mod time;

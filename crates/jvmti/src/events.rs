@@ -376,6 +376,55 @@ pub unsafe fn event_str<'a>(s: *const c_char) -> &'a CStr {
     if s.is_null() { c"" } else { unsafe { CStr::from_ptr(s) } }
 }
 
+/// A ClassFileLoadHook's class file: its name, the bytes the JVM is defining, and the way to replace them.
+pub struct ClassFileLoad<'event> {
+    jvmti: Jvmti,
+    name: Option<&'event CStr>,
+    bytes: &'event [u8],
+    new_class_data_len: *mut sys::jint,
+    new_class_data: *mut *mut c_uchar,
+}
+
+impl<'event> ClassFileLoad<'event> {
+    /// The event's class file, or `None` when the JVM passed no bytes or no out-parameters.
+    ///
+    /// # Safety
+    /// The arguments must be the ClassFileLoadHook's own, and the value used only during the event.
+    pub unsafe fn from_event(
+        jvmti: Jvmti,
+        name: *const c_char,
+        class_data_len: sys::jint,
+        class_data: *const c_uchar,
+        new_class_data_len: *mut sys::jint,
+        new_class_data: *mut *mut c_uchar,
+    ) -> Option<ClassFileLoad<'event>> {
+        if class_data.is_null() || class_data_len <= 0 || new_class_data.is_null() || new_class_data_len.is_null() {
+            return None;
+        }
+        // SAFETY: a non-null name is a NUL-terminated string the JVM keeps alive for the event (caller's contract).
+        let name = (!name.is_null()).then(|| unsafe { CStr::from_ptr(name) });
+        // SAFETY: the JVM passes `class_data_len` readable bytes for the duration of the event (caller's contract).
+        let bytes = unsafe { class_file_bytes(class_data, class_data_len) };
+        Some(ClassFileLoad { jvmti, name, bytes, new_class_data_len, new_class_data })
+    }
+
+    /// The class's name (`None`: the JVM gave none, as for a hidden class).
+    pub fn name(&self) -> Option<&'event CStr> {
+        self.name
+    }
+
+    /// The class file the JVM is defining.
+    pub fn bytes(&self) -> &'event [u8] {
+        self.bytes
+    }
+
+    /// Has the JVM define `bytes` instead.
+    pub fn replace(&self, bytes: &[u8]) -> Result<()> {
+        // SAFETY: the out-parameters are the event's, checked non-null in `from_event`, during the event.
+        unsafe { self.jvmti.replace_class_file(bytes, self.new_class_data_len, self.new_class_data) }
+    }
+}
+
 /// The class file bytes a ClassFileLoadHook received.
 ///
 /// # Safety

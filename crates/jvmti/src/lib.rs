@@ -22,12 +22,15 @@ mod classes;
 mod env;
 mod error;
 mod events;
+mod exports;
 #[cfg(test)]
 mod fake_env;
 mod heap;
+pub mod heap_walk;
 pub mod hub;
 mod instrument;
 mod jni;
+pub mod jvm_sleep;
 mod monitors;
 pub mod panic_guard;
 pub mod sampler_priming;
@@ -40,10 +43,11 @@ pub use classes::{FieldInfo, LineTable, MethodName};
 pub use env::{Jvmti, JvmtiVersion};
 pub use error::{JniError, JvmtiError, Result};
 pub use events::{
-    ClassFileLoadHookArgs, CompiledMethodLoadArgs, Event, EventArg, EventHandler, ExceptionArgs, ExceptionCatchArgs,
-    FieldAccessArgs, FieldModificationArgs, MethodExitArgs, NativeMethodBindArgs, SampledObjectAllocArgs,
-    VmObjectAllocArgs, class_file_bytes, event_callbacks, event_str,
+    ClassFileLoad, ClassFileLoadHookArgs, CompiledMethodLoadArgs, Event, EventArg, EventHandler, ExceptionArgs,
+    ExceptionCatchArgs, FieldAccessArgs, FieldModificationArgs, MethodExitArgs, NativeMethodBindArgs,
+    SampledObjectAllocArgs, VmObjectAllocArgs, class_file_bytes, event_callbacks, event_str,
 };
+pub use exports::AsyncGetCallTrace;
 pub use heap::HeapCallbacks;
 pub use hub::{EventHost, EventHub, EventHubBuilder, HubError, Interest, Need, SubscriberId, Subscription};
 pub use jni::Jni;

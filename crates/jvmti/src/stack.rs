@@ -52,6 +52,20 @@ impl Jvmti {
         Ok(unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<sys::jvmtiFrameInfo>(), n) })
     }
 
+    /// Up to `max_frames` frames from the top of `thread`'s stack (null = current thread), in a new vector.
+    pub fn stack_frames(
+        self,
+        thread: sys::jthread,
+        start_depth: i32,
+        max_frames: usize,
+    ) -> Result<Vec<sys::jvmtiFrameInfo>> {
+        let mut frames = Vec::with_capacity(max_frames);
+        let n = self.stack_trace_into(thread, start_depth, &mut frames.spare_capacity_mut()[..max_frames])?.len();
+        // SAFETY: GetStackTrace initialised the first `n` entries of the spare capacity (`stack_trace_into`).
+        unsafe { frames.set_len(n) };
+        Ok(frames)
+    }
+
     pub fn frame_count(self, thread: sys::jthread) -> Result<i32> {
         let mut count: sys::jint = 0;
         jvmti_call!(self, GetFrameCount, thread, &mut count)?;

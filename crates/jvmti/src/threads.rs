@@ -126,4 +126,34 @@ impl Jvmti {
     pub fn resume_thread(self, thread: sys::jthread) -> Result<()> {
         jvmti_call!(self, ResumeThread, thread)
     }
+
+    /// Runs `body` on a new daemon agent thread (RunAgentThread); `thread` is a fresh `java.lang.Thread`
+    /// object. `body` gets the new thread's JNIEnv; a panic in it ends the thread, never unwinding into the VM.
+    pub fn spawn_agent_thread(
+        self,
+        thread: sys::jthread,
+        priority: i32,
+        body: impl FnOnce(crate::Jni) + Send + 'static,
+    ) -> Result<()> {
+        let boxed: Box<AgentThreadBody> = Box::new(Box::new(body));
+        let arg = Box::into_raw(boxed) as *const c_void;
+        self.run_agent_thread(thread, Some(agent_thread_trampoline), arg, priority).inspect_err(|_| {
+            // The thread never started, so the body is still ours to free.
+            // SAFETY: `arg` came from Box::into_raw above and RunAgentThread failed, so the trampoline will never
+            // see it: this is its only owner.
+            drop(unsafe { Box::from_raw(arg as *mut AgentThreadBody) });
+        })
+    }
+}
+
+type AgentThreadBody = Box<dyn FnOnce(crate::Jni) + Send>;
+
+unsafe extern "C" fn agent_thread_trampoline(_jvmti: *mut sys::jvmtiEnv, jni: *mut sys::JNIEnv, arg: *mut c_void) {
+    // SAFETY: RunAgentThread passes back the `arg` made by Box::into_raw in `spawn_agent_thread`, once, to this
+    // thread.
+    let body = unsafe { Box::from_raw(arg as *mut AgentThreadBody) };
+    // SAFETY: the JVM calls the trampoline on the new agent thread with that thread's JNIEnv, valid for the
+    // thread's whole run.
+    let jni = unsafe { crate::Jni::from_raw(jni) };
+    crate::panic_guard::guard(move || body(jni), ())
 }

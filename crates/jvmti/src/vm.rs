@@ -38,11 +38,14 @@ impl Vm {
         Ok(unsafe { Jvmti::from_raw(env as *mut sys::jvmtiEnv) })
     }
 
-    /// The current thread's JNI environment, if it is attached.
+    /// The current thread's JNI environment, if it is attached. Async-signal-safe.
     pub fn jni(self) -> Option<Jni> {
         let mut env: *mut c_void = std::ptr::null_mut();
-        // SAFETY: as in `jvmti`.
-        let rc = unsafe { (**self.0).GetEnv.expect("GetEnv")(self.0, &mut env, sys::JNI_VERSION_1_8 as sys::jint) };
+        // SAFETY: as in `jvmti`. No panic on a missing slot: a signal handler asks this too.
+        let get_env = unsafe { (**self.0).GetEnv }?;
+        // SAFETY: as in `jvmti`; GetEnv reads the JVM's thread-local current thread and takes no lock, so it may
+        // be called from a signal handler (as async-profiler does).
+        let rc = unsafe { get_env(self.0, &mut env, sys::JNI_VERSION_1_8 as sys::jint) };
         // SAFETY: GetEnv with a JNI version answers the calling thread's own JNIEnv.
         (rc == sys::JNI_OK as sys::jint && !env.is_null()).then(|| unsafe { Jni::from_raw(env as *mut sys::JNIEnv) })
     }

@@ -27,7 +27,7 @@ mod sizes;
 
 pub use committed::{Committed, MAX_PIECES};
 pub use fields::{FieldOffsets, bits_at};
-pub use objects::{ObjectAddresses, handle_target, raw_object, raw_referrer};
+pub use objects::{CallbackTag, ObjectAddresses, handle_target, raw_object, raw_referrer};
 pub use peek::{peek, peek_bytes};
 pub use pool_handles::{ClassSlots, PoolHandles};
 pub use sizes::{ObjectSizes, Shape, shape};

@@ -18,27 +18,32 @@
 
 use super::JavaHeap;
 
-/// `CallbackWrapper::_o`, two words below a heap callback's `tag_ptr` (as read, unchecked).
+/// A heap callback's tag slot, as the crate that runs heap walks hands it out (`jvmti`'s `TagSlot`).
 ///
 /// # Safety
-/// `tag_ptr` must be a heap callback's tag pointer, read during that callback.
+/// Implementors promise that `tag_address` is a tag pointer JVMTI passed to the heap callback that is running
+/// now, and that a value of theirs lives no longer than that callback.
+pub unsafe trait CallbackTag {
+    fn tag_address(&self) -> *const i64;
+}
+
+/// `CallbackWrapper::_o`, two words below a heap callback's `tag_ptr` (as read, unchecked).
 #[inline(always)]
-pub unsafe fn raw_object(tag_ptr: *const i64) -> u64 {
-    // SAFETY: `tag_ptr` points at `_obj_tag` of a CallbackWrapper on the VM thread's stack, two words above
-    // `_o` in every layout we accept; whatever the layout, those words are the same live stack frame's.
-    unsafe { *(tag_ptr as *const u64).sub(2) }
+pub fn raw_object(tag: &impl CallbackTag) -> u64 {
+    // SAFETY: `tag` is a running callback's tag pointer (the trait's contract), which points at `_obj_tag` of a
+    // CallbackWrapper on the VM thread's stack, two words above `_o` in every layout we accept; whatever the
+    // layout, those words are the same live stack frame's.
+    unsafe { *(tag.tag_address() as *const u64).sub(2) }
 }
 
 /// `TwoOopCallbackWrapper::_referrer`, one word below a reference callback's `referrer_tag_ptr` (unless it
-/// is a reference to itself, when both tag pointers are the same).
-///
-/// # Safety
-/// `referrer_tag_ptr` must be a reference callback's, not null, read during that callback.
+/// is a reference to itself, when both tag pointers are the same and this reads `_obj_size`).
 #[inline(always)]
-pub unsafe fn raw_referrer(referrer_tag_ptr: *const i64) -> u64 {
-    // SAFETY: `referrer_tag_ptr` points at `_referrer_obj_tag` in a TwoOopCallbackWrapper on the VM
-    // thread's stack; the word below it is `_referrer` (or another word of that live frame).
-    unsafe { *(referrer_tag_ptr as *const u64).sub(1) }
+pub fn raw_referrer(referrer_tag: &impl CallbackTag) -> u64 {
+    // SAFETY: a running callback's tag pointer (the trait's contract), at `_referrer_obj_tag` in a
+    // TwoOopCallbackWrapper on the VM thread's stack; the word below it is `_referrer` (or another word of that
+    // live frame).
+    unsafe { *(referrer_tag.tag_address() as *const u64).sub(1) }
 }
 
 /// The object a JNI reference (local, global or weak global) refers to: a JNI handle points to the slot
@@ -64,33 +69,22 @@ impl ObjectAddresses {
         ObjectAddresses { heap }
     }
 
-    /// The address a callback's `tag_ptr` belongs to (`CallbackWrapper::_o`), if it can be an object.
-    ///
-    /// # Safety
-    /// `tag_ptr` must be a heap callback's tag pointer.
+    /// The address a callback's tag belongs to (`CallbackWrapper::_o`), if it can be an object.
     #[inline]
-    pub unsafe fn object(&self, tag_ptr: *const i64) -> Option<u64> {
-        // SAFETY: as the caller promises.
-        let addr = unsafe { raw_object(tag_ptr) };
+    pub fn object(&self, tag: &impl CallbackTag) -> Option<u64> {
+        let addr = raw_object(tag);
         self.heap.holds(addr).then_some(addr)
     }
 
     /// The referrer of a reference callback (`TwoOopCallbackWrapper::_referrer`), or for a reference to
     /// itself the object; `None` for a root (no referrer) or an address that cannot be an object.
-    ///
-    /// # Safety
-    /// `referrer_tag_ptr` and `tag_ptr` must be a reference callback's.
     #[inline]
-    pub unsafe fn referrer(&self, referrer_tag_ptr: *const i64, tag_ptr: *const i64) -> Option<u64> {
-        if referrer_tag_ptr.is_null() {
-            return None;
+    pub fn referrer<T: CallbackTag>(&self, referrer_tag: Option<&T>, tag: &T) -> Option<u64> {
+        let referrer_tag = referrer_tag?;
+        if referrer_tag.tag_address() == tag.tag_address() {
+            return self.object(tag);
         }
-        if referrer_tag_ptr == tag_ptr {
-            // SAFETY: as the caller promises.
-            return unsafe { self.object(tag_ptr) };
-        }
-        // SAFETY: as the caller promises; not null.
-        let addr = unsafe { raw_referrer(referrer_tag_ptr) };
+        let addr = raw_referrer(referrer_tag);
         self.heap.holds(addr).then_some(addr)
     }
 

@@ -9,7 +9,6 @@ use hprof_format::commands::{Command, ReadError, Request, command_name, read_com
 use jvmti::Jni;
 use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
-use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 /// How often buffered records are pushed to the front end while no command arrives.
@@ -29,10 +28,9 @@ pub fn start(ctx: &Context, jni: Jni) {
 
 fn serve(ctx: &Context, jni: Jni, stream: TcpStream) {
     let _ = stream.set_read_timeout(Some(COMMAND_TIMEOUT));
-    let fd = stream.as_raw_fd();
     let mut reader = BufReader::new(stream);
     while ctx.is_live() {
-        if reader.buffer().is_empty() && !readable(fd, FLUSH_EVERY) {
+        if reader.buffer().is_empty() && !readable(reader.get_ref(), FLUSH_EVERY) {
             ctx.output.flush();
             continue;
         }
@@ -60,11 +58,11 @@ fn serve(ctx: &Context, jni: Jni, stream: TcpStream) {
 }
 
 /// Waits until the socket has data (or is closed), up to `timeout`.
-fn readable(fd: i32, timeout: Duration) -> bool {
-    let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-    // SAFETY: one live pollfd for poll to fill; a closed descriptor only makes poll report POLLNVAL.
-    let rc = unsafe { libc::poll(&mut pfd, 1, timeout.as_millis() as i32) };
-    rc > 0
+fn readable(stream: &TcpStream, timeout: Duration) -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let mut fds = [PollFd::new(stream, PollFlags::IN)];
+    let timeout = Timespec { tv_sec: timeout.as_secs() as _, tv_nsec: timeout.subsec_nanos() as _ };
+    poll(&mut fds, Some(&timeout)).is_ok_and(|n| n > 0)
 }
 
 fn execute(ctx: &Context, jni: Jni, request: &Request) {

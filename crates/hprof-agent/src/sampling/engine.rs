@@ -2,19 +2,15 @@
 //! consumers that registered for ticks, and the resolver thread that drains the ring and hands every tick
 //! to each consumer.
 
-use super::registers::Registers;
-use super::ring::SlotData;
-use super::signal::{ClockKind, NOT_WALKED, Shared};
 use super::switches::ThreadSwitches;
-use super::{asgct, cost};
 use crate::agent_thread::StopSwitch;
 use crate::clocks;
 use crate::context::Context;
 use crate::log;
 use crate::options::CpuClock;
-use jvmti::sys::ASGCT_CallFrame;
 use jvmti::{Jni, sys};
 use rustc_hash::FxHashMap;
+use sampler::{ClockKind, SamplerCost, Shared, TickBatch};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -27,26 +23,6 @@ const RING_SLOTS: usize = 512;
 const DRAIN_AT_MOST_EVERY: Duration = Duration::from_millis(10);
 const DRAIN_AT_LEAST_EVERY: Duration = Duration::from_millis(200);
 
-/// What a tick says about the interrupted thread's Java stack.
-#[derive(Debug, Clone, Copy)]
-pub enum Frames<'a> {
-    /// No consumer asked for frames when the tick was taken.
-    NotWalked,
-    /// AsyncGetCallTrace's failure code (or the agent's own, see `agent_work`).
-    Failed(i32),
-    /// Top frame first.
-    Walked(&'a [ASGCT_CallFrame]),
-}
-
-/// One tick: a thread interrupted after an interval of its own CPU time.
-#[derive(Debug, Clone, Copy)]
-pub struct Tick<'a> {
-    pub thread_serial: u32,
-    pub tid: i32,
-    pub registers: Registers,
-    pub frames: Frames<'a>,
-}
-
 /// A module that wants ticks. Consumers know nothing of timers or signals; the engine knows nothing of
 /// what they make of the ticks.
 pub trait TickConsumer: Send + Sync {
@@ -57,53 +33,6 @@ pub trait TickConsumer: Send + Sync {
     /// The ticks taken since the last drain, oldest first. Called on the resolver thread or on a thread
     /// writing a report, never from the signal handler, one drain at a time.
     fn on_ticks(&self, ctx: &Context, jni: Option<Jni>, ticks: &TickBatch);
-}
-
-/// Ticks copied out of the ring, so that the ring's slots are free again before consumers look at them.
-#[derive(Default)]
-pub struct TickBatch {
-    ticks: Vec<(u32, i32, Registers, i32, usize)>,
-    frames: Vec<ASGCT_CallFrame>,
-}
-
-// SAFETY: the frames' jmethodIDs are opaque handles, valid on any thread of the JVM; the batch is only
-// ever used behind the engine's drain lock.
-unsafe impl Send for TickBatch {}
-
-impl TickBatch {
-    fn clear(&mut self) {
-        self.ticks.clear();
-        self.frames.clear();
-    }
-
-    fn push(&mut self, s: &SlotData) {
-        let start = self.frames.len();
-        if s.num_frames > 0 {
-            self.frames.extend_from_slice(&s.frames[..s.num_frames as usize]);
-        }
-        self.ticks.push((s.thread_serial, s.tid, s.registers, s.num_frames, start));
-    }
-
-    pub fn len(&self) -> usize {
-        self.ticks.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.ticks.is_empty()
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = Tick<'_>> {
-        self.ticks.iter().map(|&(thread_serial, tid, registers, num_frames, start)| Tick {
-            thread_serial,
-            tid,
-            registers,
-            frames: match num_frames {
-                NOT_WALKED => Frames::NotWalked,
-                n if n <= 0 => Frames::Failed(n),
-                n => Frames::Walked(&self.frames[start..start + n as usize]),
-            },
-        })
-    }
 }
 
 pub struct Engine {
@@ -136,11 +65,11 @@ impl Engine {
         if let Some(e) = ENGINE.get() {
             return Ok(e);
         }
-        let asgct =
-            asgct::find().ok_or("AsyncGetCallTrace is not in this JVM (not HotSpot?); use sampler=safepoint")?;
+        let asgct = jvmti::AsyncGetCallTrace::find()
+            .ok_or("AsyncGetCallTrace is not in this JVM (not HotSpot?); use sampler=safepoint")?;
         // HPROF_NO_PERF_EVENTS=1 too, for scripts that predate clock=.
         let perf = clock == CpuClock::Perf && std::env::var_os("HPROF_NO_PERF_EVENTS").is_none();
-        let shared = Shared::install(asgct, asgct::java_vm(), MAX_THREADS, RING_SLOTS, perf)?;
+        let shared = Shared::install(asgct, jvmti::Vm::created(), MAX_THREADS, RING_SLOTS, perf)?;
         let engine = Engine {
             shared,
             interval_ms,
@@ -196,19 +125,17 @@ impl Engine {
 
     /// On the thread itself: arms its CPU clock.
     pub fn thread_started(&self, jni: Jni, serial: u32, name: &str) {
-        // SAFETY: gettid has no preconditions.
-        let tid = unsafe { libc::gettid() };
-        self.arm(tid, jni.raw(), serial, name);
+        self.arm(sampler::current_tid(), Some(jni), serial, name);
     }
 
     /// From any thread: arms the CPU clock of the thread whose kernel id is `tid` (for threads that existed
     /// before the agent could see them start, e.g. after an attach). Its JNIEnv is asked of the JVM in the
     /// handler. Returns false if the thread could not be armed (or was already).
     pub fn arm_thread_by_tid(&self, tid: i32, serial: u32, name: &str) -> bool {
-        self.arm(tid, std::ptr::null_mut(), serial, name)
+        self.arm(tid, None, serial, name)
     }
 
-    fn arm(&self, tid: i32, env: *mut sys::JNIEnv, serial: u32, name: &str) -> bool {
+    fn arm(&self, tid: i32, env: Option<Jni>, serial: u32, name: &str) -> bool {
         if self.stopping.load(Ordering::Relaxed) {
             return false;
         }
@@ -309,7 +236,7 @@ impl Engine {
     pub fn create_method_ids(&self, ctx: &Context, class: sys::jclass) {
         let start = clocks::monotonic_ns();
         let _ = ctx.jvmti.class_methods(class);
-        cost::SamplerCost::add(&self.shared.cost.method_ids_ns, clocks::monotonic_ns().saturating_sub(start));
+        SamplerCost::add(&self.shared.cost.method_ids_ns, clocks::monotonic_ns().saturating_sub(start));
     }
 
     /// The resolver thread: drains at `drain_interval` until `stop_all`.
@@ -318,7 +245,7 @@ impl Engine {
         while !self.resolver.wait(period) {
             jni.with_local_frame(64, || self.drain(ctx, Some(jni)));
         }
-        cost::SamplerCost::add(&self.shared.cost.resolver_ns, clocks::thread_cpu_ns());
+        SamplerCost::add(&self.shared.cost.resolver_ns, clocks::thread_cpu_ns());
         self.resolver.finished();
     }
 
@@ -330,42 +257,5 @@ impl Engine {
         let fastest_per_second = cpus * 2 * 1000 / self.interval_ms.max(1) as u64;
         let quarter_ring_ms = (RING_SLOTS as u64 / 4) * 1000 / fastest_per_second.max(1);
         Duration::from_millis(quarter_ring_ms).clamp(DRAIN_AT_MOST_EVERY, DRAIN_AT_LEAST_EVERY)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sample(serial: u32, num_frames: i32) -> SlotData {
-        let mut frames =
-            [ASGCT_CallFrame { lineno: 0, method_id: std::ptr::null_mut() }; super::super::ring::MAX_FRAMES];
-        for (i, f) in frames.iter_mut().enumerate().take(num_frames.max(0) as usize) {
-            f.lineno = i as i32;
-        }
-        SlotData {
-            thread_serial: serial,
-            tid: 7,
-            registers: Registers { pc: 0x1000, sp: 0x2000, fp: 0x3000 },
-            num_frames,
-            frames,
-        }
-    }
-
-    #[test]
-    fn batch_keeps_each_ticks_frames_and_codes() {
-        let mut batch = TickBatch::default();
-        batch.push(&sample(1, 3));
-        batch.push(&sample(2, NOT_WALKED));
-        batch.push(&sample(3, -2));
-        batch.push(&sample(4, 1));
-        let ticks: Vec<Tick> = batch.iter().collect();
-        assert_eq!(ticks.len(), 4);
-        assert!(matches!(ticks[0].frames, Frames::Walked(f) if f.len() == 3 && f[2].lineno == 2));
-        assert!(matches!(ticks[1].frames, Frames::NotWalked));
-        assert!(matches!(ticks[2].frames, Frames::Failed(-2)));
-        assert!(matches!(ticks[3].frames, Frames::Walked(f) if f.len() == 1 && f[0].lineno == 0));
-        assert_eq!(ticks[3].registers.pc, 0x1000);
-        assert_eq!(ticks[3].thread_serial, 4);
     }
 }

@@ -3,27 +3,23 @@
 //! AsyncGetCallTrace frames — to every registered consumer, in the manner of async-profiler's engines.
 //! cpu=samples is one consumer (stacks), cpu=flat another (program counters).
 //!
-//! One file per concern: `signal` (the handler and the clocks it re-arms — all signal-handler code),
-//! `perf_clock` (the kernel's task-clock events), `registers` (pc/sp/fp from a ucontext), `ring` (the
-//! lock-free buffer the handler fills), `asgct` (the walker), `engine` (arming threads, consumers, the
-//! resolver thread), `switches` (which threads the front end wants sampled, for this engine and
-//! sampler=safepoint alike), `cost` (what all this costs) and `agent_work` (labels for the agent's own work).
+//! The signal side — the SIGPROF handler, the per-thread clocks it re-arms, the lock-free ring it fills,
+//! register reading and the AsyncGetCallTrace call — is the `sampler` crate, all of the agent's
+//! signal-handler code behind safe APIs. Here: `engine` (arming threads, consumers, the resolver thread),
+//! `switches` (which threads the front end wants sampled, for this engine and sampler=safepoint alike),
+//! `asgct` (the walker's failure codes, named) and `agent_work` (labels for the agent's own work).
 //! [`SamplingService`] is the capability that feeds the engine the JVM events it needs; `capabilities::build`
 //! adds it once when any consumer is present.
 
-pub mod agent_work;
+pub use sampler::agent_work;
 mod asgct;
-mod cost;
 mod engine;
-mod perf_clock;
-pub mod registers;
-mod ring;
-mod signal;
 mod switches;
 
 pub use asgct::failure_label;
-pub use engine::{Engine, Frames, Tick, TickBatch, TickConsumer, installed};
-pub use ring::MAX_FRAMES;
+pub use engine::{Engine, TickConsumer, installed};
+pub use sampler::{Frames, Tick, TickBatch};
+pub use sampler::{MAX_FRAMES, Registers};
 pub use switches::ThreadSwitches;
 
 use crate::context::{Context, LoadKind};

@@ -9,6 +9,7 @@ pub mod leaks;
 pub mod output_file;
 pub mod path;
 pub mod print;
+pub mod profile_export;
 pub mod serve;
 pub mod summary;
 

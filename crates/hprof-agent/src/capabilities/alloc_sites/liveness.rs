@@ -23,8 +23,6 @@ use rustc_hash::FxHashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-/// The low bits of a JNI handle that say its kind (HotSpot: 1 for a weak global reference).
-const WEAK_TAG_BITS: usize = 3;
 /// Sampled objects each thread remembers for VMObjectAlloc's double reports.
 const RECENT: usize = 8;
 /// Survivors are rechecked every this many collections (and before every report).
@@ -224,9 +222,8 @@ impl Liveness {
         let is_dead = |r: &Record| {
             if read_slots {
                 // SAFETY: every record holds a live weak global reference (null ones are never recorded; a record's
-                // reference is deleted only when the record is dropped below), and the handle minus its tag bits is the
-                // address of its slot in the JVM's weak handle storage, which stays allocated while the reference lives.
-                unsafe { std::ptr::read_volatile((r.weak & !WEAK_TAG_BITS) as *const usize) == 0 }
+                // reference is deleted only when the record is dropped below).
+                unsafe { hotspot::jni_handles::slot_word(r.weak as *const std::ffi::c_void) == 0 }
             } else {
                 jni.is_same_object(r.weak as sys::jobject, std::ptr::null_mut())
             }

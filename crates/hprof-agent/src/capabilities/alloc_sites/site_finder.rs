@@ -134,9 +134,9 @@ impl SiteFinder {
             // A local JNI handle points at the slot that holds the object's address. The epoch read on both
             // sides tells that no pause moved the object in between.
             let before = self.gc_epoch.load(Ordering::Acquire);
-            // SAFETY: `class` is a JNI handle the JVM passed to this allocation event, valid until it returns; a
-            // handle is the address of the slot that holds the object's address (the word read here).
-            let address = unsafe { std::ptr::read_volatile(class as *const u64) };
+            // SAFETY: `class` is a JNI local reference the JVM passed to this allocation event, on this thread,
+            // valid until the event returns.
+            let address = unsafe { hotspot::jni_handles::slot_word(class as *const std::ffi::c_void) };
             let after = self.gc_epoch.load(Ordering::Acquire);
             if before == after && address != 0 && address.is_multiple_of(8) {
                 return Some((address, before));

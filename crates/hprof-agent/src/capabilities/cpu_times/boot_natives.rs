@@ -11,21 +11,12 @@
 
 use jvmti::Jni;
 use jvmti::sys;
-use std::ffi::{CStr, CString};
+use std::ffi::CString;
 
 /// The path of the library this code is in.
 fn own_library() -> Result<String, String> {
-    // SAFETY: Dl_info is plain C data (pointers and integers), for which all zeros is a valid value.
-    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-    let here = super::Java_java_lang_HprofCpuTimes_enter as *const libc::c_void;
-    // SAFETY: dladdr only reads the dynamic loader's tables and fills `info`; `here` is a function of
-    // this library, so the name it returns is this library's path, valid while the library is loaded.
-    let found = unsafe { libc::dladdr(here, &mut info) != 0 && !info.dli_fname.is_null() };
-    if !found {
-        return Err("dladdr does not know the agent library".into());
-    }
-    // SAFETY: dli_fname is a NUL-terminated string owned by the dynamic loader (checked non-null above).
-    Ok(unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy().into_owned())
+    let here = super::Java_java_lang_HprofCpuTimes_enter as *const () as usize;
+    hotspot::loader::library_path(here).ok_or_else(|| "dladdr does not know the agent library".into())
 }
 
 /// Loads the agent library into the boot loader's native libraries.

@@ -5,20 +5,7 @@
 //! converts the ticks of that segment into CPU nanoseconds in proportion (see `recorder::Segment`).
 
 use crate::clocks::monotonic_ns;
-
-/// A monotonic tick count: the TSC on x86-64, nanoseconds elsewhere.
-#[inline(always)]
-pub fn ticks() -> u64 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        // SAFETY: RDTSC has no preconditions; every x86-64 CPU has it.
-        unsafe { core::arch::x86_64::_rdtsc() }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        monotonic_ns()
-    }
-}
+pub use crate::clocks::ticks;
 
 /// Ticks per millisecond, measured over 10 ms of wall time (once, at load).
 pub fn ticks_per_ms() -> u64 {

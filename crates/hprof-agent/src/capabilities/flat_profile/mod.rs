@@ -216,7 +216,12 @@ impl TickConsumer for FlatProfile {
             let bucket = {
                 let code = lock(&self.code);
                 let found = code.find(pc).cloned();
-                classify::classify(found.as_ref(), top, |m| code.is_compiled(m), found.is_none() && in_library(pc))
+                classify::classify(
+                    found.as_ref(),
+                    top,
+                    |m| code.is_compiled(m),
+                    found.is_none() && hotspot::loader::in_library(pc),
+                )
             };
             buckets.push((tick.thread_serial, bucket));
         }
@@ -225,15 +230,6 @@ impl TickConsumer for FlatProfile {
             self.thread_entry(ctx, &mut threads, *serial).tally.add(bucket);
         }
     }
-}
-
-/// Whether `pc` is in a loaded library (the JVM's own included): native code, as opposed to memory nobody
-/// told us about.
-fn in_library(pc: usize) -> bool {
-    // SAFETY: Dl_info is a C struct of pointers and integers, valid when zeroed.
-    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-    // SAFETY: dladdr only reads the loader's tables and fills `info`.
-    unsafe { libc::dladdr(pc as *const c_void, &mut info) != 0 && !info.dli_fname.is_null() }
 }
 
 /// Where code lives (compiled methods, the interpreter, stubs), so that a tick's pc can be named; and
@@ -391,17 +387,5 @@ impl FlatProfile {
                 entry.tally.blocked += 1;
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_jvms_own_library_is_a_library_and_the_heap_is_not() {
-        assert!(in_library(in_library as *const () as usize));
-        let on_heap = Box::new(0u64);
-        assert!(!in_library(&*on_heap as *const u64 as usize));
     }
 }

@@ -145,7 +145,6 @@ mod tests {
 
     #[test]
     fn this_thread_is_running() {
-        // SAFETY: gettid has no preconditions.
-        assert!(thread_running(unsafe { libc::gettid() }));
+        assert!(thread_running(sampler::current_tid()));
     }
 }

@@ -111,8 +111,7 @@ impl DumpEnv {
             .vm
             .jvmti(sys::JVMTI_VERSION_1_2)
             .map_err(|e| format!("cannot create a JVMTI environment for the heap dump: {e}"))?;
-        // SAFETY: a C struct of integers and nullable pointers, for which all-zero bytes are a valid value.
-        let mut caps: sys::jvmtiCapabilities = unsafe { std::mem::zeroed() };
+        let mut caps = jvmti::no_capabilities();
         caps.set_can_tag_objects(1);
         if let Err(e) = env.add_capabilities(&caps) {
             let _ = env.dispose();

@@ -24,7 +24,8 @@
 //! - `walk/`: the JVMTI FollowReferences pass. `mod.rs` holds the general answer to each callback and,
 //!   beside it, the short path for the commonest report that must answer as it does; who a callback's
 //!   objects are (`identify.rs`), what happens when the walk moves to the next object (`enter.rs`), the
-//!   JVMTI heap callbacks of every walk, this one and the probe's (`callbacks.rs`), object array sizes
+//!   HPROF types of the values JVMTI reports to every walk, this one and the probe's, through
+//!   `jvmti::heap_walk`'s safe visitor (`callbacks.rs`), object array sizes
 //!   for the text output (`array_sizes.rs`), objects whose classes the walk met before the plan knew them
 //!   (`late.rs`); each object, class and root, once whole, goes to a `HeapSink` (`heap_sink.rs`);
 //! - `records/`: the two `HeapSink`s — binary sub-records (encoded by hprof-format's `HeapWriter`, cut into

@@ -145,11 +145,8 @@ impl Contention {
 const FIRST_TRY_FRAMES: usize = 128;
 
 fn stack_of_current_thread(ctx: &Context, frames: usize) -> Vec<RawFrame> {
-    // SAFETY: jvmtiFrameInfo is a plain C struct (a method id pointer and a location) for which all zero
-    // bytes are valid.
-    let mut buf = vec![unsafe { std::mem::zeroed::<sys::jvmtiFrameInfo>() }; frames];
-    let n = ctx.jvmti.stack_trace(std::ptr::null_mut(), 0, &mut buf).unwrap_or(0);
-    buf[..n].iter().map(RawFrame::from_jvmti).collect()
+    let frames = ctx.jvmti.stack_frames(std::ptr::null_mut(), 0, frames).unwrap_or_default();
+    frames.iter().map(RawFrame::from_jvmti).collect()
 }
 
 fn nanos_between(earlier: Instant, later: Instant) -> u64 {

@@ -21,10 +21,9 @@
 //! `boxed` is, int[]'s are arrays, and both class objects are as large as JVMTI says; and the class words
 //! in the headers: the two class objects' alike, the other objects' different from theirs.
 
-use crate::capabilities::heap_dump::walk::callbacks::{HeapVisitor, VISIT, heap_callbacks};
 use hotspot::heap::{FieldOffsets, ObjectAddresses, Shape, peek, shape};
+use jvmti::heap_walk::{HeapReference, HeapVisitor, PrimitiveArray, PrimitiveField, VISIT};
 use jvmti::{Jni, Jvmti, sys};
-use std::ffi::c_void;
 
 const BOXED: i32 = 0x5EED_1234;
 const INTS: [i32; 5] = [11, 22, 33, 44, 55];
@@ -97,10 +96,7 @@ pub fn check(
             max_offset,
             ..Default::default()
         };
-        let callbacks = heap_callbacks::<Seen>(true);
-        let user_data = &mut seen as *mut Seen as *const c_void;
-        // SAFETY: the callbacks read user_data as the type passed here, alive until FollowReferences returns.
-        let walked = unsafe { env.follow_references(0, std::ptr::null_mut(), outer, &callbacks, user_data) };
+        let walked = env.walk_references(outer, true, &mut seen);
         jni.delete_weak_global_ref(global);
         walked.map_err(|e| format!("the probe walk failed: {e}"))?;
         Ok(verify(&seen, &addresses))
@@ -238,36 +234,22 @@ fn header_length(seen: &Seen, addr: u64) -> Option<i32> {
 }
 
 impl HeapVisitor for Seen {
-    fn reference(
-        &mut self,
-        kind: u32,
-        info: *const sys::jvmtiHeapReferenceInfo,
-        _class_tag: i64,
-        _referrer_class_tag: i64,
-        size: i64,
-        tag_ptr: *mut i64,
-        referrer_tag_ptr: *mut i64,
-        length: i32,
-    ) -> i32 {
-        if referrer_tag_ptr.is_null() {
-            return 0;
-        }
+    fn reference(&mut self, r: HeapReference<'_>) -> i32 {
+        let Some(referrer_tag) = r.referrer_tag else { return 0 };
         // Words of the callback wrappers on the VM thread's stack: readable whatever their layout.
-        // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
-        let referee = unsafe { hotspot::heap::raw_object(tag_ptr) };
-        let to_self = referrer_tag_ptr == tag_ptr;
-        // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
-        let referrer = if to_self { referee } else { unsafe { hotspot::heap::raw_referrer(referrer_tag_ptr) } };
-        if kind == sys::JVMTI_HEAP_REFERENCE_CLASS {
-            let class_ref = class_ref(self, referrer, referee, size);
+        let referee = hotspot::heap::raw_object(&r.tag);
+        let to_self = referrer_tag == r.tag;
+        let referrer = if to_self { referee } else { hotspot::heap::raw_referrer(&referrer_tag) };
+        if r.kind == sys::JVMTI_HEAP_REFERENCE_CLASS {
+            let class_ref = class_ref(self, referrer, referee, r.size);
             self.class_refs.push(class_ref);
         }
-        if kind != sys::JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT || info.is_null() {
+        let (length, size) = (r.length, r.size);
+        let Some(index) = r.info.given_index().filter(|_| r.kind == sys::JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT) else {
             return 0;
-        }
+        };
         let element = Element {
-            // SAFETY: JVMTI passes reference info for this reference kind, checked non-null above.
-            index: unsafe { (*info).array.index },
+            index,
             referrer,
             referee,
             to_self,
@@ -284,40 +266,22 @@ impl HeapVisitor for Seen {
         VISIT
     }
 
-    fn primitive_field(
-        &mut self,
-        kind: u32,
-        _info: *const sys::jvmtiHeapReferenceInfo,
-        _class_tag: i64,
-        tag_ptr: *mut i64,
-        value: sys::jvalue,
-        value_type: u32,
-    ) -> i32 {
-        if kind == sys::JVMTI_HEAP_REFERENCE_FIELD && value_type == sys::JVMTI_PRIMITIVE_TYPE_INT {
-            // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
-            let object = unsafe { hotspot::heap::raw_object(tag_ptr) };
-            // SAFETY: the callback reported an int field, so the jvalue union holds an int.
-            self.int_fields.push((object, unsafe { value.i }, int_in(self, object, self.value_offset)));
+    fn primitive_field(&mut self, f: PrimitiveField<'_>) -> i32 {
+        if let (sys::JVMTI_HEAP_REFERENCE_FIELD, Some(value)) = (f.kind, f.value)
+            && value.ty == sys::JVMTI_PRIMITIVE_TYPE_INT
+        {
+            let object = hotspot::heap::raw_object(&f.tag);
+            self.int_fields.push((object, value.bits as u32 as i32, int_in(self, object, self.value_offset)));
         }
         0
     }
 
-    fn array_values(
-        &mut self,
-        _class_tag: i64,
-        _size: i64,
-        tag_ptr: *mut i64,
-        count: i32,
-        element_type: u32,
-        elements: *const c_void,
-    ) -> i32 {
-        if element_type == sys::JVMTI_PRIMITIVE_TYPE_INT && !elements.is_null() && count >= 0 {
-            let n = (count as usize).min(INTS.len());
-            // SAFETY: JVMTI's array callback hands `count` elements of the reported type at `elements`, valid
-            // while it runs.
-            let values = unsafe { std::slice::from_raw_parts(elements as *const i32, n) }.to_vec();
-            // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
-            self.int_arrays.push((unsafe { hotspot::heap::raw_object(tag_ptr) }, count, values));
+    fn array_values(&mut self, array: PrimitiveArray<'_>) -> i32 {
+        if array.element_type == sys::JVMTI_PRIMITIVE_TYPE_INT && array.count >= 0 {
+            let n = (array.count as usize).min(INTS.len());
+            let values =
+                array.elements.chunks_exact(4).take(n).map(|b| i32::from_ne_bytes([b[0], b[1], b[2], b[3]])).collect();
+            self.int_arrays.push((hotspot::heap::raw_object(&array.tag), array.count, values));
         }
         0
     }

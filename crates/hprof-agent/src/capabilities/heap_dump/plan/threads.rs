@@ -144,8 +144,6 @@ fn trace_from_walk(ctx: &Context, jni: Jni, thread_serial: u32, seen: &[&SeenFra
 /// The thread's whole stack, top first.
 fn stack(ctx: &Context, thread: sys::jthread) -> Vec<RawFrame> {
     let depth = ctx.jvmti.frame_count(thread).map_or(0, |n| (n.max(0) as usize).min(MAX_FRAMES));
-    // SAFETY: a C struct of integers and nullable pointers, for which all-zero bytes are a valid value.
-    let mut buf = vec![unsafe { std::mem::zeroed::<sys::jvmtiFrameInfo>() }; depth];
-    let n = if depth == 0 { 0 } else { ctx.jvmti.stack_trace(thread, 0, &mut buf).unwrap_or(0) };
-    buf[..n].iter().map(RawFrame::from_jvmti).collect()
+    let frames = if depth == 0 { Vec::new() } else { ctx.jvmti.stack_frames(thread, 0, depth).unwrap_or_default() };
+    frames.iter().map(RawFrame::from_jvmti).collect()
 }

@@ -9,7 +9,6 @@ use crate::output::Sink;
 use crate::panic_guard::guard;
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::sync::mpsc::{Receiver, SyncSender, channel, sync_channel};
 use std::thread::JoinHandle;
@@ -84,19 +83,16 @@ pub fn temp_file(near: Option<&str>) -> io::Result<File> {
 /// it can, through a buffer where it cannot.
 pub fn copy_range(from: &File, offset: u64, len: u64, to: &mut File) -> io::Result<()> {
     let end = offset + len;
-    let mut at = offset as i64;
-    while (at as u64) < end {
-        let left = (end - at as u64).min(1 << 30) as usize;
-        let n =
-            // SAFETY: two open file descriptors of ours and a local offset; the kernel checks the rest.
-            unsafe { libc::copy_file_range(from.as_raw_fd(), &mut at, to.as_raw_fd(), std::ptr::null_mut(), left, 0) };
-        if n <= 0 {
+    let mut at = offset;
+    while at < end {
+        let left = (end - at).min(1 << 30) as usize;
+        let n = rustix::fs::copy_file_range(from, Some(&mut at), &*to, None, left).unwrap_or(0);
+        if n == 0 {
             // Not supported here (or failed): the rest goes the ordinary way.
             break;
         }
     }
-    let mut buf = vec![0u8; (end - at as u64).min(1 << 20) as usize];
-    let mut at = at as u64;
+    let mut buf = vec![0u8; (end - at).min(1 << 20) as usize];
     while at < end {
         let k = ((end - at) as usize).min(buf.len());
         from.read_exact_at(&mut buf[..k], at)?;

@@ -11,6 +11,7 @@ use crate::capabilities::heap_dump::naming::field_offsets;
 use crate::capabilities::heap_dump::plan::layout::ClassKind;
 use hotspot::heap::Shape;
 use hprof_format::ID_SIZE;
+use jvmti::heap_walk::TagSlot;
 
 impl<'a> Walk<'a> {
     /// Whether `owner` is the object being visited already.
@@ -19,9 +20,9 @@ impl<'a> Walk<'a> {
         owner.id == self.current_id && !matches!(self.current, Current::None)
     }
 
-    /// Makes `owner`, of `kind`, the current object, writing the previous one. `tag_slot` is its tag
-    /// pointer in this callback.
-    pub(super) fn enter(&mut self, owner: Owner, kind: OwnerKind, tag_slot: *mut i64) {
+    /// Makes `owner`, of `kind`, the current object, writing the previous one. `tag_slot` is its tag slot in
+    /// this callback.
+    pub(super) fn enter(&mut self, owner: Owner, kind: OwnerKind, tag_slot: Option<TagSlot<'_>>) {
         self.finish_current();
         self.current_id = owner.id;
         self.current_owner = owner;
@@ -56,8 +57,9 @@ impl<'a> Walk<'a> {
                 if self.addresses.is_some() {
                     if c.is_none() && owner.tag == 0 {
                         // Tagged with its address, to be found again after the walk.
-                        // SAFETY: a tag pointer JVMTI passed to this callback: valid, ours to read and write, while it runs.
-                        unsafe { *tag_slot = owner.addr as i64 };
+                        if let Some(slot) = tag_slot {
+                            slot.set(owner.addr as i64);
+                        }
                     }
                     self.copy_late(&owner, None);
                 }

@@ -15,6 +15,7 @@ use super::Walk;
 use crate::capabilities::heap_dump::ids;
 use crate::capabilities::heap_dump::naming::Name;
 use crate::capabilities::heap_dump::plan::layout::ClassKind;
+use jvmti::heap_walk::TagSlot;
 use jvmti::sys;
 
 /// An object of a callback: its identifier (0: none), its tag, its address (with addresses), and what it
@@ -54,13 +55,13 @@ impl Walk<'_> {
     /// The referee's identifier, and whether the VM should visit it: objects tagged or named before the
     /// walk once, objects the walk tags on their first report, any other object named by address always
     /// (the VM visits an object once however often it is asked). `None`: an address failed its check.
-    pub(super) fn referee(&mut self, class_tag: i64, size: i64, tag_ptr: *mut i64, length: i32) -> Option<Referee> {
+    pub(super) fn referee(&mut self, class_tag: i64, size: i64, tag: TagSlot<'_>, length: i32) -> Option<Referee> {
         if self.addresses.is_none() {
-            return Some(self.referee_by_tag(class_tag, size, tag_ptr, length));
+            return Some(self.referee_by_tag(class_tag, size, tag, length));
         }
-        let addr = self.checked_object(tag_ptr, length)?;
-        // SAFETY: a tag pointer JVMTI passed to this callback: valid, ours to read and write, while it runs.
-        let tag = unsafe { *tag_ptr };
+        let addr = self.checked_object(tag, length)?;
+        let slot = tag;
+        let tag = slot.get();
         let name = self.name_of(addr);
         if let Some(name) = name {
             let visit = self.first_request(name.id());
@@ -80,8 +81,7 @@ impl Walk<'_> {
             // walk (a collection may have moved it) only a tag finds it again.
             let first = self.first_request(addr);
             if first {
-                // SAFETY: a tag pointer JVMTI passed to this callback: valid, ours to read and write, while it runs.
-                unsafe { *tag_ptr = addr as i64 };
+                slot.set(addr as i64);
                 self.note_size(addr, size);
                 self.late.mirrors.push(addr);
                 if self.read_fields
@@ -99,12 +99,10 @@ impl Walk<'_> {
     }
 
     /// The referee's address, checked: inside the heap, an array's length as JVMTI reports it.
-    fn checked_object(&mut self, tag_ptr: *mut i64, length: i32) -> Option<u64> {
+    fn checked_object(&mut self, tag: TagSlot<'_>, length: i32) -> Option<u64> {
         let a = self.addresses.as_ref()?;
-        // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
-        let Some(addr) = (unsafe { a.object(tag_ptr) }) else {
-            // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
-            self.fail(format!("a referee at {:#x} is no object", unsafe { hotspot::heap::raw_object(tag_ptr) }));
+        let Some(addr) = a.object(&tag) else {
+            self.fail(format!("a referee at {:#x} is no object", hotspot::heap::raw_object(&tag)));
             return None;
         };
         // SAFETY: the address passed JavaHeap::holds (header in committed heap) in this walk's safepoint.
@@ -126,9 +124,8 @@ impl Walk<'_> {
         self.visit_requested.insert(id)
     }
 
-    fn referee_by_tag(&mut self, class_tag: i64, size: i64, tag_ptr: *mut i64, length: i32) -> Referee {
-        // SAFETY: a tag pointer JVMTI passed to this callback: valid, ours to read and write, while it runs.
-        let tag = unsafe { *tag_ptr };
+    fn referee_by_tag(&mut self, class_tag: i64, size: i64, slot: TagSlot<'_>, length: i32) -> Referee {
+        let tag = slot.get();
         if tag != 0 {
             let id = self.ids.id_of(tag);
             // Objects the walk tagged have been asked for already.
@@ -163,8 +160,7 @@ impl Walk<'_> {
             }
             None => self.ids.plain(),
         };
-        // SAFETY: a tag pointer JVMTI passed to this callback: valid, ours to read and write, while it runs.
-        unsafe { *tag_ptr = new_tag };
+        slot.set(new_tag);
         match (class, kind) {
             (Some(c), Some(ClassKind::Instance)) => {
                 if Some(c) == self.plan.class_class {
@@ -189,32 +185,28 @@ impl Walk<'_> {
     }
 
     /// The referrer of a reference (`None`: an address failed its check; a root has id 0).
-    pub(super) fn referrer(&mut self, referrer_tag_ptr: *mut i64, tag_ptr: *mut i64) -> Option<Owner> {
-        // SAFETY: a tag pointer JVMTI passed to this callback: valid, ours to read and write, while it runs.
-        let tag = if referrer_tag_ptr.is_null() { 0 } else { unsafe { *referrer_tag_ptr } };
+    pub(super) fn referrer(&mut self, referrer_tag: Option<TagSlot<'_>>, tag: TagSlot<'_>) -> Option<Owner> {
+        let referrer_value = referrer_tag.map_or(0, TagSlot::get);
         let Some(a) = self.addresses.as_ref() else {
-            return Some(self.tagged(tag));
+            return Some(self.tagged(referrer_value));
         };
-        if referrer_tag_ptr.is_null() {
+        if referrer_tag.is_none() {
             return Some(Owner { id: 0, tag: 0, addr: 0, name: None });
         }
-        // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
-        let Some(addr) = (unsafe { a.referrer(referrer_tag_ptr, tag_ptr) }) else {
+        let Some(addr) = a.referrer(referrer_tag.as_ref(), &tag) else {
             self.fail("a referrer is no object".into());
             return None;
         };
-        Some(self.by_address(addr, tag))
+        Some(self.by_address(addr, referrer_value))
     }
 
     /// The object of a primitive field or array report (`None`: its address failed its check).
-    pub(super) fn owner(&mut self, tag_ptr: *mut i64) -> Option<Owner> {
-        // SAFETY: a tag pointer JVMTI passed to this callback: valid, ours to read and write, while it runs.
-        let tag = unsafe { *tag_ptr };
+    pub(super) fn owner(&mut self, slot: TagSlot<'_>) -> Option<Owner> {
+        let tag = slot.get();
         let Some(a) = self.addresses.as_ref() else {
             return Some(self.tagged(tag));
         };
-        // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
-        let Some(addr) = (unsafe { a.object(tag_ptr) }) else {
+        let Some(addr) = a.object(&slot) else {
             self.fail("an object with values is no object".into());
             return None;
         };

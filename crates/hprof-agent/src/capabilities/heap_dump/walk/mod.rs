@@ -24,16 +24,16 @@ use super::naming::Naming;
 use super::plan::layout::{ClassPlan, IndexTable, ReferenceOffsets, store_value};
 use super::plan::threads::{SeenFrame, ThreadRoots};
 use array_sizes::ArraySizes;
-use callbacks::{ABORT, HeapVisitor, VISIT, basic_type, heap_callbacks, primitive_array_name, primitive_bits};
+use callbacks::{ABORT, HeapVisitor, VISIT, basic_type, primitive_array_name, primitive_bits};
 use heap_sink::{ClassValues, HeapSink, Root};
 use hotspot::heap::ObjectAddresses;
 use hprof_format::ID_SIZE;
 use hprof_format::tags::BasicType;
 use identify::Owner;
+use jvmti::heap_walk::{HeapReference, PrimitiveArray, PrimitiveField, ReferenceInfo};
 use jvmti::{Jvmti, sys};
 use late::{LateObjects, LateValueKind};
 use rustc_hash::{FxHashMap, FxHashSet};
-use std::ffi::c_void;
 use std::io;
 
 /// The object whose references are being reported.
@@ -196,11 +196,7 @@ impl<'a> Walk<'a> {
             self.emit_root(&Root::MonitorUsed { id });
         }
         // Each primitive field reported costs the JVM two tag look-ups: read from memory where possible.
-        let callbacks = heap_callbacks::<Walk>(!self.read_fields);
-        let user_data = self as *mut Walk as *const c_void;
-        let result =
-            // SAFETY: the callbacks read user_data as the type passed here, alive until FollowReferences returns.
-            unsafe { dump_env.follow_references(0, std::ptr::null_mut(), std::ptr::null_mut(), &callbacks, user_data) };
+        let result = dump_env.walk_references(std::ptr::null_mut(), !self.read_fields, self);
         self.finish_current();
         if self.error.is_some() {
             // The caller takes the I/O error from `error`.
@@ -305,7 +301,7 @@ impl<'a> Walk<'a> {
         self.starting = self.fail_countdown != 0;
     }
 
-    fn root(&mut self, kind: u32, info: *const sys::jvmtiHeapReferenceInfo, id: u64) {
+    fn root(&mut self, kind: u32, info: ReferenceInfo<'_>, id: u64) {
         match kind {
             // Held for the walk by the dump itself: see `held`.
             // Its class's CLASS DUMP refers to it (`<resolved_references>`, `<init_lock>`): no root.
@@ -328,9 +324,8 @@ impl<'a> Walk<'a> {
                     self.emit_root(&Root::MonitorUsed { id });
                 }
             }
-            sys::JVMTI_HEAP_REFERENCE_STACK_LOCAL if !info.is_null() => {
-                // SAFETY: JVMTI passes reference info for this reference kind, checked non-null above.
-                let local = unsafe { (*info).stack_local };
+            sys::JVMTI_HEAP_REFERENCE_STACK_LOCAL if info.stack_local().is_some() => {
+                let Some(local) = info.stack_local() else { return };
                 let thread = self.thread_of(local.thread_tag, local.thread_id);
                 self.seen_frames.push(SeenFrame {
                     thread,
@@ -340,9 +335,8 @@ impl<'a> Walk<'a> {
                 });
                 self.emit_root(&Root::JavaFrame { id, thread, frame: local.depth });
             }
-            sys::JVMTI_HEAP_REFERENCE_JNI_LOCAL if !info.is_null() => {
-                // SAFETY: JVMTI passes reference info for this reference kind, checked non-null above.
-                let local = unsafe { (*info).jni_local };
+            sys::JVMTI_HEAP_REFERENCE_JNI_LOCAL if info.jni_local().is_some() => {
+                let Some(local) = info.jni_local() else { return };
                 let thread = self.thread_of(local.thread_tag, local.thread_id);
                 // A JNI local of a thread with no Java frame lives on its native stack.
                 if local.method.is_null() {
@@ -447,14 +441,8 @@ impl<'a> Walk<'a> {
 impl Walk<'_> {
     /// The answer to a member's report, or `None` to take the general path.
     #[inline(always)]
-    fn member(
-        &mut self,
-        kind: u32,
-        info: *const sys::jvmtiHeapReferenceInfo,
-        tag_ptr: *mut i64,
-        referrer_tag_ptr: *mut i64,
-        length: i32,
-    ) -> Option<i32> {
+    fn member(&mut self, r: &HeapReference<'_>) -> Option<i32> {
+        let (kind, length) = (r.kind, r.length);
         let a = self.members_by_address.as_ref()?;
         let is_field = kind == sys::JVMTI_HEAP_REFERENCE_FIELD;
         // A field of an instance or an element of an object array, before any memory is read.
@@ -470,21 +458,16 @@ impl Walk<'_> {
             return None;
         }
         // The referrer: the object being visited (a reference to itself passes one tag pointer twice).
-        if referrer_tag_ptr == tag_ptr || referrer_tag_ptr.is_null() {
-            return None;
-        }
+        let referrer_tag = r.referrer_tag.filter(|t| *t != r.tag)?;
         let current = self.current_owner;
-        // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
-        let referrer = unsafe { hotspot::heap::raw_referrer(referrer_tag_ptr) };
-        // SAFETY: a tag pointer JVMTI passed to this callback: valid, ours to read and write, while it runs.
-        if current.addr == 0 || referrer != current.addr || unsafe { *referrer_tag_ptr } != current.tag {
+        let referrer = hotspot::heap::raw_referrer(&referrer_tag);
+        if current.addr == 0 || referrer != current.addr || referrer_tag.get() != current.tag {
             return None;
         }
         // The referee: untagged, checked as `Walk::referee` checks it, neither named nor a class object.
-        // SAFETY: this heap callback's own tag pointers, read while it runs (hotspot::heap's contract).
-        let addr = unsafe { a.object(tag_ptr) }?;
-        // SAFETY: this callback's tag pointer; `addr` passed JavaHeap::holds (header in committed heap) just now.
-        if unsafe { *tag_ptr } != 0 || (length >= 0 && unsafe { a.array_length(addr) } != length) {
+        let addr = a.object(&r.tag)?;
+        // SAFETY: `addr` passed JavaHeap::holds (header in committed heap) just now, in this walk's safepoint.
+        if r.tag.get() != 0 || (length >= 0 && unsafe { a.array_length(addr) } != length) {
             return None;
         }
         if self.named.as_ref().is_none_or(|n| n.may_hold(addr)) {
@@ -494,7 +477,7 @@ impl Walk<'_> {
         if unsafe { a.class_word(addr) } == self.class_class_word {
             return None;
         }
-        let index = info_index(info);
+        let index = r.info.index();
         match (&self.current, is_field) {
             (Current::Instance { refs, .. }, true) => {
                 let at = refs.get(index)? as usize;
@@ -513,35 +496,26 @@ impl Walk<'_> {
 }
 
 impl HeapVisitor for Walk<'_> {
-    fn reference(
-        &mut self,
-        kind: u32,
-        info: *const sys::jvmtiHeapReferenceInfo,
-        class_tag: i64,
-        referrer_class_tag: i64,
-        size: i64,
-        tag_ptr: *mut i64,
-        referrer_tag_ptr: *mut i64,
-        length: i32,
-    ) -> i32 {
-        if let Some(visit) = self.member(kind, info, tag_ptr, referrer_tag_ptr, length) {
+    fn reference(&mut self, r: HeapReference<'_>) -> i32 {
+        if let Some(visit) = self.member(&r) {
             return visit;
         }
+        let HeapReference { kind, info, class_tag, referrer_class_tag, size, tag, referrer_tag, length } = r;
         if !self.ready() {
             return ABORT;
         }
-        let Some(referee) = self.referee(class_tag, size, tag_ptr, length) else { return ABORT };
+        let Some(referee) = self.referee(class_tag, size, tag, length) else { return ABORT };
         let (id, visit) = (referee.id, if referee.visit { VISIT } else { 0 });
         if kind >= sys::JVMTI_HEAP_REFERENCE_JNI_GLOBAL {
             self.root(kind, info, id);
             return if self.error.is_some() { ABORT } else { visit };
         }
-        let Some(owner) = self.referrer(referrer_tag_ptr, tag_ptr) else { return ABORT };
+        let Some(owner) = self.referrer(referrer_tag, tag) else { return ABORT };
         if !self.is_current(&owner) {
             let owner_kind = self.referrer_kind(&owner, kind, referrer_class_tag, &referee);
-            self.enter(owner, owner_kind, referrer_tag_ptr);
+            self.enter(owner, owner_kind, referrer_tag);
         }
-        let index = info_index(info);
+        let index = info.index();
         match (&mut self.current, kind) {
             (Current::Instance { class, refs, .. }, sys::JVMTI_HEAP_REFERENCE_FIELD) => match refs.get(index) {
                 Some(at) => {
@@ -572,25 +546,18 @@ impl HeapVisitor for Walk<'_> {
         if self.error.is_some() { ABORT } else { visit }
     }
 
-    fn primitive_field(
-        &mut self,
-        kind: u32,
-        info: *const sys::jvmtiHeapReferenceInfo,
-        class_tag: i64,
-        tag_ptr: *mut i64,
-        value: sys::jvalue,
-        value_type: u32,
-    ) -> i32 {
+    fn primitive_field(&mut self, f: PrimitiveField<'_>) -> i32 {
+        let PrimitiveField { kind, info, class_tag, tag, value } = f;
         if !self.ready() {
             return ABORT;
         }
-        let Some((ty, bits)) = primitive_bits(value, value_type) else { return 0 };
-        let Some(owner) = self.owner(tag_ptr) else { return ABORT };
+        let Some((ty, bits)) = value.and_then(primitive_bits) else { return 0 };
+        let Some(owner) = self.owner(tag) else { return ABORT };
         if !self.is_current(&owner) {
             let owner_kind = self.owner_kind(&owner, class_tag);
-            self.enter(owner, owner_kind, tag_ptr);
+            self.enter(owner, owner_kind, Some(tag));
         }
-        let index = info_index(info);
+        let index = info.index();
         match (&self.current, kind) {
             (Current::Instance { class, .. }, sys::JVMTI_HEAP_REFERENCE_FIELD) => {
                 match self.plan.get(*class).instance_slot(index) {
@@ -620,19 +587,12 @@ impl HeapVisitor for Walk<'_> {
         0
     }
 
-    fn array_values(
-        &mut self,
-        class_tag: i64,
-        size: i64,
-        tag_ptr: *mut i64,
-        count: i32,
-        element_type: u32,
-        elements: *const c_void,
-    ) -> i32 {
+    fn array_values(&mut self, array: PrimitiveArray<'_>) -> i32 {
+        let PrimitiveArray { class_tag, size, tag, count, element_type, elements } = array;
         if !self.ready() {
             return ABORT;
         }
-        let Some(owner) = self.owner(tag_ptr) else { return ABORT };
+        let Some(owner) = self.owner(tag) else { return ABORT };
         if let Some(a) = self.addresses.as_ref()
             // SAFETY: the address passed JavaHeap::holds (header in committed heap) in this walk's safepoint.
             && unsafe { a.array_length(owner.addr) } != count
@@ -642,19 +602,13 @@ impl HeapVisitor for Walk<'_> {
         }
         if !self.is_current(&owner) {
             let owner_kind = self.owner_kind(&owner, class_tag);
-            self.enter(owner, owner_kind, tag_ptr);
+            self.enter(owner, owner_kind, Some(tag));
         }
         let Some(ty) = basic_type(element_type) else { return 0 };
         let id = owner.id;
         let count = count.max(0) as u32;
         let bytes = count as usize * ty.size(ID_SIZE) as usize;
-        let data: &[u8] = if elements.is_null() || bytes == 0 {
-            &[]
-        } else {
-            // SAFETY: JVMTI's array callback hands `count` elements of the reported type at `elements`, valid
-            // while it runs.
-            unsafe { std::slice::from_raw_parts(elements as *const u8, bytes) }
-        };
+        let data = elements.get(..bytes).unwrap_or(elements);
         let plan = self.plan;
         let name = self.class_index(class_tag).map_or_else(|| primitive_array_name(ty), |c| plan.get(c).name());
         if let Err(e) = self.sink.primitive_array(id, name, size as u64, ty, count, data) {
@@ -674,11 +628,4 @@ impl HeapVisitor for Walk<'_> {
 /// `HPROF_HEAP_DUMP_TEST_FAIL`'s number (0: unset).
 fn test_failure() -> u64 {
     std::env::var("HPROF_HEAP_DUMP_TEST_FAIL").ok().and_then(|v| v.parse().ok()).unwrap_or(0)
-}
-
-/// The field, array or constant pool index a reference info carries (they share one place in the union);
-/// -1 for kinds that come without info (the JVM passes null).
-pub(super) fn info_index(info: *const sys::jvmtiHeapReferenceInfo) -> i32 {
-    // SAFETY: JVMTI passes reference info for this reference kind, checked non-null above.
-    if info.is_null() { -1 } else { unsafe { (*info).field.index } }
 }

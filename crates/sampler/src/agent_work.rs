@@ -6,7 +6,7 @@
 //! The mark is an atomic in the thread's sampler slot, which the signal handler already reads; finding the
 //! slot is cached per thread (outside the handler, so thread-locals are fine here).
 
-use super::signal;
+use crate::signal;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicI32, Ordering};
 

@@ -6,7 +6,7 @@
 //! into it; the consumer sees the slot once its sequence says it is complete. When the ring is full the
 //! sample is dropped and counted, never waited for.
 
-use super::registers::Registers;
+use crate::registers::Registers;
 use jvmti::sys::ASGCT_CallFrame;
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -53,11 +53,11 @@ pub struct Claim<'a> {
 }
 
 impl Claim<'_> {
-    /// # Safety
-    /// Only the claimer may touch the data, and only until `commit`.
-    #[allow(clippy::mut_from_ref)]
-    pub unsafe fn data(&self) -> &mut SlotData {
-        // SAFETY: the caller keeps the contract above; the claim stands for the slot's exclusive ownership.
+    /// The claimed slot's data, to fill before `commit`.
+    pub fn data(&mut self) -> &mut SlotData {
+        // SAFETY: the sequence protocol handed this slot to this claim alone (no other producer gets its
+        // position, and the consumer reads it only after `commit`, which consumes the claim); `&mut self` makes
+        // the borrow unique for as long as it lives.
         unsafe { &mut *self.slot.data.get() }
     }
 
@@ -150,9 +150,8 @@ mod tests {
     fn full_ring_drops_and_drain_returns_in_order() {
         let ring = SampleRing::new(4);
         for i in 0..6 {
-            if let Some(c) = ring.claim() {
-                // SAFETY: this claim is the only one for its slot and is committed right after.
-                unsafe { c.data().thread_serial = i };
+            if let Some(mut c) = ring.claim() {
+                c.data().thread_serial = i;
                 c.commit();
             }
         }
@@ -171,9 +170,8 @@ mod tests {
                 let ring = ring.clone();
                 std::thread::spawn(move || {
                     for _ in 0..1000 {
-                        let c = ring.claim().expect("room");
-                        // SAFETY: as above.
-                        unsafe { c.data().thread_serial = t };
+                        let mut c = ring.claim().expect("room");
+                        c.data().thread_serial = t;
                         c.commit();
                     }
                 })
@@ -185,5 +183,46 @@ mod tests {
         let mut counts = [0; 4];
         ring.drain(|d| counts[d.thread_serial as usize] += 1);
         assert_eq!(counts, [1000; 4]);
+    }
+
+    /// Producers racing a consumer that drains as they go: every sample is either drained or counted as
+    /// dropped, none is seen twice, and each producer's samples come out in the order it pushed them.
+    #[test]
+    fn racing_drain_sees_every_sample_once_or_counts_it_dropped() {
+        const PER_PRODUCER: u32 = 20_000;
+        let ring = Arc::new(SampleRing::new(64));
+        let producers: Vec<_> = (0..3)
+            .map(|t| {
+                let ring = ring.clone();
+                std::thread::spawn(move || {
+                    for i in 0..PER_PRODUCER {
+                        if let Some(mut c) = ring.claim() {
+                            c.data().thread_serial = t;
+                            c.data().tid = i as i32;
+                            c.commit();
+                        }
+                    }
+                })
+            })
+            .collect();
+        let mut last = [-1i32; 3];
+        let mut drained = 0u64;
+        let mut drain = |last: &mut [i32; 3]| {
+            ring.drain(|d| {
+                let t = d.thread_serial as usize;
+                assert!(d.tid > last[t], "producer {t}: {} after {}", d.tid, last[t]);
+                last[t] = d.tid;
+                drained += 1;
+            })
+        };
+        while producers.iter().any(|p| !p.is_finished()) {
+            drain(&mut last);
+        }
+        for p in producers {
+            p.join().unwrap();
+        }
+        drain(&mut last);
+        assert_eq!(drained + ring.dropped(), 3 * PER_PRODUCER as u64);
+        assert!(drained > 0);
     }
 }

@@ -16,18 +16,19 @@
 //! (the ring and the slot arena are allocated at install), never waits (a full ring drops the sample and
 //! counts it), and restores errno.
 
-use super::cost::SamplerCost;
-use super::perf_clock::{self, PerfClock};
-use super::registers::Registers;
-use super::ring::{MAX_FRAMES, SampleRing};
 use crate::clocks::monotonic_ns;
-use jvmti::sys::{ASGCT_CallTrace, AsyncGetCallTraceFn, JNIEnv, JavaVM};
+use crate::cost::SamplerCost;
+use crate::perf_clock::{self, PerfClock};
+use crate::registers::Registers;
+use crate::ring::{MAX_FRAMES, SampleRing};
+use jvmti::sys::JNIEnv;
+use jvmti::{AsyncGetCallTrace, Jni, Vm};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicIsize, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 /// Per-thread state the handler reads. Lives in a fixed arena for the process's lifetime, so a late
 /// signal never touches freed memory.
-pub struct ThreadSlot {
+pub(crate) struct ThreadSlot {
     in_use: AtomicBool,
     /// The OS thread the slot belongs to; the handler checks it against gettid().
     tid: AtomicI32,
@@ -51,7 +52,7 @@ pub struct ThreadSlot {
     jitter: AtomicU64,
     /// Non-zero while the thread runs the agent's own work inside a JVM callback (see `agent_work`), where
     /// the walker cannot see Java frames: such samples are labelled as the agent's cost.
-    pub agent_work: AtomicI32,
+    pub(crate) agent_work: AtomicI32,
 }
 
 /// Samples between two changes of a continuous perf clock's period.
@@ -77,9 +78,9 @@ const FD_TABLE: usize = 1 << 16;
 pub struct Shared {
     pub ring: SampleRing,
     slots: Box<[ThreadSlot]>,
-    asgct: AsyncGetCallTraceFn,
-    /// The JVM, for the JNIEnv of threads armed by their kernel id (null if it could not be found).
-    vm: *mut JavaVM,
+    asgct: AsyncGetCallTrace,
+    /// The JVM, for the JNIEnv of threads armed by their kernel id (`None` if it could not be found).
+    vm: Option<Vm>,
     /// Slot index + 1 by perf descriptor; 0 = not ours.
     fd_slots: Box<[AtomicU32]>,
     /// Whether to try perf events for the next thread (cleared after the first refusal).
@@ -106,13 +107,6 @@ pub enum ClockKind {
     PosixTimer,
 }
 
-// SAFETY: the raw JavaVM pointer is the process-wide JVM, valid for the process's lifetime and usable from
-// any thread; everything else in `Shared` is atomics or immutable after install.
-unsafe impl Sync for Shared {}
-// SAFETY: as for Sync: the JavaVM pointer may be used from any thread, the rest is atomics or fixed
-// after install.
-unsafe impl Send for Shared {}
-
 static SHARED: AtomicPtr<Shared> = AtomicPtr::new(std::ptr::null_mut());
 static PREVIOUS: AtomicPtr<libc::sigaction> = AtomicPtr::new(std::ptr::null_mut());
 
@@ -125,8 +119,8 @@ pub fn installed() -> Option<&'static Shared> {
 impl Shared {
     /// Creates the arena and ring and installs the handler. Called once; the memory is never freed.
     pub fn install(
-        asgct: AsyncGetCallTraceFn,
-        vm: *mut JavaVM,
+        asgct: AsyncGetCallTrace,
+        vm: Option<Vm>,
         max_threads: usize,
         ring_slots: usize,
         use_perf: bool,
@@ -198,13 +192,13 @@ impl Shared {
     }
 
     /// Arms a CPU clock for thread `tid` of this process (the calling thread or any other: perf clocks and
-    /// POSIX CPU timers can watch and signal another thread). `env` is the thread's JNIEnv, or null to have
-    /// the handler ask the JVM for it. Returns the slot index (to disarm it later), the kind of clock, and
+    /// POSIX CPU timers can watch and signal another thread). `env` is the thread's JNIEnv (when called on the thread itself), or
+    /// `None` to have the handler ask the JVM for it. Returns the slot index (to disarm it later), the kind of clock, and
     /// why perf events were refused if this was the first refusal.
     pub fn start_thread(
         &self,
         tid: i32,
-        env: *mut JNIEnv,
+        env: Option<Jni>,
         thread_serial: u32,
         interval_ms: u32,
         enabled: bool,
@@ -217,7 +211,7 @@ impl Shared {
         let slot = &self.slots[index];
         slot.tid.store(tid, Ordering::Relaxed);
         slot.thread_serial.store(thread_serial, Ordering::Relaxed);
-        slot.env.store(env, Ordering::Relaxed);
+        slot.env.store(env.map_or(std::ptr::null_mut(), Jni::raw), Ordering::Relaxed);
         slot.perf_fd.store(-1, Ordering::Relaxed);
         slot.perf_ring.store(0, Ordering::Relaxed);
         let period_ns = interval_ms as u64 * 1_000_000;
@@ -260,9 +254,7 @@ impl Shared {
     /// created disarmed).
     fn posix_timer(slot: &ThreadSlot, tid: i32, period_ns: u64) -> Result<libc::timer_t, String> {
         let mut timer: libc::timer_t = std::ptr::null_mut();
-        // SAFETY: gettid has no preconditions.
-        let clock =
-            if tid == unsafe { libc::gettid() } { libc::CLOCK_THREAD_CPUTIME_ID } else { thread_cpu_clock(tid) };
+        let clock = if tid == crate::current_tid() { libc::CLOCK_THREAD_CPUTIME_ID } else { thread_cpu_clock(tid) };
         // SAFETY: a zeroed sigevent filled for SIGEV_THREAD_ID; the slot it points to is never freed; the
         // timer is deleted again if arming fails.
         unsafe {
@@ -314,9 +306,8 @@ impl Shared {
     }
 
     /// The calling thread's slot, if it has a clock.
-    pub fn current_thread_slot(&self) -> Option<&ThreadSlot> {
-        // SAFETY: gettid has no preconditions.
-        let tid = unsafe { libc::gettid() };
+    pub(crate) fn current_thread_slot(&self) -> Option<&ThreadSlot> {
+        let tid = crate::current_tid();
         self.slots.iter().find(|s| s.in_use.load(Ordering::Acquire) && s.tid.load(Ordering::Acquire) == tid)
     }
 
@@ -478,8 +469,8 @@ unsafe fn sample_into_ring(shared: &Shared, index: usize, ucontext: *mut c_void)
     if !shared.running.load(Ordering::Acquire) || !slot.enabled.load(Ordering::Acquire) {
         return;
     }
-    // SAFETY: gettid is a system call without preconditions, async-signal-safe.
-    if slot.tid.load(Ordering::Acquire) != unsafe { libc::gettid() } {
+    // gettid is a system call, async-signal-safe.
+    if slot.tid.load(Ordering::Acquire) != crate::current_tid() {
         return;
     }
     if shared.dry {
@@ -488,31 +479,26 @@ unsafe fn sample_into_ring(shared: &Shared, index: usize, ucontext: *mut c_void)
     let depth = shared.walk_frames.load(Ordering::Relaxed).min(MAX_FRAMES) as i32;
     let mut env = slot.env.load(Ordering::Acquire);
     if env.is_null() && depth > 0 {
-        // SAFETY: `shared.vm` is the process's JavaVM or null (checked by the callee); we are on the interrupted
-        // thread, whose env GetEnv looks up.
-        env = unsafe { env_of_current_thread(shared.vm) };
-        if env.is_null() {
-            return;
-        }
+        // GetEnv reads the JVM's thread-local current thread and takes no lock — the same call async-profiler
+        // makes from its handler.
+        let Some(jni) = shared.vm.and_then(Vm::jni) else { return };
+        env = jni.raw();
     }
-    let Some(claim) = shared.ring.claim() else { return };
-    // SAFETY: the claim is ours alone until commit.
-    let data = unsafe { claim.data() };
+    let Some(mut claim) = shared.ring.claim() else { return };
+    let data = claim.data();
     data.thread_serial = slot.thread_serial.load(Ordering::Relaxed);
     data.tid = slot.tid.load(Ordering::Relaxed);
     // SAFETY: `ucontext` is the kernel's, passed through from the handler.
     data.registers = unsafe { Registers::from_ucontext(ucontext) };
     data.num_frames = NOT_WALKED;
     if depth > 0 {
-        let mut trace = ASGCT_CallTrace { env_id: env, num_frames: 0, frames: data.frames.as_mut_ptr() };
         let start = if shared.measuring { monotonic_ns() } else { 0 };
-        // SAFETY: AsyncGetCallTrace is made to be called from a signal handler on the interrupted thread,
-        // with that thread's JNIEnv and context; `frames` has room for MAX_FRAMES >= depth frames.
-        unsafe { (shared.asgct)(&mut trace, depth, ucontext) };
+        // SAFETY: we are in the signal handler on the interrupted thread, with that thread's JNIEnv and the
+        // kernel's context.
+        data.num_frames = unsafe { shared.asgct.walk(env, &mut data.frames[..depth as usize], ucontext) };
         if shared.measuring {
             SamplerCost::add(&shared.cost.walk_ns, monotonic_ns().saturating_sub(start));
         }
-        data.num_frames = trace.num_frames;
     }
     if data.num_frames <= 0 && data.num_frames != NOT_WALKED {
         let work = slot.agent_work.load(Ordering::Relaxed);
@@ -525,24 +511,6 @@ unsafe fn sample_into_ring(shared: &Shared, index: usize, ucontext: *mut c_void)
 
 /// `num_frames` of a tick taken while no consumer wanted frames.
 pub const NOT_WALKED: i32 = i32::MIN;
-
-/// The calling thread's JNIEnv, from the JVM (null if the thread is not attached). In a signal handler:
-/// GetEnv reads the JVM's thread-local current thread and takes no lock — the same call async-profiler
-/// makes from its handler.
-unsafe fn env_of_current_thread(vm: *mut JavaVM) -> *mut JNIEnv {
-    if vm.is_null() {
-        return std::ptr::null_mut();
-    }
-    let mut env: *mut c_void = std::ptr::null_mut();
-    // SAFETY: `vm` is the process's JavaVM, whose function table lives as long as the process.
-    unsafe {
-        let Some(get_env) = (**vm).GetEnv else { return std::ptr::null_mut() };
-        if get_env(vm, &mut env, jvmti::sys::JNI_VERSION_1_6 as i32) != 0 {
-            return std::ptr::null_mut();
-        }
-    }
-    env as *mut JNIEnv
-}
 
 /// Passes a SIGPROF that is not ours to whoever had the signal before us. The default action of SIGPROF
 /// would kill the process, so with no previous handler the signal is ignored.

@@ -1,0 +1,108 @@
+//! Ticks copied out of the ring ([`TickBatch`]), so that the ring's slots are free again before consumers
+//! look at them, and the view each consumer gets of one ([`Tick`]).
+
+use crate::{NOT_WALKED, Registers, SlotData};
+use jvmti::sys::ASGCT_CallFrame;
+
+/// What a tick says about the interrupted thread's Java stack.
+#[derive(Debug, Clone, Copy)]
+pub enum Frames<'a> {
+    /// No consumer asked for frames when the tick was taken.
+    NotWalked,
+    /// AsyncGetCallTrace's failure code (or the agent's own, see `agent_work`).
+    Failed(i32),
+    /// Top frame first.
+    Walked(&'a [ASGCT_CallFrame]),
+}
+
+/// One tick: a thread interrupted after an interval of its own CPU time.
+#[derive(Debug, Clone, Copy)]
+pub struct Tick<'a> {
+    pub thread_serial: u32,
+    pub tid: i32,
+    pub registers: Registers,
+    pub frames: Frames<'a>,
+}
+
+/// Ticks copied out of the ring, so that the ring's slots are free again before consumers look at them.
+#[derive(Default)]
+pub struct TickBatch {
+    ticks: Vec<(u32, i32, Registers, i32, usize)>,
+    frames: Vec<ASGCT_CallFrame>,
+}
+
+// SAFETY: the frames' jmethodIDs are opaque handles, valid on any thread of the JVM; the batch is only
+// ever used behind the engine's drain lock.
+unsafe impl Send for TickBatch {}
+
+impl TickBatch {
+    pub fn clear(&mut self) {
+        self.ticks.clear();
+        self.frames.clear();
+    }
+
+    pub fn push(&mut self, s: &SlotData) {
+        let start = self.frames.len();
+        if s.num_frames > 0 {
+            self.frames.extend_from_slice(&s.frames[..s.num_frames as usize]);
+        }
+        self.ticks.push((s.thread_serial, s.tid, s.registers, s.num_frames, start));
+    }
+
+    pub fn len(&self) -> usize {
+        self.ticks.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ticks.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = Tick<'_>> {
+        self.ticks.iter().map(|&(thread_serial, tid, registers, num_frames, start)| Tick {
+            thread_serial,
+            tid,
+            registers,
+            frames: match num_frames {
+                NOT_WALKED => Frames::NotWalked,
+                n if n <= 0 => Frames::Failed(n),
+                n => Frames::Walked(&self.frames[start..start + n as usize]),
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(serial: u32, num_frames: i32) -> SlotData {
+        let mut frames = [ASGCT_CallFrame { lineno: 0, method_id: std::ptr::null_mut() }; crate::MAX_FRAMES];
+        for (i, f) in frames.iter_mut().enumerate().take(num_frames.max(0) as usize) {
+            f.lineno = i as i32;
+        }
+        SlotData {
+            thread_serial: serial,
+            tid: 7,
+            registers: Registers { pc: 0x1000, sp: 0x2000, fp: 0x3000 },
+            num_frames,
+            frames,
+        }
+    }
+
+    #[test]
+    fn batch_keeps_each_ticks_frames_and_codes() {
+        let mut batch = TickBatch::default();
+        batch.push(&sample(1, 3));
+        batch.push(&sample(2, NOT_WALKED));
+        batch.push(&sample(3, -2));
+        batch.push(&sample(4, 1));
+        let ticks: Vec<Tick> = batch.iter().collect();
+        assert_eq!(ticks.len(), 4);
+        assert!(matches!(ticks[0].frames, Frames::Walked(f) if f.len() == 3 && f[2].lineno == 2));
+        assert!(matches!(ticks[1].frames, Frames::NotWalked));
+        assert!(matches!(ticks[2].frames, Frames::Failed(-2)));
+        assert!(matches!(ticks[3].frames, Frames::Walked(f) if f.len() == 1 && f[0].lineno == 0));
+        assert_eq!(ticks[3].registers.pc, 0x1000);
+        assert_eq!(ticks[3].thread_serial, 4);
+    }
+}
