@@ -40,6 +40,17 @@ alloc_interval=<bytes>   heap=sites samples allocations every ~<bytes> (e.g. 512
 duration=<seconds>       end the session after this long: reports written, sampling       off
                          stopped, the program runs on (hprof attach PID …,duration=30)
 
+Continuous profiles (with cpu=samples; see docs/continuous.md)
+--------------------------------------------------------------
+otlp=<url>|env           upload each window as OTLP profiles (POST <url>/v1development/      off
+                         profiles); env = OTEL_EXPORTER_OTLP_ENDPOINT
+pyroscope=<url>          upload each window as gzipped pprof to Pyroscope (<url>/ingest)  off
+service=<name>           service.name / the Pyroscope application  OTEL_SERVICE_NAME or java
+labels=<k:v;k:v>         labels on every window (resource attributes; Pyroscope tags)     none
+upload_interval=<time>   window length, e.g. 10s (at least 1s)                            10s
+otlp_headers=<k:v;k:v>   HTTP headers for otlp= (auth), beside OTEL_EXPORTER_OTLP_HEADERS none
+flush_timeout=<time>     at exit, how long the last window may take to upload             5s
+
 Obsolete Options
 ----------------
 gc_okay=y|n            accepted and ignored
@@ -52,6 +63,8 @@ Examples
       java -agentlib:hprof=heap=sites classname
   - CPU samples with a flame graph of the full stacks:
       java -agentlib:hprof=cpu=samples,flamegraph=cpu.html classname
+  - CPU profiles to an OpenTelemetry Collector every 10 s:
+      java -agentlib:hprof=cpu=samples,otlp=http://collector:4318,service=checkout classname
   - A binary heap dump for the front end (hprof summary/histo/dominators java.hprof):
       java -agentlib:hprof=heap=dump,format=b classname
 

@@ -16,6 +16,7 @@ pub use sampler::clocks;
 pub mod collector;
 pub mod commands;
 pub mod context;
+pub mod continuous;
 pub mod entry;
 pub mod help;
 pub mod hub;

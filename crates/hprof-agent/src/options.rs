@@ -67,8 +67,45 @@ pub struct Options {
     pub alloc_interval: Option<u32>,
     /// `duration=` in seconds: the session ends after it (reports written, sampling stopped; the JVM runs on).
     pub duration_s: Option<u32>,
+    /// Continuous profiles: `otlp=`, `pyroscope=` and their settings (see docs/continuous.md).
+    pub continuous: Continuous,
     /// Warnings to print once the options are accepted (obsolete or platform-specific options).
     pub warnings: Vec<String>,
+}
+
+/// `otlp=`, `pyroscope=`, `service=`, `labels=`, `upload_interval=`, `otlp_headers=`, `flush_timeout=`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Continuous {
+    /// The OTLP/HTTP endpoint's base URL (`/v1development/profiles` is appended), or `env` for
+    /// OTEL_EXPORTER_OTLP_ENDPOINT.
+    pub otlp: Option<String>,
+    /// The Pyroscope server's base URL (`/ingest` is appended).
+    pub pyroscope: Option<String>,
+    pub service: Option<String>,
+    pub labels: Vec<(String, String)>,
+    pub otlp_headers: Vec<(String, String)>,
+    pub upload_interval_ms: u32,
+    pub flush_timeout_ms: u32,
+}
+
+impl Default for Continuous {
+    fn default() -> Continuous {
+        Continuous {
+            otlp: None,
+            pyroscope: None,
+            service: None,
+            labels: Vec::new(),
+            otlp_headers: Vec::new(),
+            upload_interval_ms: 10_000,
+            flush_timeout_ms: 5_000,
+        }
+    }
+}
+
+impl Continuous {
+    pub fn enabled(&self) -> bool {
+        self.otlp.is_some() || self.pyroscope.is_some()
+    }
 }
 
 impl Default for Options {
@@ -97,6 +134,7 @@ impl Default for Options {
             flamegraph: None,
             alloc_interval: None,
             duration_s: None,
+            continuous: Continuous::default(),
             warnings: Vec::new(),
         }
     }
@@ -227,6 +265,13 @@ impl Options {
                 }
                 "alloc_interval" => o.alloc_interval = Some(byte_size(name, value)?),
                 "duration" => o.duration_s = Some(number(name, value, 1, 31_536_000)?),
+                "otlp" => o.continuous.otlp = Some(if value == "env" { value.to_owned() } else { url(name, value)? }),
+                "pyroscope" => o.continuous.pyroscope = Some(url(name, value)?),
+                "service" => o.continuous.service = Some(non_empty(name, value)?),
+                "labels" => o.continuous.labels = pairs(name, value)?,
+                "otlp_headers" => o.continuous.otlp_headers = pairs(name, value)?,
+                "upload_interval" => o.continuous.upload_interval_ms = millis(name, value, 1_000, 3_600_000)?,
+                "flush_timeout" => o.continuous.flush_timeout_ms = millis(name, value, 0, 600_000)?,
                 _ => {
                     return Err(OptionError(format!(
                         "unknown option '{name}' (in '{item}'); run with hprof=help for the list of options"
@@ -293,6 +338,16 @@ impl Options {
             return Err(OptionError(
                 "options collapsed= and flamegraph= need cpu=samples or monitor=y to have stacks to draw".into(),
             ));
+        }
+        if self.continuous.enabled() && self.cpu != Some(CpuMode::Samples) {
+            return Err(OptionError("options otlp= and pyroscope= need cpu=samples (the profile they upload)".into()));
+        }
+        if !self.continuous.enabled()
+            && (self.continuous.service.is_some()
+                || !self.continuous.labels.is_empty()
+                || !self.continuous.otlp_headers.is_empty())
+        {
+            return Err(OptionError("options service=, labels= and otlp_headers= need otlp= or pyroscope=".into()));
         }
         if self.alloc_interval.is_some() && !self.alloc_sites {
             return Err(OptionError("option alloc_interval= needs heap=sites or heap=all".into()));
@@ -370,6 +425,62 @@ fn byte_size(name: &str, value: &str) -> Result<u32, OptionError> {
     match digits.parse::<u64>().ok().and_then(|n| n.checked_mul(mult)) {
         Some(n) if n > 0 && n <= i32::MAX as u64 => Ok(n as u32),
         _ => Err(bad(name, value, allowed)),
+    }
+}
+
+/// `http://host[:port][/path]` or `https://…`: the base URL of a backend.
+fn url(name: &str, value: &str) -> Result<String, OptionError> {
+    let allowed = "an http:// or https:// URL such as http://collector:4318";
+    let rest = value.strip_prefix("http://").or_else(|| value.strip_prefix("https://"));
+    let Some(rest) = rest else { return Err(bad(name, value, allowed)) };
+    let authority = rest.split('/').next().unwrap_or("");
+    let host = match authority.rsplit_once(':') {
+        Some((h, port)) if !h.ends_with(']') || authority.starts_with('[') => {
+            if !port.is_empty() && port.parse::<u16>().is_err() && !h.contains(']') {
+                return Err(bad(name, value, allowed));
+            }
+            h
+        }
+        _ => authority,
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if host.is_empty() || host.contains(['?', '#', ' ', '@']) || value.contains(['?', '#', ' ']) {
+        return Err(bad(name, value, allowed));
+    }
+    Ok(value.trim_end_matches('/').to_owned())
+}
+
+/// `k:v;k:v` (labels=, otlp_headers=): keys and values without `;`, keys without `:`.
+fn pairs(name: &str, value: &str) -> Result<Vec<(String, String)>, OptionError> {
+    let allowed = "key:value pairs separated by ';', e.g. env:prod;team:db";
+    value
+        .split(';')
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| match p.split_once(':') {
+            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_owned(), v.trim().to_owned())),
+            _ => Err(bad(name, value, allowed)),
+        })
+        .collect()
+}
+
+/// `10s`, `500ms`, `1m`, or a plain number of seconds, from `min` to `max` milliseconds.
+fn millis(name: &str, value: &str, min: u32, max: u32) -> Result<u32, OptionError> {
+    let allowed = format!("a duration such as 10s, 500ms or 1m, from {min} ms to {} s", max / 1000);
+    let (digits, mult) = if let Some(d) = value.strip_suffix("ms") {
+        (d, 1u64)
+    } else if let Some(d) = value.strip_suffix('s') {
+        (d, 1000)
+    } else if let Some(d) = value.strip_suffix('m') {
+        (d, 60_000)
+    } else {
+        (value, 1000)
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad(name, value, &allowed));
+    }
+    match digits.parse::<u64>().ok().and_then(|n| n.checked_mul(mult)) {
+        Some(n) if n >= min as u64 && n <= max as u64 => Ok(n as u32),
+        _ => Err(bad(name, value, &allowed)),
     }
 }
 
@@ -457,6 +568,31 @@ mod tests {
         assert!(err("heap=dump,alloc_interval=0").contains("alloc_interval"));
         assert!(err("flamegraph=x.png,cpu=samples").contains(".html or .svg"));
         assert!(err("cpu=samples,clock=wall").contains("perf or posix"));
+        assert!(err("cpu=samples,otlp=collector:4318").contains("otlp=collector:4318"));
+        assert!(err("cpu=samples,pyroscope=http://").contains("pyroscope="));
+        assert!(err("cpu=samples,otlp=http://h:port").contains("otlp="));
+        assert!(err("heap=sites,otlp=http://h:4318").contains("need cpu=samples"));
+        assert!(err("cpu=samples,otlp=http://h,labels=env").contains("labels=env"));
+        assert!(err("cpu=samples,otlp=http://h,upload_interval=10x").contains("upload_interval=10x"));
+        assert!(err("cpu=samples,otlp=http://h,upload_interval=100ms").contains("upload_interval"));
+        assert!(err("cpu=samples,service=a").contains("need otlp="));
+    }
+
+    #[test]
+    fn continuous_options() {
+        let o =
+            run("cpu=samples,otlp=https://c.example:4318/,service=checkout,labels=env:prod;team:db,upload_interval=2s");
+        let c = &o.continuous;
+        assert_eq!(c.otlp.as_deref(), Some("https://c.example:4318"));
+        assert_eq!(c.service.as_deref(), Some("checkout"));
+        assert_eq!(c.labels, [("env".to_owned(), "prod".to_owned()), ("team".to_owned(), "db".to_owned())]);
+        assert_eq!((c.upload_interval_ms, c.flush_timeout_ms), (2_000, 5_000));
+        let o = run("cpu=samples,pyroscope=http://[::1]:4040,flush_timeout=500ms,otlp_headers=Authorization:Bearer x");
+        assert_eq!(o.continuous.pyroscope.as_deref(), Some("http://[::1]:4040"));
+        assert_eq!(o.continuous.flush_timeout_ms, 500);
+        assert_eq!(o.continuous.otlp_headers[0].1, "Bearer x");
+        assert_eq!(run("cpu=samples,otlp=env").continuous.otlp.as_deref(), Some("env"));
+        assert!(!run("cpu=samples").continuous.enabled());
     }
 }
 

@@ -14,21 +14,24 @@ use crate::panic_guard::guard;
 use jvmti_sys as sys;
 use std::ffi::c_void;
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A heap callback's tag slot (`tag_ptr`, `referrer_tag_ptr`): the object's tag, to read and to set, for
 /// the duration of the callback that got it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TagSlot<'cb> {
     ptr: *mut i64,
+    /// Which walk the callback belongs to (see `walk_references`).
+    walk: u64,
     _callback: PhantomData<&'cb mut i64>,
 }
 
 impl TagSlot<'_> {
     /// # Safety
     /// `ptr` must be non-null and a tag pointer JVMTI passed to the heap callback that is running, which the
-    /// slot must not outlive.
-    unsafe fn new(ptr: *mut i64) -> TagSlot<'static> {
-        TagSlot { ptr, _callback: PhantomData }
+    /// slot must not outlive; `walk` the number of the walk it belongs to.
+    unsafe fn new(ptr: *mut i64, walk: u64) -> TagSlot<'static> {
+        TagSlot { ptr, walk, _callback: PhantomData }
     }
 
     pub fn get(self) -> i64 {
@@ -49,6 +52,10 @@ impl TagSlot<'_> {
 unsafe impl hotspot::heap::CallbackTag for TagSlot<'_> {
     fn tag_address(&self) -> *const i64 {
         self.ptr
+    }
+
+    fn walk(&self) -> u64 {
+        self.walk
     }
 }
 
@@ -193,12 +200,21 @@ impl Jvmti {
             callbacks.primitive_field_callback = Some(on_primitive_field::<V>);
         }
         callbacks.array_primitive_value_callback = Some(on_array_values::<V>);
-        let user_data = visitor as *mut V as *const c_void;
-        // SAFETY: the callbacks read `user_data` as a `V`, which the exclusive borrow keeps alive and unaliased
-        // until FollowReferences returns; they keep to the restrictions of heap callbacks (the visitor's
-        // contract above).
+        static WALKS: AtomicU64 = AtomicU64::new(0);
+        let mut walk = Walking { visitor, walk: WALKS.fetch_add(1, Ordering::Relaxed) + 1 };
+        let user_data = &mut walk as *mut Walking<V> as *const c_void;
+        // SAFETY: the callbacks read `user_data` as a `Walking<V>`, which lives (and the exclusive borrow keeps
+        // the visitor unaliased) until FollowReferences returns; they keep to the restrictions of heap
+        // callbacks (the visitor's contract above).
         unsafe { self.follow_references(0, std::ptr::null_mut(), initial_object, &callbacks, user_data) }
     }
+}
+
+/// What the callbacks' `user_data` points to: the visitor and the number of its walk (from 1, one per
+/// `walk_references` call of the process).
+struct Walking<'v, V> {
+    visitor: &'v mut V,
+    walk: u64,
 }
 
 /// The views of one callback's info pointer.
@@ -226,16 +242,17 @@ unsafe extern "C" fn on_reference<V: HeapVisitor>(
         return 0;
     }
     // SAFETY: JVMTI's arguments to this running callback, tag pointers non-null (checked, the referrer's by
-    // `then`), and `user_data` the visitor `walk_references` passed.
+    // `then`), and `user_data` the `Walking` that `walk_references` passed.
     unsafe {
+        let walk = walk_of::<V>(user_data);
         let reference = HeapReference {
             kind,
             info: reference_info(kind, info),
             class_tag,
             referrer_class_tag,
             size,
-            tag: TagSlot::new(tag_ptr),
-            referrer_tag: (!referrer_tag_ptr.is_null()).then(|| TagSlot::new(referrer_tag_ptr)),
+            tag: TagSlot::new(tag_ptr, walk),
+            referrer_tag: (!referrer_tag_ptr.is_null()).then(|| TagSlot::new(referrer_tag_ptr, walk)),
             length,
         };
         visit::<V>(user_data, |v| v.reference(reference))
@@ -256,11 +273,12 @@ unsafe extern "C" fn on_primitive_field<V: HeapVisitor>(
     }
     // SAFETY: as in on_reference.
     unsafe {
+        let walk = walk_of::<V>(user_data);
         let field = PrimitiveField {
             kind,
             info: reference_info(kind, info),
             class_tag: object_class_tag,
-            tag: TagSlot::new(object_tag_ptr),
+            tag: TagSlot::new(object_tag_ptr, walk),
             value: PrimitiveValue::of(value, value_type),
         };
         visit::<V>(user_data, |v| v.primitive_field(field))
@@ -283,6 +301,7 @@ unsafe extern "C" fn on_array_values<V: HeapVisitor>(
     // SAFETY: as in on_reference; JVMTI passes `element_count` elements of `element_type` at `elements`,
     // readable while the callback runs (none: an empty slice, without touching the pointer).
     unsafe {
+        let walk = walk_of::<V>(user_data);
         let elements = if bytes == 0 || elements.is_null() {
             &[][..]
         } else {
@@ -291,7 +310,7 @@ unsafe extern "C" fn on_array_values<V: HeapVisitor>(
         let array = PrimitiveArray {
             class_tag,
             size,
-            tag: TagSlot::new(tag_ptr),
+            tag: TagSlot::new(tag_ptr, walk),
             count: element_count,
             element_type,
             elements,
@@ -300,16 +319,26 @@ unsafe extern "C" fn on_array_values<V: HeapVisitor>(
     }
 }
 
+/// The number of the walk `user_data` belongs to.
+///
+/// # Safety
+/// As for [`visit`].
+#[inline(always)]
+unsafe fn walk_of<V>(user_data: *mut c_void) -> u64 {
+    // SAFETY: the caller's contract: `user_data` is the live `Walking<V>` of this walk.
+    unsafe { (*(user_data as *const Walking<V>)).walk }
+}
+
 /// Hands a callback to the visitor `user_data` points to; a panic answers [`HeapVisitor::on_panic`] instead
 /// of unwinding into the VM.
 ///
 /// # Safety
-/// `user_data` is the visitor handed to FollowReferences with these callbacks: it outlives the call, and
+/// `user_data` is the `Walking` handed to FollowReferences with these callbacks: it outlives the call, and
 /// nothing else borrows it meanwhile (callbacks come on the VM thread, one at a time).
 #[inline(always)]
 unsafe fn visit<V: HeapVisitor>(user_data: *mut c_void, callback: impl FnOnce(&mut V) -> i32) -> i32 {
     // SAFETY: the caller's contract above.
-    let visitor = unsafe { &mut *(user_data as *mut V) };
+    let visitor = unsafe { &mut *(*(user_data as *mut Walking<V>)).visitor };
     guard(|| Some(callback(visitor)), None).unwrap_or_else(|| visitor.on_panic())
 }
 

@@ -18,13 +18,16 @@
 
 use super::JavaHeap;
 
-/// A heap callback's tag slot, as the crate that runs heap walks hands it out (`jvmti`'s `TagSlot`).
+/// A heap callback's tag slot, as the crate that runs heap walks hands it out (`jvmti`'s `TagSlot`): the
+/// proof that a heap callback is running, inside its walk's safepoint.
 ///
 /// # Safety
 /// Implementors promise that `tag_address` is a tag pointer JVMTI passed to the heap callback that is running
-/// now, and that a value of theirs lives no longer than that callback.
+/// now, that a value of theirs lives no longer than that callback, and that `walk` is the same for every
+/// callback of one heap walk (FollowReferences call) and different for any two walks of the process (never 0).
 pub unsafe trait CallbackTag {
     fn tag_address(&self) -> *const i64;
+    fn walk(&self) -> u64;
 }
 
 /// `CallbackWrapper::_o`, two words below a heap callback's `tag_ptr` (as read, unchecked).
@@ -58,15 +61,39 @@ pub unsafe fn handle_target(handle: *const std::ffi::c_void) -> u64 {
     unsafe { *((handle as usize & !3) as *const u64) }
 }
 
-/// Reads object addresses out of heap callbacks' arguments, and the objects' headers.
+/// Reads object addresses out of heap callbacks' arguments, and the objects' headers and fields. Headers
+/// and fields are read only in the callbacks of the walk whose safepoint last read the heap's committed
+/// pieces ([`ObjectAddresses::refresh_committed`]), at addresses inside them: the callback's tag proves which
+/// walk is running.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ObjectAddresses {
-    pub heap: JavaHeap,
+    heap: JavaHeap,
+    /// The walk (see [`CallbackTag::walk`]) in whose safepoint `heap.committed` was read; 0: none.
+    committed_in: u64,
 }
 
 impl ObjectAddresses {
     pub fn new(heap: JavaHeap) -> ObjectAddresses {
-        ObjectAddresses { heap }
+        ObjectAddresses { heap, committed_in: 0 }
+    }
+
+    pub fn heap(&self) -> &JavaHeap {
+        &self.heap
+    }
+
+    /// Reads the committed pieces again, in a callback of the walk that will read the heap: its safepoint
+    /// keeps them as they are until the walk ends.
+    pub fn refresh_committed(&mut self, callback: &impl CallbackTag) -> Result<(), String> {
+        self.committed_in = 0;
+        self.heap.refresh_committed()?;
+        self.committed_in = callback.walk();
+        Ok(())
+    }
+
+    /// Whether the heap may be read in `callback`: its walk read the committed pieces.
+    #[inline(always)]
+    fn in_walk(&self, callback: &impl CallbackTag) -> bool {
+        self.committed_in != 0 && callback.walk() == self.committed_in
     }
 
     /// The address a callback's tag belongs to (`CallbackWrapper::_o`), if it can be an object.
@@ -89,30 +116,45 @@ impl ObjectAddresses {
     }
 
     /// The class word in the header of the object at `addr` (0 with compact headers): equal for any two
-    /// objects of one class, different for objects of two classes.
-    ///
-    /// # Safety
-    /// `addr` must have passed [`JavaHeap::holds`] in this safepoint.
+    /// objects of one class, different for objects of two classes. `None` if `addr` cannot be an object or the
+    /// heap may not be read in this callback.
     #[inline]
-    pub unsafe fn class_word(&self, addr: u64) -> u64 {
-        // `holds` placed the header, up to the class word's end, in committed memory.
-        match self.heap.class_word {
+    pub fn class_word(&self, addr: u64, callback: &impl CallbackTag) -> Option<u64> {
+        if !(self.in_walk(callback) && self.heap.holds(addr)) {
+            return None;
+        }
+        // `holds` placed the header, up to the class word's end, in committed memory, which this walk's
+        // safepoint keeps committed.
+        Some(match self.heap.class_word {
             // SAFETY: see above; a compressed class word is the 4 bytes after the mark word.
             Some(4) => unsafe { *((addr + 8) as *const u32) as u64 },
             // SAFETY: see above; an uncompressed class word is the 8 bytes after the mark word.
             Some(_) => unsafe { *((addr + 8) as *const u64) },
             None => 0,
-        }
+        })
     }
 
-    /// The length in the header of the array at `addr`.
-    ///
-    /// # Safety
-    /// `addr` must have passed [`JavaHeap::holds`] in this safepoint.
+    /// The length in the header of the array at `addr` (`None` as for [`ObjectAddresses::class_word`]).
     #[inline]
-    pub unsafe fn array_length(&self, addr: u64) -> i32 {
-        // SAFETY: `holds` placed the header, the length's four bytes included, in committed memory.
-        unsafe { *((addr + self.heap.length_offset) as *const i32) }
+    pub fn array_length(&self, addr: u64, callback: &impl CallbackTag) -> Option<i32> {
+        if !(self.in_walk(callback) && self.heap.holds(addr)) {
+            return None;
+        }
+        // SAFETY: `holds` placed the header, the length's four bytes included, in committed memory, which this
+        // walk's safepoint keeps committed.
+        Some(unsafe { *((addr + self.heap.length_offset) as *const i32) })
+    }
+
+    /// The `len` bytes at `addr` (an object, or a field of one), for as long as the callback runs; `None` if
+    /// they are not all in committed heap memory or the heap may not be read in this callback.
+    #[inline]
+    pub fn bytes<'cb>(&self, addr: u64, len: u64, callback: &'cb impl CallbackTag) -> Option<&'cb [u8]> {
+        if !(self.in_walk(callback) && self.heap.holds_span(addr, len)) {
+            return None;
+        }
+        // SAFETY: the bytes lie in committed heap memory, which the walk's safepoint keeps committed and which
+        // no Java thread writes while it lasts; the slice lives no longer than the callback.
+        Some(unsafe { std::slice::from_raw_parts(addr as *const u8, len as usize) })
     }
 
     /// A copy of the `size` bytes of the object at `addr`, read without faulting (`None` if not readable).
@@ -122,5 +164,50 @@ impl ObjectAddresses {
             return None;
         }
         super::peek_bytes(addr, size as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::heap::Committed;
+
+    /// A stand-in for a heap callback's tag of walk `.1`, pointing at `.0`.
+    struct Tag(i64, u64);
+
+    // SAFETY: for these tests only: the "callback" is the test itself, and the words below the tag are never
+    // read through this stand-in.
+    unsafe impl CallbackTag for Tag {
+        fn tag_address(&self) -> *const i64 {
+            &self.0
+        }
+        fn walk(&self) -> u64 {
+            self.1
+        }
+    }
+
+    /// Headers and fields are read only in callbacks of the walk that read the committed pieces, and only
+    /// inside them.
+    #[test]
+    fn the_heap_is_read_only_in_the_walk_that_read_what_is_committed() {
+        // An "array" in our own memory: mark word, a compressed class word, a length of 3, then elements.
+        let mut object = vec![0u64; 4].into_boxed_slice();
+        object[1] = 0x0000_0003_1234_5678;
+        object[2] = 0x0102_0304_0506_0708;
+        let addr = object.as_ptr() as u64;
+        let (start, end) = (addr, addr + 32);
+        let heap =
+            JavaHeap { start, end, committed: Committed::EMPTY, length_offset: 12, class_word: Some(4), sizes: None };
+        let mut addresses = ObjectAddresses::new(heap);
+        let (walk_1, walk_2) = (Tag(0, 1), Tag(0, 2));
+        assert_eq!(addresses.array_length(addr, &walk_1), None, "nothing read before the committed pieces");
+        addresses.refresh_committed(&walk_1).unwrap();
+        assert_eq!(addresses.class_word(addr, &walk_1), Some(0x1234_5678));
+        assert_eq!(addresses.array_length(addr, &walk_1), Some(3));
+        assert_eq!(addresses.bytes(addr + 16, 8, &walk_1), Some(&0x0102_0304_0506_0708u64.to_le_bytes()[..]));
+        assert_eq!(addresses.bytes(addr + 16, 24, &walk_1), None, "past the heap's end");
+        assert_eq!(addresses.class_word(addr + 4, &walk_1), None, "unaligned");
+        assert_eq!(addresses.class_word(addr, &walk_2), None, "another walk's callback");
+        assert_eq!(addresses.bytes(addr, 8, &walk_2), None);
     }
 }

@@ -44,7 +44,12 @@ pub fn build(options: &Options) -> Result<Vec<Registered>, String> {
         capabilities.push(Registered::new(alloc_sites::AllocSites::new(options)));
     }
     if options.cpu == Some(CpuMode::Samples) {
-        capabilities.push(Registered::new(cpu_samples::CpuSamples::new(options)?));
+        let cpu = cpu_samples::CpuSamples::new(options)?;
+        capabilities.push(Registered::new(cpu.clone()));
+        if options.continuous.enabled() {
+            // After cpu=samples: its VMDeath takes the last window once the samples are in.
+            capabilities.push(Registered::new(crate::continuous::Continuous::new(options, cpu)));
+        }
     }
     if options.flat_profile() {
         capabilities.push(Registered::new(flat_profile::FlatProfile::new(options)?));

@@ -18,6 +18,7 @@ use crate::sampling::{self, Engine, Frames, TickBatch, TickConsumer};
 use crate::traces::RawFrame;
 use jvmti::{EventHandler, Jni, sys};
 use profile::Profile;
+pub use profile::WindowStack;
 use safepoint_sampler::SafepointSampler;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -45,9 +46,13 @@ impl CpuSamples {
             SamplerKind::Safepoint => Sampler::Safepoint(SafepointSampler::default()),
         };
         let keep_stacks = options.collapsed.is_some() || options.flamegraph.is_some();
+        let mut profile = Profile::new(keep_stacks);
+        if options.continuous.enabled() {
+            profile.keep_windows();
+        }
         let me = Arc::new(CpuSamples {
             sampler,
-            profile: Arc::new(Mutex::new(Profile::new(keep_stacks))),
+            profile: Arc::new(Mutex::new(profile)),
             sampler_thread: StopSwitch::default(),
             interval_ms: options.interval_ms,
             collapsed: options.collapsed.clone(),
@@ -81,7 +86,14 @@ impl CpuSamples {
     }
 
     fn max_frames(&self, ctx: &Context) -> usize {
-        if self.collapsed.is_some() || self.flamegraph.is_some() { sampling::MAX_FRAMES } else { ctx.depth().max(1) }
+        let full = self.collapsed.is_some() || self.flamegraph.is_some() || ctx.options.continuous.enabled();
+        if full { sampling::MAX_FRAMES } else { ctx.depth().max(1) }
+    }
+
+    /// The upload window's samples since the last call (the profile's `take_window`), pending ones included.
+    pub fn take_window(&self, ctx: &Context, jni: Option<Jni>) -> Vec<WindowStack> {
+        self.drain(ctx, jni);
+        self.lock_profile().take_window()
     }
 
     fn write_report(&self, ctx: &Context, jni: Option<Jni>, cutoff: f64) {

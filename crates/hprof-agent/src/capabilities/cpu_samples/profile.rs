@@ -12,12 +12,20 @@ use rustc_hash::FxHashMap;
 /// async-profiler marks it: the frames below are unknown, so the stack must not pass for a whole one.
 pub const TRUNCATED: &str = "[truncated]";
 
+/// Samples per (thread serial, full stack) since the last window.
+type WindowTable = FxHashMap<(u32, Box<[u32]>), u64>;
+
+/// One stack of an upload window: (thread serial, frames top first, samples).
+pub type WindowStack = (u32, Box<[u32]>, u64);
+
 #[derive(Default)]
 pub struct Profile {
     by_trace: FxHashMap<u32, u64>,
     /// Full stacks, top frame first, as frame indexes; kept only when a flame graph or folded file is wanted.
     stacks: FxHashMap<Box<[u32]>, u64>,
     keep_stacks: bool,
+    /// Full stacks per thread since the last upload window was taken (otlp=, pyroscope=): the window's delta.
+    window: Option<WindowTable>,
     total: u64,
     /// (method, bci) → frame index, so that a hot frame is resolved once.
     frame_cache: FxHashMap<RawFrame, u32>,
@@ -26,6 +34,17 @@ pub struct Profile {
 impl Profile {
     pub fn new(keep_stacks: bool) -> Profile {
         Profile { keep_stacks, ..Profile::default() }
+    }
+
+    /// Counts full stacks per thread for upload windows as well.
+    pub fn keep_windows(&mut self) {
+        self.window = Some(FxHashMap::default());
+    }
+
+    /// The samples since the last call, as (thread serial, frames top first, count); empties the window.
+    pub fn take_window(&mut self) -> Vec<WindowStack> {
+        let Some(w) = self.window.as_mut() else { return Vec::new() };
+        std::mem::take(w).into_iter().map(|((thread, frames), n)| (thread, frames, n)).collect()
     }
 
     /// The frame index of a raw frame, resolving it on first sight.
@@ -45,6 +64,9 @@ impl Profile {
         *self.by_trace.entry(serial).or_default() += 1;
         if self.keep_stacks {
             *self.stacks.entry(frames.into()).or_default() += 1;
+        }
+        if let Some(w) = self.window.as_mut() {
+            *w.entry((thread_serial, frames.into())).or_default() += 1;
         }
         self.total += 1;
     }

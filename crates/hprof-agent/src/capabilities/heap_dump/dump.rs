@@ -338,7 +338,7 @@ impl DumpSession<'_> {
                 match self.naming.addresses() {
                     // java.lang.Class keeps its tag where class words in the headers cannot tell class objects.
                     Some(a) => {
-                        named.untag(env, if a.heap.class_word.is_some() { 0 } else { self.plan.class_class_id() })
+                        named.untag(env, if a.heap().class_word.is_some() { 0 } else { self.plan.class_class_id() })
                     }
                     // After a failed check: tags again.
                     None => named.retag(env),

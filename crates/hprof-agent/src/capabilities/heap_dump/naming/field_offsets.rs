@@ -4,24 +4,21 @@
 //! against the heap's committed pieces first ([`hotspot::heap::JavaHeap::holds_span`]).
 
 use crate::capabilities::heap_dump::plan::layout::{Prim, put_value};
-use hotspot::heap::{JavaHeap, bits_at};
+use hotspot::heap::{CallbackTag, ObjectAddresses};
 
-/// Copies the primitive instance values `prims` of the object at `object` into `values`, big-endian.
-/// False (nothing read) if the fields do not all lie in committed heap memory.
-///
-/// # Safety
-/// `object` must be a live object of the class `prims` describe, read inside the heap walk's safepoint
-/// after `heap`'s committed pieces were read in it.
+/// Copies the primitive instance values `prims` of the object at `object` into `values`, big-endian, in
+/// `callback` of the walk. False (nothing read) if the fields do not all lie in committed heap memory.
 #[inline]
-pub unsafe fn read_values(heap: &JavaHeap, object: u64, prims: &[Prim], values: &mut [u8]) -> bool {
+pub fn read_values(
+    addresses: &ObjectAddresses,
+    object: u64,
+    prims: &[Prim],
+    values: &mut [u8],
+    callback: &impl CallbackTag,
+) -> bool {
     let end = prims.iter().map(|p| p.vm as u64 + p.ty.size(8) as u64).max().unwrap_or(0);
-    if !heap.holds_span(object, end) {
-        return false;
-    }
-    for p in prims {
-        // SAFETY: the field lies in [object, object + end), committed (checked above).
-        put(values, p, unsafe { bits_at(object + p.vm as u64, p.ty.size(8)) });
-    }
+    let Some(bytes) = addresses.bytes(object, end, callback) else { return false };
+    copy_values(bytes, prims, values);
     true
 }
 
@@ -65,27 +62,9 @@ mod tests {
             Prim { vm: 24, at: 12, ty: BasicType::Byte },
         ];
         let expected = [1, 2, 3, 4, 5, 6, 7, 8, 0xFF, 0xFF, 0xFF, 0xFE, 0x7F];
-        let base = object.as_ptr() as u64;
-        let maps = format!("{:016x}-{:016x} rw-p 00000000 00:00 0\n", base, base + 32);
-        let committed = hotspot::heap::Committed::from_maps(&maps, base, base + 32).unwrap();
-        let heap =
-            JavaHeap { start: base, end: base + 32, committed, length_offset: 12, class_word: Some(4), sizes: None };
-        let mut values = [0u8; 13];
-        // SAFETY: `object` is ours and 32 bytes long.
-        assert!(unsafe { read_values(&heap, base, &prims, &mut values) });
-        assert_eq!(values, expected);
         let mut copied = [0u8; 13];
         copy_values(&object, &prims, &mut copied);
         assert_eq!(copied, expected);
         assert_eq!(bits_in(&object[..20], &prims[0]), None, "a cut copy");
-        let short = hotspot::heap::Committed::from_maps(
-            &maps.replace(&format!("{:016x} rw", base + 32), &format!("{:016x} rw", base + 24)),
-            base,
-            base + 32,
-        )
-        .unwrap();
-        let heap = JavaHeap { committed: short, ..heap };
-        // SAFETY: as above; the check refuses before reading.
-        assert!(!unsafe { read_values(&heap, base, &prims, &mut values) }, "the byte at 24 is not committed");
     }
 }

@@ -145,7 +145,7 @@ fn verify(seen: &Seen, addresses: &ObjectAddresses) -> Result<bool, String> {
     };
     let boxed = to_boxed.referee;
     let all = [outer, inner, boxed, ints];
-    if all.iter().any(|&a| !addresses.heap.holds(a)) || (1..4).any(|i| all[..i].contains(&all[i])) {
+    if all.iter().any(|&a| !addresses.heap().holds(a)) || (1..4).any(|i| all[..i].contains(&all[i])) {
         return fail("addresses outside the heap, misaligned or shared");
     }
     let from_outer: Vec<_> = seen.elements.iter().filter(|e| e.referrer == outer && !e.to_self).collect();
@@ -171,7 +171,7 @@ fn verify(seen: &Seen, addresses: &ObjectAddresses) -> Result<bool, String> {
     let (Some(integer), Some(int_array)) = (class_of(boxed), class_of(ints)) else {
         return fail("the probe objects' class references");
     };
-    if addresses.heap.sizes.is_some() {
+    if addresses.heap().sizes.is_some() {
         let sized = |c: &ClassRef| c.words.is_some_and(|w| w as i64 * 8 == c.mirror_size);
         let boxed_size = integer.layout_helper.map(shape) == Some(Shape::Instance(to_boxed.size as u64));
         let int_arrays = int_array.layout_helper.map(shape) == Some(Shape::Array);
@@ -179,7 +179,7 @@ fn verify(seen: &Seen, addresses: &ObjectAddresses) -> Result<bool, String> {
             return fail("the class metadata's sizes");
         }
     }
-    if addresses.heap.class_word.is_some() {
+    if addresses.heap().class_word.is_some() {
         let class_class = integer.class_word.filter(|&w| w != 0 && int_array.class_word == Some(w));
         let others = [to_inner.referee_class_word, to_ints.referee_class_word, to_boxed.referee_class_word];
         if class_class.is_none() || others.iter().any(|w| w.is_none_or(|w| w == 0 || Some(w) == class_class)) {
@@ -193,7 +193,7 @@ fn verify(seen: &Seen, addresses: &ObjectAddresses) -> Result<bool, String> {
 /// What a class reference shows of the class object at `mirror`.
 fn class_ref(seen: &Seen, referrer: u64, mirror: u64, mirror_size: i64) -> ClassRef {
     let sizes =
-        seen.addresses.and_then(|a| a.heap.sizes).filter(|_| seen.addresses.is_some_and(|a| a.heap.holds(mirror)));
+        seen.addresses.and_then(|a| a.heap().sizes).filter(|_| seen.addresses.is_some_and(|a| a.heap().holds(mirror)));
     let layout_helper = sizes.and_then(|s| {
         let klass = peek::<u64>(mirror + s.klass_offset)?;
         peek::<i32>(klass + s.layout_helper)
@@ -211,7 +211,7 @@ fn class_ref(seen: &Seen, referrer: u64, mirror: u64, mirror_size: i64) -> Class
 
 /// The class word in the header of the object that may be at `addr`.
 fn class_word_in(seen: &Seen, addr: u64) -> Option<u64> {
-    let heap = seen.addresses?.heap;
+    let heap = *seen.addresses?.heap();
     if !heap.holds(addr) {
         return None;
     }
@@ -223,13 +223,13 @@ fn class_word_in(seen: &Seen, addr: u64) -> Option<u64> {
 
 /// The int at `offset` in the object that may be at `addr`.
 fn int_in(seen: &Seen, addr: u64, offset: Option<u32>) -> Option<i32> {
-    let heap = seen.addresses?.heap;
+    let heap = *seen.addresses?.heap();
     heap.holds(addr).then(|| peek::<i32>(addr + offset? as u64)).flatten()
 }
 
 /// The header length of the array that may be at `addr`, if `addr` can be an object.
 fn header_length(seen: &Seen, addr: u64) -> Option<i32> {
-    let heap = seen.addresses?.heap;
+    let heap = *seen.addresses?.heap();
     heap.holds(addr).then(|| peek::<i32>(addr + heap.length_offset)).flatten()
 }
 

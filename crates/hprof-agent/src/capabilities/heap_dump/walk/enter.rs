@@ -22,7 +22,13 @@ impl<'a> Walk<'a> {
 
     /// Makes `owner`, of `kind`, the current object, writing the previous one. `tag_slot` is its tag slot in
     /// this callback.
-    pub(super) fn enter(&mut self, owner: Owner, kind: OwnerKind, tag_slot: Option<TagSlot<'_>>) {
+    pub(super) fn enter(
+        &mut self,
+        owner: Owner,
+        kind: OwnerKind,
+        tag_slot: Option<TagSlot<'_>>,
+        callback: &TagSlot<'_>,
+    ) {
         self.finish_current();
         self.current_id = owner.id;
         self.current_owner = owner;
@@ -41,12 +47,13 @@ impl<'a> Walk<'a> {
                 if let (true, Some(a)) = (self.read_fields, self.addresses.as_ref()) {
                     for p in &dc.static_prims {
                         let (at, size) = (owner.addr + p.vm as u64, p.ty.size(ID_SIZE));
-                        if !a.heap.holds_span(at, size as u64) {
+                        let Some(field) = a.bytes(at, size as u64, callback) else {
                             self.failed.get_or_insert(format!("a static field at {at:#x} is not in the heap"));
                             break;
-                        }
-                        // SAFETY: in committed heap memory (checked above), inside the walk's safepoint.
-                        self.class_values.statics[p.at as usize] = unsafe { hotspot::heap::bits_at(at, size) };
+                        };
+                        let mut le = [0u8; 8];
+                        le[..field.len()].copy_from_slice(field);
+                        self.class_values.statics[p.at as usize] = u64::from_le_bytes(le);
                     }
                 }
                 Current::Class { class: c }
@@ -61,7 +68,7 @@ impl<'a> Walk<'a> {
                             slot.set(owner.addr as i64);
                         }
                     }
-                    self.copy_late(&owner, None);
+                    self.copy_late(&owner, None, callback);
                 }
                 Current::Late
             }
@@ -73,16 +80,14 @@ impl<'a> Walk<'a> {
                         self.values.clear();
                         self.values.resize(dc.instance_size as usize, 0);
                         if let (true, Some(a)) = (self.read_fields, self.addresses.as_ref())
-                            // SAFETY: an object of this class met in the walk; read_values checks its fields
-                            // against the committed heap read in this safepoint.
-                            && !unsafe { field_offsets::read_values(&a.heap, owner.addr, &dc.prims, &mut self.values) }
+                            && !field_offsets::read_values(a, owner.addr, &dc.prims, &mut self.values, callback)
                         {
                             self.failed.get_or_insert(format!("the object at {:#x} is not in the heap", owner.addr));
                         }
                         let size = self.size_of(&owner).unwrap_or(self.instance_sizes[c as usize] as u64);
                         Current::Instance { id, class: c, size, refs: dc.reference_offsets() }
                     }
-                    ClassKind::ObjectArray => self.begin_array(&owner, c),
+                    ClassKind::ObjectArray => self.begin_array(&owner, c, callback),
                     ClassKind::PrimitiveArray(_) => {
                         self.size_of(&owner);
                         Current::Done
@@ -90,7 +95,7 @@ impl<'a> Walk<'a> {
                     ClassKind::Instance => {
                         self.late.begin(id, dc.id(), false);
                         self.keep_late_size(&owner);
-                        self.copy_late(&owner, Some(mirror));
+                        self.copy_late(&owner, Some(mirror), callback);
                         Current::Late
                     }
                 }
@@ -99,7 +104,7 @@ impl<'a> Walk<'a> {
                 self.stats.objects += 1;
                 self.late.begin(id, class_id, false);
                 self.keep_late_size(&owner);
-                self.copy_late(&owner, Some(mirror));
+                self.copy_late(&owner, Some(mirror), callback);
                 Current::Late
             }
             OwnerKind::Unknown => {
@@ -109,12 +114,11 @@ impl<'a> Walk<'a> {
         };
     }
 
-    fn begin_array(&mut self, owner: &Owner, class: u32) -> Current<'a> {
+    fn begin_array(&mut self, owner: &Owner, class: u32, callback: &TagSlot<'_>) -> Current<'a> {
         let id = owner.id;
         let length = match self.addresses.as_ref() {
             // Its length in the header was checked when it was reported as a referee.
-            // SAFETY: the address passed JavaHeap::holds (header in committed heap) in this walk's safepoint.
-            Some(a) => Some(unsafe { a.array_length(owner.addr) }.max(0) as u32),
+            Some(a) => a.array_length(owner.addr, callback).map(|n| n.max(0) as u32),
             None => array_length(owner.tag).or_else(|| self.side_lengths.get(&id).copied()),
         };
         let Some(length) = length else {
@@ -144,21 +148,21 @@ impl<'a> Walk<'a> {
     /// With addresses: keeps what a late object's record will need after the walk — a copy of its bytes
     /// (for the primitive values read from memory), or an array's length. `mirror` is its class object
     /// (`None`: it is a class object itself).
-    fn copy_late(&mut self, owner: &Owner, mirror: Option<u64>) {
+    fn copy_late(&mut self, owner: &Owner, mirror: Option<u64>, callback: &TagSlot<'_>) {
         let (Some(a), true) = (self.addresses, owner.addr != 0) else { return };
-        let Some(sizes) = a.heap.sizes else { return };
+        let Some(sizes) = a.heap().sizes else { return };
         match mirror {
             None if self.read_fields => {
-                let size = sizes.class_object_size(&a.heap, owner.addr);
+                let size = sizes.class_object_size(a.heap(), owner.addr);
                 self.late.copy(&a, owner.id, owner.addr, size);
             }
             None => {}
-            Some(mirror) => match sizes.shape(&a.heap, mirror) {
+            Some(mirror) => match sizes.shape(a.heap(), mirror) {
                 Some(Shape::Instance(size)) if self.read_fields => self.late.copy(&a, owner.id, owner.addr, size),
                 Some(Shape::Array) => {
-                    // SAFETY: `owner.addr` passed `holds` when it was reported, in this safepoint.
-                    let length = unsafe { a.array_length(owner.addr) }.max(0) as u32;
-                    self.side_lengths.insert(owner.id, length);
+                    if let Some(length) = a.array_length(owner.addr, callback) {
+                        self.side_lengths.insert(owner.id, length.max(0) as u32);
+                    }
                 }
                 _ => {}
             },

@@ -74,7 +74,7 @@ impl Walk<'_> {
             // A class object the plan lacks, tagged when first reported.
             return Some(Referee { id: tag as u64, visit: self.first_request(tag as u64), name: None, addr });
         }
-        if self.is_class_object(addr, class_tag) {
+        if self.is_class_object(addr, class_tag, &slot) {
             // A class object the plan lacks: looked for among the loaded classes after the walk, by the tag
             // set here. Tagged on its first report, not when visited: a class object with no references of
             // its own is never visited as a referrer, yet its instances name it as their class, and after the
@@ -105,8 +105,7 @@ impl Walk<'_> {
             self.fail(format!("a referee at {:#x} is no object", hotspot::heap::raw_object(&tag)));
             return None;
         };
-        // SAFETY: the address passed JavaHeap::holds (header in committed heap) in this walk's safepoint.
-        if length >= 0 && unsafe { a.array_length(addr) } != length {
+        if length >= 0 && a.array_length(addr, &tag) != Some(length) {
             self.fail(format!("the array at {addr:#x} does not hold its length {length} in its header"));
             return None;
         }
@@ -234,6 +233,7 @@ impl Walk<'_> {
         kind: u32,
         referrer_class_tag: i64,
         referee: &Referee,
+        callback: &TagSlot<'_>,
     ) -> OwnerKind {
         if self.addresses.is_none() {
             return self.kind_by_tag(owner, referrer_class_tag);
@@ -241,7 +241,7 @@ impl Walk<'_> {
         if let Some(Name::Class { index, .. }) = owner.name {
             return OwnerKind::ClassObject(Some(index));
         }
-        if self.is_class_object(owner.addr, referrer_class_tag) {
+        if self.is_class_object(owner.addr, referrer_class_tag, callback) {
             return OwnerKind::ClassObject(None);
         }
         // Any other object's first report is its reference to its class.
@@ -255,11 +255,11 @@ impl Walk<'_> {
     }
 
     /// What the object of a primitive field or array report is, as far as it tells.
-    pub(super) fn owner_kind(&mut self, owner: &Owner, class_tag: i64) -> OwnerKind {
+    pub(super) fn owner_kind(&mut self, owner: &Owner, class_tag: i64, callback: &TagSlot<'_>) -> OwnerKind {
         match (self.addresses, owner.name) {
             (None, _) => self.kind_by_tag(owner, class_tag),
             (Some(_), Some(Name::Class { index, .. })) => OwnerKind::ClassObject(Some(index)),
-            (Some(_), _) if self.is_class_object(owner.addr, class_tag) => OwnerKind::ClassObject(None),
+            (Some(_), _) if self.is_class_object(owner.addr, class_tag, callback) => OwnerKind::ClassObject(None),
             (Some(_), _) => OwnerKind::Unknown,
         }
     }
@@ -294,11 +294,10 @@ impl Walk<'_> {
     /// Whether the object at `addr`, whose class has tag `class_tag`, is a class object: by the class word
     /// in its header, or else by java.lang.Class's tag.
     #[inline]
-    fn is_class_object(&self, addr: u64, class_tag: i64) -> bool {
+    fn is_class_object(&self, addr: u64, class_tag: i64, callback: &TagSlot<'_>) -> bool {
         match (self.class_class_word, self.addresses.as_ref()) {
             (0, _) | (_, None) => class_tag != 0 && class_tag == self.class_class_tag,
-            // SAFETY: the address passed JavaHeap::holds (header in committed heap) in this walk's safepoint.
-            (word, Some(a)) => (unsafe { a.class_word(addr) }) == word,
+            (word, Some(a)) => a.class_word(addr, callback) == Some(word),
         }
     }
 

@@ -30,7 +30,7 @@ use hotspot::heap::ObjectAddresses;
 use hprof_format::ID_SIZE;
 use hprof_format::tags::BasicType;
 use identify::Owner;
-use jvmti::heap_walk::{HeapReference, PrimitiveArray, PrimitiveField, ReferenceInfo};
+use jvmti::heap_walk::{HeapReference, PrimitiveArray, PrimitiveField, ReferenceInfo, TagSlot};
 use jvmti::{Jvmti, sys};
 use late::{LateObjects, LateValueKind};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -250,9 +250,9 @@ impl<'a> Walk<'a> {
 
     /// False once the walk is to stop.
     #[inline(always)]
-    fn ready(&mut self) -> bool {
+    fn ready(&mut self, callback: &TagSlot<'_>) -> bool {
         if self.starting {
-            self.start();
+            self.start(callback);
         }
         self.error.is_none() && self.failed.is_none()
     }
@@ -260,13 +260,13 @@ impl<'a> Walk<'a> {
     /// On the walk's first callback, inside the safepoint: the objects named before the walk are found by
     /// address. (Runs again on every callback while a test failure counts down.)
     #[cold]
-    fn start(&mut self) {
+    fn start(&mut self, callback: &TagSlot<'_>) {
         if !self.committed_read
             && let Some(a) = &mut self.addresses
         {
             // Where the heap is committed, read where it cannot change: every address is checked against it.
             self.committed_read = true;
-            if let Err(why) = a.heap.refresh_committed() {
+            if let Err(why) = a.refresh_committed(callback) {
                 self.fail(why);
                 return;
             }
@@ -280,10 +280,9 @@ impl<'a> Walk<'a> {
         {
             let map = NamedMap::resolve(named, self.plan);
             if let (Some(a), Some(mirror)) = (self.addresses, map.some_class_object())
-                && a.heap.holds(mirror)
+                && let Some(word) = a.class_word(mirror, callback)
             {
-                // SAFETY: `holds` placed its header in committed memory, in this safepoint.
-                self.class_class_word = unsafe { a.class_word(mirror) };
+                self.class_class_word = word;
             }
             self.named = Some(map);
             self.late.mirrors.extend(named.primitive_class_ids());
@@ -466,15 +465,13 @@ impl Walk<'_> {
         }
         // The referee: untagged, checked as `Walk::referee` checks it, neither named nor a class object.
         let addr = a.object(&r.tag)?;
-        // SAFETY: `addr` passed JavaHeap::holds (header in committed heap) just now, in this walk's safepoint.
-        if r.tag.get() != 0 || (length >= 0 && unsafe { a.array_length(addr) } != length) {
+        if r.tag.get() != 0 || (length >= 0 && a.array_length(addr, &r.tag) != Some(length)) {
             return None;
         }
         if self.named.as_ref().is_none_or(|n| n.may_hold(addr)) {
             return None;
         }
-        // SAFETY: the address passed JavaHeap::holds (header in committed heap) in this walk's safepoint.
-        if unsafe { a.class_word(addr) } == self.class_class_word {
+        if a.class_word(addr, &r.tag) == Some(self.class_class_word) {
             return None;
         }
         let index = r.info.index();
@@ -501,7 +498,7 @@ impl HeapVisitor for Walk<'_> {
             return visit;
         }
         let HeapReference { kind, info, class_tag, referrer_class_tag, size, tag, referrer_tag, length } = r;
-        if !self.ready() {
+        if !self.ready(&tag) {
             return ABORT;
         }
         let Some(referee) = self.referee(class_tag, size, tag, length) else { return ABORT };
@@ -512,8 +509,8 @@ impl HeapVisitor for Walk<'_> {
         }
         let Some(owner) = self.referrer(referrer_tag, tag) else { return ABORT };
         if !self.is_current(&owner) {
-            let owner_kind = self.referrer_kind(&owner, kind, referrer_class_tag, &referee);
-            self.enter(owner, owner_kind, referrer_tag);
+            let owner_kind = self.referrer_kind(&owner, kind, referrer_class_tag, &referee, &tag);
+            self.enter(owner, owner_kind, referrer_tag, &tag);
         }
         let index = info.index();
         match (&mut self.current, kind) {
@@ -548,14 +545,14 @@ impl HeapVisitor for Walk<'_> {
 
     fn primitive_field(&mut self, f: PrimitiveField<'_>) -> i32 {
         let PrimitiveField { kind, info, class_tag, tag, value } = f;
-        if !self.ready() {
+        if !self.ready(&tag) {
             return ABORT;
         }
         let Some((ty, bits)) = value.and_then(primitive_bits) else { return 0 };
         let Some(owner) = self.owner(tag) else { return ABORT };
         if !self.is_current(&owner) {
-            let owner_kind = self.owner_kind(&owner, class_tag);
-            self.enter(owner, owner_kind, Some(tag));
+            let owner_kind = self.owner_kind(&owner, class_tag, &tag);
+            self.enter(owner, owner_kind, Some(tag), &tag);
         }
         let index = info.index();
         match (&self.current, kind) {
@@ -589,20 +586,19 @@ impl HeapVisitor for Walk<'_> {
 
     fn array_values(&mut self, array: PrimitiveArray<'_>) -> i32 {
         let PrimitiveArray { class_tag, size, tag, count, element_type, elements } = array;
-        if !self.ready() {
+        if !self.ready(&tag) {
             return ABORT;
         }
         let Some(owner) = self.owner(tag) else { return ABORT };
         if let Some(a) = self.addresses.as_ref()
-            // SAFETY: the address passed JavaHeap::holds (header in committed heap) in this walk's safepoint.
-            && unsafe { a.array_length(owner.addr) } != count
+            && a.array_length(owner.addr, &tag) != Some(count)
         {
             self.fail(format!("primitive array at {:#x} has {count} elements, its header says otherwise", owner.addr));
             return ABORT;
         }
         if !self.is_current(&owner) {
-            let owner_kind = self.owner_kind(&owner, class_tag);
-            self.enter(owner, owner_kind, Some(tag));
+            let owner_kind = self.owner_kind(&owner, class_tag, &tag);
+            self.enter(owner, owner_kind, Some(tag), &tag);
         }
         let Some(ty) = basic_type(element_type) else { return 0 };
         let id = owner.id;

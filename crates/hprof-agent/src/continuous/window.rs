@@ -1,0 +1,64 @@
+//! One upload window of cpu=samples as a neutral profile: full stacks per thread, named and numbered.
+
+use crate::capabilities::cpu_samples::WindowStack;
+use crate::context::Context;
+use hprof_format::model::LineNumber;
+use hprof_format::profiles::{Frame, Label, Profile, Sample, ValueType};
+use rustc_hash::FxHashMap;
+
+/// The window from `start` to `end` (Unix nanoseconds): samples and CPU time (samples × interval).
+pub fn cpu(ctx: &Context, stacks: Vec<WindowStack>, start: u64, end: u64) -> Profile {
+    let period = ctx.options.interval_ms as i64 * 1_000_000;
+    let mut frames: FxHashMap<u32, Frame> = FxHashMap::default();
+    let mut threads: FxHashMap<u32, Vec<Label>> = FxHashMap::default();
+    let samples = stacks
+        .into_iter()
+        .map(|(thread, stack, count)| Sample {
+            stack: stack.iter().map(|&i| frames.entry(i).or_insert_with(|| frame(ctx, i)).clone()).collect(),
+            values: vec![count as i64, count as i64 * period],
+            labels: threads.entry(thread).or_insert_with(|| thread_labels(ctx, thread)).clone(),
+        })
+        .collect();
+    Profile {
+        sample_types: vec![ValueType::new("samples", "count"), ValueType::new("cpu", "nanoseconds")],
+        period_type: Some(ValueType::new("cpu", "nanoseconds")),
+        period,
+        time_nanos: start,
+        duration_nanos: end.saturating_sub(start),
+        samples,
+    }
+}
+
+fn frame(ctx: &Context, index: u32) -> Frame {
+    let Some(stored) = ctx.traces.frame(index) else {
+        return Frame { function: "<unknown>".into(), system_name: String::new(), file: String::new(), line: 0 };
+    };
+    let f = stored.frame;
+    let function = f.qualified_method();
+    Frame {
+        system_name: if f.method_signature.is_empty() {
+            function.clone()
+        } else {
+            format!("{function}{}", f.method_signature)
+        },
+        function,
+        file: f.source_file.unwrap_or_default(),
+        line: match f.line {
+            LineNumber::Line(n) => n as i64,
+            _ => 0,
+        },
+    }
+}
+
+fn thread_labels(ctx: &Context, serial: u32) -> Vec<Label> {
+    match ctx.threads.by_serial(serial) {
+        Some(t) => {
+            let tid = t.os_tid.load(std::sync::atomic::Ordering::Relaxed);
+            vec![
+                Label::str("thread.name", &t.name),
+                Label::num("thread.id", if tid > 0 { tid as i64 } else { serial as i64 }),
+            ]
+        }
+        None => Vec::new(),
+    }
+}

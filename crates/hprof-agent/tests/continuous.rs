@@ -1,0 +1,336 @@
+//! Continuous profiles (otlp=, pyroscope=) from real JVMs to a backend on 127.0.0.1 (scripts/otel/receiver.py)
+//! that decodes with the official definitions: PyPI's opentelemetry-proto 1.45.2 for OTLP, profile.proto
+//! compiled by grpcio-tools for Pyroscope's pprof. Never with hprof-rs's own decoder.
+
+use jvm_harness::{Java, JavaRun, JvmSlot, all_jdks, jdk17, repo_root, scratch, skip};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The Python packages `make pyotel` installs; false (after a named skip) without them.
+fn have_decoder() -> bool {
+    let py = repo_root().join("target/pyotel");
+    if py.join("opentelemetry/proto/collector/profiles").is_dir() && py.join("grpc_tools").is_dir() {
+        return true;
+    }
+    skip(format!("{} lacks opentelemetry-proto and grpcio-tools (make pyotel)", py.display()));
+    false
+}
+
+struct Receiver {
+    child: Child,
+    port: u16,
+    out: PathBuf,
+}
+
+impl Receiver {
+    /// Starts the receiver; with `--start-after`, returns before it listens.
+    fn start(dir: &Path, extra: &[&str]) -> Receiver {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let out = dir.join("received.jsonl");
+        let mut child = Command::new("python3")
+            .arg(repo_root().join("scripts/otel/receiver.py"))
+            .arg(&out)
+            .arg(port.to_string())
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        if !extra.contains(&"--start-after") {
+            use std::io::BufRead;
+            let mut line = String::new();
+            std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+            assert!(line.starts_with("listening"), "receiver: {line:?}");
+        }
+        Receiver { child, port, out }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn requests(&self) -> Vec<Value> {
+        let text = std::fs::read_to_string(&self.out).unwrap_or_default();
+        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn own_alpha(run: &JavaRun) -> f64 {
+    let s = run.stdout.split("hotAlpha=").nth(1).unwrap_or_else(|| panic!("program result missing:\n{}", run.stdout));
+    s.split(' ').next().unwrap().parse().unwrap()
+}
+
+/// (alpha, beta) sample counts of one decoded profile, by leaf function.
+fn split(profile: &Value) -> (i64, i64) {
+    let (mut a, mut b) = (0, 0);
+    for s in profile["samples"].as_array().unwrap() {
+        match s["frames"][0]["function"].as_str() {
+            Some("CpuAccuracy.hotAlpha") => a += s["values"][0].as_i64().unwrap(),
+            Some("CpuAccuracy.hotBeta") => b += s["values"][0].as_i64().unwrap(),
+            _ => {}
+        }
+    }
+    (a, b)
+}
+
+fn otlp_samples_profiles(requests: &[Value]) -> Vec<&Value> {
+    requests
+        .iter()
+        .filter(|r| r["path"] == "/v1development/profiles")
+        .map(|r| {
+            assert!(r["error"].is_null(), "the receiver could not decode: {r}");
+            let ps = r["decoded"]["profiles"].as_array().unwrap();
+            ps.iter().find(|p| p["sample_type"][0] == "samples").expect("a samples profile")
+        })
+        .collect()
+}
+
+#[test]
+fn otlp_windows_carry_the_cpu_split_attributes_labels_and_lines() {
+    if !have_decoder() {
+        return;
+    }
+    for jdk in all_jdks() {
+        // A statistical check per 2-second window: one run beyond 3 points is retried once (printed).
+        for attempt in 1..=2 {
+            let what = format!("JDK {} (attempt {attempt})", jdk.version);
+            let dir = scratch("continuous-otlp");
+            let _alone = JvmSlot::acquire_n(2);
+            let rx = Receiver::start(dir.path(), &[]);
+            let opts = format!(
+                "cpu=samples,interval=1,otlp={},service=checkout,labels=env:prod;team:db,upload_interval=2s",
+                rx.url()
+            );
+            let run = Java::new(&jdk, dir.path())
+                .agentpath(&opts)
+                .env("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment=test")
+                .class("CpuAccuracy")
+                .arg("8")
+                .spawn_holding(None)
+                .wait();
+            run.assert_success();
+            let own = own_alpha(&run);
+            let requests = rx.requests();
+            let profiles = otlp_samples_profiles(&requests);
+            assert!(profiles.len() >= 4, "{what}: {} windows over 8 s at 2 s", profiles.len());
+            let mut full = 0;
+            let mut off = Vec::new();
+            for p in &profiles {
+                let (a, b) = split(p);
+                if a + b >= 400 {
+                    full += 1;
+                    let share = 100.0 * a as f64 / (a + b) as f64;
+                    if (share - own).abs() > 3.0 {
+                        off.push(format!("{share:.1}% of {}", a + b));
+                    }
+                }
+            }
+            assert!(full >= 3, "{what}: {full} windows with enough samples (cpu starved?)");
+            if !off.is_empty() && attempt == 1 {
+                eprintln!("{what}: windows {off:?} vs the program's {own}%; measuring once more");
+                continue;
+            }
+            assert!(off.is_empty(), "{what}: windows {off:?} are more than 3 points from the program's {own}%");
+            // Windows follow each other: each starts where the last ended, about 2 s long.
+            for w in profiles.windows(2) {
+                let (t0, d0, t1) = (
+                    w[0]["time_nanos"].as_u64().unwrap(),
+                    w[0]["duration_nanos"].as_u64().unwrap(),
+                    w[1]["time_nanos"].as_u64().unwrap(),
+                );
+                assert_eq!(t0 + d0, t1, "{what}: windows are contiguous");
+            }
+            let mid = profiles[1];
+            let d = mid["duration_nanos"].as_u64().unwrap();
+            assert!((1_500_000_000..3_000_000_000).contains(&d), "{what}: window of {d} ns");
+            assert_eq!(
+                (mid["period"].as_i64(), &mid["period_type"]),
+                (Some(1_000_000), &serde_json::json!(["cpu", "nanoseconds"])),
+                "{what}"
+            );
+            let res = &mid["resource"];
+            assert_eq!(res["service.name"], "checkout", "{what}: {res}");
+            assert_eq!((&res["env"], &res["team"]), (&"prod".into(), &"db".into()), "{what}: labels: {res}");
+            assert_eq!(res["deployment.environment"], "test", "{what}: OTEL_RESOURCE_ATTRIBUTES: {res}");
+            assert!(res["process.pid"].as_i64().unwrap() > 0, "{what}: {res}");
+            assert!(!res["host.name"].as_str().unwrap().is_empty(), "{what}: {res}");
+            assert!(
+                res["process.runtime.version"].as_str().unwrap().starts_with(&jdk.version.to_string()),
+                "{what}: {res}"
+            );
+            assert_eq!(res["telemetry.sdk.name"], "hprof-rs", "{what}");
+            assert_eq!(mid["scope"], "hprof-rs");
+            let s = mid["samples"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["frames"][0]["function"] == "CpuAccuracy.hotAlpha")
+                .unwrap();
+            assert_eq!(s["attrs"]["thread.name"], "main", "{what}: {s}");
+            assert!(s["attrs"]["thread.id"].as_i64().unwrap() > 0, "{what}: {s}");
+            let top = &s["frames"][0];
+            assert_eq!(
+                (top["file"].as_str(), top["system_name"].as_str()),
+                (Some("CpuAccuracy.java"), Some("CpuAccuracy.hotAlpha(J)J")),
+                "{what}"
+            );
+            assert!(top["line"].as_i64().unwrap() > 0, "{what}: line numbers: {top}");
+            assert_eq!(s["frames"][1]["function"], "CpuAccuracy.main", "{what}: the full stack");
+            break;
+        }
+    }
+}
+
+#[test]
+fn pyroscope_gets_gzipped_pprof_named_by_service_type_and_labels() {
+    if !have_decoder() {
+        return;
+    }
+    for jdk in all_jdks() {
+        let what = format!("JDK {}", jdk.version);
+        let dir = scratch("continuous-pyroscope");
+        let rx = Receiver::start(dir.path(), &[]);
+        let opts = format!("cpu=samples,pyroscope={},service=checkout,labels=env:prod,upload_interval=1s", rx.url());
+        let run = Java::new(&jdk, dir.path()).agentpath(&opts).class("CpuAccuracy").arg("3").run();
+        run.assert_success();
+        let requests = rx.requests();
+        let ingests: Vec<&Value> = requests.iter().filter(|r| r["path"] == "/ingest").collect();
+        assert!(ingests.len() >= 3, "{what}: {} uploads", ingests.len());
+        let mut total = (0, 0);
+        for r in &ingests {
+            assert!(r["error"].is_null(), "{what}: {r}");
+            assert_eq!(r["gzipped"], true, "{what}");
+            let q = &r["query"];
+            assert_eq!(q["name"], "checkout.cpu{env=prod}", "{what}: {q}");
+            assert_eq!(
+                (&q["format"], &q["spyName"], &q["sampleRate"]),
+                (&"pprof".into(), &"hprof-rs".into(), &"100".into()),
+                "{what}"
+            );
+            let (from, until) = (
+                q["from"].as_str().unwrap().parse::<u64>().unwrap(),
+                q["until"].as_str().unwrap().parse::<u64>().unwrap(),
+            );
+            assert!(from <= until && until - from <= 3, "{what}: {from}..{until}");
+            let p = &r["decoded"]["profiles"][0];
+            assert_eq!(p["sample_types"], serde_json::json!([["samples", "count"], ["cpu", "nanoseconds"]]), "{what}");
+            let (a, b) = split(p);
+            total = (total.0 + a, total.1 + b);
+            for s in p["samples"].as_array().unwrap() {
+                assert_eq!(
+                    s["values"][1].as_i64().unwrap(),
+                    s["values"][0].as_i64().unwrap() * 10_000_000,
+                    "{what}: cpu ns"
+                );
+            }
+        }
+        let share = 100.0 * total.0 as f64 / (total.0 + total.1) as f64;
+        assert!((share - own_alpha(&run)).abs() <= 10.0, "{what}: {share:.1}% over all windows");
+        let hot = ingests
+            .iter()
+            .flat_map(|r| r["decoded"]["profiles"][0]["samples"].as_array().unwrap())
+            .find(|s| s["frames"][0]["function"] == "CpuAccuracy.hotBeta")
+            .unwrap();
+        assert!(
+            hot["frames"][0]["line"].as_i64().unwrap() > 0 && hot["attrs"]["thread.name"] == "main",
+            "{what}: {hot}"
+        );
+    }
+}
+
+/// The bound the exit line states and the peak it saw: `queue peak N bytes in W windows (bound B windows, X bytes)`.
+fn queue_line(stderr: &str) -> (u64, u64, u64, u64) {
+    let line = stderr.lines().find(|l| l.contains("queue peak")).unwrap_or_else(|| panic!("no stats line:\n{stderr}"));
+    let nums: Vec<u64> =
+        line.split(|c: char| !c.is_ascii_digit()).filter(|s| !s.is_empty()).map(|s| s.parse().unwrap()).collect();
+    let n = nums.len();
+    (nums[n - 4], nums[n - 3], nums[n - 2], nums[n - 1])
+}
+
+#[test]
+fn a_backend_down_at_first_gets_the_later_windows_and_the_program_is_unaffected() {
+    if !have_decoder() {
+        return;
+    }
+    for jdk in all_jdks() {
+        let what = format!("JDK {}", jdk.version);
+        let dir = scratch("continuous-down");
+        let rx = Receiver::start(dir.path(), &["--start-after", "5"]);
+        let started = Instant::now();
+        let opts = format!("cpu=samples,otlp={},upload_interval=1s", rx.url());
+        let run = Java::new(&jdk, dir.path()).agentpath(&opts).class("CpuAccuracy").arg("9").run();
+        run.assert_success();
+        assert!(own_alpha(&run) > 50.0, "{what}: the program's result: {}", run.stdout);
+        assert!(run.stderr.contains("HPROF WARNING: continuous profiles: cannot upload to"), "{what}: {}", run.stderr);
+        assert!(!run.stderr.contains("HPROF ERROR"), "{what}: {}", run.stderr);
+        let requests = rx.requests();
+        let profiles = otlp_samples_profiles(&requests);
+        // Up after 5 s of a 9 s run at 1 s windows: the queued windows and the later ones arrive.
+        assert!(profiles.len() >= 5, "{what}: {} windows arrived", profiles.len());
+        let first = requests[0]["time"].as_f64().unwrap();
+        assert!(first > 0.0 && started.elapsed() > Duration::from_secs(5), "{what}");
+        let (peak_bytes, peak_windows, bound_windows, bound_bytes) = queue_line(&run.stderr);
+        assert!(
+            peak_windows <= bound_windows && peak_bytes <= bound_bytes,
+            "{what}: {peak_bytes} B / {peak_windows} windows"
+        );
+        assert!(peak_windows >= 2, "{what}: windows queued while the backend was down ({peak_windows})");
+    }
+}
+
+#[test]
+fn a_backend_that_never_answers_does_not_hold_the_exit_past_the_flush_timeout() {
+    if !have_decoder() {
+        return;
+    }
+    for jdk in all_jdks() {
+        let what = format!("JDK {}", jdk.version);
+        let dir = scratch("continuous-hang");
+        let rx = Receiver::start(dir.path(), &["--hang"]);
+        let opts = format!("cpu=samples,otlp={},upload_interval=1s,flush_timeout=2s", rx.url());
+        let mut running = Java::new(&jdk, dir.path()).agentpath(&opts).class("CpuAccuracy").arg("3").spawn();
+        running.wait_for_stdout("own-share", Duration::from_secs(60));
+        let finished = Instant::now();
+        let run = running.wait();
+        let exit = finished.elapsed();
+        run.assert_success();
+        assert!(exit <= Duration::from_secs(3), "{what}: the JVM took {exit:?} to exit after main (flush_timeout=2s)");
+        assert!(run.stderr.contains("not uploaded by the flush timeout"), "{what}: {}", run.stderr);
+    }
+}
+
+#[test]
+fn bad_urls_and_options_are_errors_at_load_naming_them() {
+    let cases: &[(&str, &str)] = &[
+        ("cpu=samples,otlp=collector:4318", "otlp=collector:4318"),
+        ("cpu=samples,pyroscope=ftp://h", "pyroscope=ftp://h"),
+        ("cpu=samples,otlp=http://h:99999", "otlp=http://h:99999"),
+        ("cpu=samples,otlp=http://h,upload_interval=0s", "upload_interval=0s"),
+        ("cpu=samples,otlp=http://h,labels=nocolon", "labels=nocolon"),
+        ("heap=sites,otlp=http://h", "otlp= and pyroscope= need cpu=samples"),
+        ("cpu=samples,otlp=env", "OTEL_EXPORTER_OTLP_ENDPOINT"),
+    ];
+    let jdk = jdk17();
+    for (opts, needle) in cases {
+        let dir = scratch("continuous-badopt");
+        let run =
+            Java::new(&jdk, dir.path()).agentpath(opts).env("OTEL_EXPORTER_OTLP_ENDPOINT", "").class("Hello").run();
+        assert_ne!(run.code(), Some(0), "{opts} must fail");
+        let errors: Vec<&str> = run.stderr.lines().filter(|l| l.starts_with("HPROF ERROR:")).collect();
+        assert!(
+            errors.len() == 1 && errors[0].contains(needle),
+            "{opts}: want one HPROF ERROR naming {needle}:\n{}",
+            run.stderr
+        );
+        assert!(!run.stderr.contains("panicked"), "{opts}:\n{}", run.stderr);
+    }
+}
