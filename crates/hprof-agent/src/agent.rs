@@ -91,7 +91,8 @@ pub fn start_session(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Res
     if let Some(running) = agent().map(|a| &a.ctx).filter(|c| c.is_live()) {
         return Err(format!(
             "hprof already profiles this JVM (session {}: {}); end it first with `hprof attach PID stop`",
-            running.session, running.option_string
+            running.session(),
+            running.option_string()
         ));
     }
     for w in &options.warnings {
@@ -130,7 +131,7 @@ pub fn start_session(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Res
         agent.ctx.output.abandon();
         return Err(e);
     }
-    if agent.ctx.session == 1 {
+    if agent.ctx.session() == 1 {
         // SAFETY: flush_at_exit is an extern "C" fn that catches panics; registered once per process.
         unsafe { libc::atexit(flush_at_exit) };
     }
@@ -210,7 +211,7 @@ impl Agent {
         // Classes and threads that predate our events.
         if let Ok(classes) = self.ctx.jvmti.loaded_classes() {
             for class in classes {
-                self.ctx.classes.register(&self.ctx, class);
+                self.ctx.class_record(class);
                 jni.delete_local_ref(class);
             }
         }
@@ -218,7 +219,7 @@ impl Agent {
         if let Ok(threads) = self.ctx.jvmti.all_threads() {
             for thread in threads {
                 let own = jni.is_same_object(thread, current);
-                if let Some((record, _)) = self.ctx.threads.register(&self.ctx, thread, own) {
+                if let Some((record, _)) = self.ctx.register_thread(thread, own) {
                     existing.push((thread, record, own));
                 }
             }
@@ -290,8 +291,8 @@ impl Agent {
     }
 
     pub(crate) fn on_thread_start(&self, jni: Jni, thread: sys::jthread) {
-        let known_tid = self.ctx.threads.of(&self.ctx, thread).map(|r| r.os_tid.load(Ordering::Relaxed) != 0);
-        let Some((record, _)) = self.ctx.threads.register(&self.ctx, thread, true) else { return };
+        let known_tid = self.ctx.thread_record(thread).map(|r| r.os_tid.load(Ordering::Relaxed) != 0);
+        let Some((record, _)) = self.ctx.register_thread(thread, true) else { return };
         // Listed at VMInit before its own ThreadStart: now it runs on its own thread for the first time.
         if known_tid == Some(false) {
             record.os_tid.store(crate::threads::current_os_tid(), Ordering::Relaxed);
@@ -304,11 +305,11 @@ impl Agent {
     }
 
     pub(crate) fn on_thread_end(&self, jni: Jni, thread: sys::jthread) {
-        let Some(record) = self.ctx.threads.of(&self.ctx, thread) else { return };
+        let Some(record) = self.ctx.thread_record(thread) else { return };
         for c in self.capabilities() {
             c.on_thread_end(&self.ctx, jni, thread, &record);
         }
-        self.ctx.threads.mark_ended(&self.ctx, &record);
+        self.ctx.mark_thread_ended(&record);
     }
 }
 
@@ -349,7 +350,7 @@ impl AgentControl for Agent {
             return;
         }
         let reports: Vec<_> = self.capabilities().filter_map(|c| c.checkpoint(&self.ctx, jni)).collect();
-        self.ctx.output.checkpoint(&self.ctx, &reports);
+        self.ctx.reports().checkpoint(&reports);
         self.ctx.output.flush();
     }
 
@@ -442,17 +443,17 @@ impl EventHandler<Context> for Core {
     }
 
     fn class_prepare(&self, ctx: &Context, _: Jvmti, _jni: Jni, _thread: sys::jthread, class: sys::jclass) {
-        ctx.classes.register(ctx, class);
+        ctx.class_record(class);
     }
 
     fn data_dump_request(&self, ctx: &Context, _: Jvmti) {
-        ctx.dump(ctx.vm.jni(), DumpReason::DataDumpRequest);
+        ctx.dump(ctx.vm().jni(), DumpReason::DataDumpRequest);
     }
 
     /// Class tags are the core's; other tags belong to capabilities that subscribe to ObjectFree.
     fn object_free(&self, ctx: &Context, _: Jvmti, tag: sys::jlong) {
         if main_tag::is_class(tag) {
-            ctx.classes.on_class_freed(ctx, tag);
+            ctx.class_freed(tag);
         }
     }
 }

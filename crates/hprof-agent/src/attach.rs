@@ -111,13 +111,13 @@ fn start(jni: Jni, started: Result<&'static Context, String>) -> Result<String, 
     // A heap dump is a snapshot: asked for alone, it is taken now and the session is over.
     if o.heap_dump && !o.alloc_sites && o.cpu.is_none() && !o.monitor {
         ctx.end_session(jni);
-        return Ok(format!("dumped: session {} wrote the heap dump to {out}", ctx.session));
+        return Ok(format!("dumped: session {} wrote the heap dump to {out}", ctx.session()));
     }
     let ends = match o.duration_s {
         Some(s) => format!("after {s} s"),
         None => "at `hprof attach PID stop` or the JVM's exit".to_owned(),
     };
-    Ok(format!("started: session {} ({}); reports go to {out} {ends}", ctx.session, ctx.option_string))
+    Ok(format!("started: session {} ({}); reports go to {out} {ends}", ctx.session(), ctx.option_string()))
 }
 
 fn run_command(jni: Jni, command: SessionCommand) -> Result<String, String> {
@@ -127,18 +127,21 @@ fn run_command(jni: Jni, command: SessionCommand) -> Result<String, String> {
             _ => Err("no hprof session runs in this JVM; start one with `hprof attach PID <options>`".to_owned()),
         };
     };
-    let (session, out) = (ctx.session, destination(ctx));
+    let (session, out) = (ctx.session(), destination(ctx));
     match command {
         SessionCommand::Status if ctx.is_live() => {
-            let ran = ctx.started.elapsed().as_secs_f64();
+            let ran = ctx.started().elapsed().as_secs_f64();
             let ends = match ctx.options.duration_s {
                 Some(d) => format!(", ends in {:.0} s", (d as f64 - ran).max(0.0)),
                 None => String::new(),
             };
-            Ok(format!("running: session {session} ({}) for {ran:.1} s{ends}; reports go to {out}", ctx.option_string))
+            Ok(format!(
+                "running: session {session} ({}) for {ran:.1} s{ends}; reports go to {out}",
+                ctx.option_string()
+            ))
         }
         SessionCommand::Status => {
-            Ok(format!("stopped: session {session} ({}) has ended; its reports are in {out}", ctx.option_string))
+            Ok(format!("stopped: session {session} ({}) has ended; its reports are in {out}", ctx.option_string()))
         }
         _ if !ctx.is_live() => {
             Err(format!("session {session} has already ended (its reports are in {out}); start a new one"))
@@ -187,7 +190,7 @@ pub fn end_after(ctx: &Context, jni: Jni, seconds: u32) {
         if current as *const Context as usize == mine && current.end_session(jni) {
             log::verbose(
                 current.options.verbose,
-                &format!("HPROF: session {} ended after {seconds} s\n", current.session),
+                &format!("HPROF: session {} ended after {seconds} s\n", current.session()),
             );
         }
     });

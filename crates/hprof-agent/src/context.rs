@@ -3,14 +3,16 @@
 //! and the hub hands it to every event handler, so that capabilities, the tables, the writer, sampling,
 //! the socket reader and the worker depend on this module and never on the agent.
 
-use crate::classes::{ClassEnv, ClassRecord, ClassTable};
+mod tables;
+
+use crate::classes::ClassTable;
 use crate::commands::{ControlCommand, DumpReason};
 use crate::ids::ObjectIds;
-use crate::methods::{MethodCache, MethodEnv};
+use crate::methods::MethodCache;
 use crate::options::Options;
-use crate::output::{Output, ReportTables};
-use crate::threads::{ThreadEnv, ThreadTable};
-use crate::traces::{RawFrame, TraceEnv, TraceTable};
+use crate::output::Output;
+use crate::threads::ThreadTable;
+use crate::traces::{RawFrame, TraceTable};
 use jvmti::{Event, HubError, Jni, Jvmti, JvmtiVersion, Vm, sys};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
@@ -62,22 +64,22 @@ pub fn current() -> Option<&'static Context> {
 }
 
 pub struct Context {
-    pub vm: Vm,
+    vm: Vm,
     pub jvmti: Jvmti,
-    pub jvmti_version: JvmtiVersion,
+    jvmti_version: JvmtiVersion,
     pub options: Options,
     pub output: Output,
-    pub ids: ObjectIds,
-    pub threads: ThreadTable,
-    pub classes: ClassTable,
-    pub methods: MethodCache,
-    pub traces: TraceTable,
-    pub started: Instant,
-    pub load_kind: LoadKind,
+    ids: ObjectIds,
+    threads: ThreadTable,
+    classes: ClassTable,
+    methods: MethodCache,
+    traces: TraceTable,
+    started: Instant,
+    load_kind: LoadKind,
     /// 1 for the first session in this JVM, 2 for the next attach after it ended, …
-    pub session: u32,
+    session: u32,
     /// The option string the session started with (for `status`).
-    pub option_string: String,
+    option_string: String,
     /// depth=, changeable at run time by the front end's CONTROL command.
     depth: AtomicU32,
     dead: AtomicBool,
@@ -124,6 +126,61 @@ impl Context {
         CURRENT.store(self as *const Context as *mut Context, Ordering::Release);
     }
 
+    /// The JVM, to attach a thread of the agent's own.
+    pub fn vm(&self) -> Vm {
+        self.vm
+    }
+
+    /// How the agent was loaded.
+    pub fn load_kind(&self) -> LoadKind {
+        self.load_kind
+    }
+
+    /// The class table (serials from 100001).
+    pub fn classes(&self) -> &ClassTable {
+        &self.classes
+    }
+
+    /// The trace table (serials from 300001) and its frames.
+    pub fn traces(&self) -> &TraceTable {
+        &self.traces
+    }
+
+    /// The JVMTI version the JVM reports.
+    pub fn jvmti_version(&self) -> JvmtiVersion {
+        self.jvmti_version
+    }
+
+    /// The session's object identifier counter (shared by class, thread and heap-dump records).
+    pub fn ids(&self) -> &ObjectIds {
+        &self.ids
+    }
+
+    /// Every thread registered so far, ended ones included.
+    pub fn thread_records(&self) -> Vec<std::sync::Arc<crate::threads::ThreadRecord>> {
+        self.threads.all()
+    }
+
+    /// The thread of serial `serial`, if one was registered.
+    pub fn thread_by_serial(&self, serial: u32) -> Option<std::sync::Arc<crate::threads::ThreadRecord>> {
+        self.threads.by_serial(serial)
+    }
+
+    /// 1 for the first session in this JVM, 2 for the next attach after it ended, …
+    pub fn session(&self) -> u32 {
+        self.session
+    }
+
+    /// The option string the session started with (for `status`).
+    pub fn option_string(&self) -> &str {
+        &self.option_string
+    }
+
+    /// When the session started.
+    pub fn started(&self) -> Instant {
+        self.started
+    }
+
     /// The current maximum trace depth (depth=, or what the front end set since).
     pub fn depth(&self) -> usize {
         self.depth.load(Ordering::Relaxed) as usize
@@ -146,8 +203,7 @@ impl Context {
             return hprof_format::serial_base::TRACE;
         };
         let raw: Vec<RawFrame> = frames.iter().map(RawFrame::from_jvmti).collect();
-        let thread_serial = self.trace_thread_serial(self.threads.serial_of(self, thread));
-        self.traces.intern_raw(self, jni, thread_serial, &raw)
+        self.intern_stack(jni, self.thread_serial(thread), &raw)
     }
 
     /// FORCE GC (0x01).
@@ -157,7 +213,7 @@ impl Context {
 
     /// DUMP TRACES (0x06): every trace not yet written.
     pub fn dump_traces(&self) {
-        self.output.traces(self, self.traces.serials());
+        self.reports().traces(self.traces.serials());
         self.output.flush();
     }
 
@@ -206,59 +262,6 @@ impl Context {
     /// See [`AgentControl::end_session`].
     pub fn end_session(&self, jni: Jni) -> bool {
         self.control.get().is_some_and(|c| c.end_session(jni))
-    }
-}
-
-// The shared tables and the writer take what they need through these traits, so that none of them
-// depends on the context either.
-impl ClassEnv for Context {
-    fn jvmti(&self) -> Jvmti {
-        self.jvmti
-    }
-    fn ids(&self) -> &ObjectIds {
-        &self.ids
-    }
-    fn class_loaded(&self, record: &ClassRecord) {
-        self.output.load_class(record);
-    }
-    fn class_unloaded(&self, serial: u32) {
-        self.output.unload_class(serial);
-    }
-}
-
-impl ThreadEnv for Context {
-    fn jvmti(&self) -> Jvmti {
-        self.jvmti
-    }
-    fn ids(&self) -> &ObjectIds {
-        &self.ids
-    }
-    fn thread_started(&self, thread: &hprof_format::model::ThreadStart) {
-        self.output.thread_start(thread);
-    }
-    fn thread_ended(&self, serial: u32) {
-        self.output.thread_end(serial);
-    }
-}
-
-impl MethodEnv for Context {
-    fn classes(&self) -> &ClassTable {
-        &self.classes
-    }
-}
-
-impl TraceEnv for Context {
-    fn methods(&self) -> &MethodCache {
-        &self.methods
-    }
-}
-
-impl ReportTables for Context {
-    fn traces(&self) -> &TraceTable {
-        &self.traces
-    }
-    fn classes(&self) -> &ClassTable {
-        &self.classes
     }
 }
 

@@ -4,9 +4,12 @@
 //! by DFS preorder; the depth-first search and the path compression use explicit stacks, so a million-long
 //! linked list neither recurses nor allocates per object.
 
+use crate::atomic_arrays::{atomic_u32s, atomic_u64s, from_plain_u32, into_plain_u32, into_plain_u64};
 use crate::heap::HeapGraph;
 use crate::spill::Spilled;
 use crate::{Error, Progress};
+use rayon::prelude::*;
+use std::sync::atomic::Ordering::Relaxed;
 
 const NONE: u32 = u32::MAX;
 
@@ -178,9 +181,7 @@ impl DominatorTree {
             g.roots.iter().map(|r| r.node).chain(extra_roots.iter().copied()).map(|r| pre[r as usize]).collect();
         // Either renumber the (owned) references in place and drop the map now, or map them as we go.
         if let Some(edges) = owned.as_deref_mut() {
-            for e in edges.iter_mut() {
-                *e = pre[*e as usize];
-            }
+            edges.par_iter_mut().with_min_len(1 << 16).for_each(|e| *e = pre[*e as usize]);
             pre = Vec::new();
         }
         let edges: &[u32] = match &owned {
@@ -189,41 +190,47 @@ impl DominatorTree {
         };
         let map = |w: u32| if pre.is_empty() { w } else { pre[w as usize] };
         let refs = |v: u32| &edges[out_start[v as usize] as usize..out_start[v as usize + 1] as usize];
-        // Predecessors in preorder space, as CSR. Root edges count as predecessor 0.
-        let mut pred_start = vec![0u32; m + 1];
+        // Predecessors in preorder space, as CSR, counted and filled in parallel. Root edges count as
+        // predecessor 0. A list's order depends on the threads, which nothing reads: a semi-dominator
+        // is the minimum over the list.
+        let counts = atomic_u32s(m + 1, 0);
         for &r in &root_pres {
-            pred_start[r as usize + 1] += 1;
+            counts[r as usize + 1].fetch_add(1, Relaxed);
         }
-        for &v in &vertex[1..] {
+        vertex[1..].par_iter().with_min_len(1 << 12).for_each(|&v| {
             for &w in refs(v) {
                 let pw = map(w);
                 if pw != NONE {
-                    pred_start[pw as usize + 1] += 1;
+                    counts[pw as usize + 1].fetch_add(1, Relaxed);
                 }
             }
-        }
+        });
+        let mut pred_start = into_plain_u32(counts);
         for i in 1..=m {
             pred_start[i] += pred_start[i - 1];
         }
         // Fill from the end of each list, decrementing its start: no second array of positions.
-        let mut preds = vec![0u32; pred_start[m] as usize];
+        let ends = from_plain_u32(pred_start);
+        let preds = atomic_u32s(ends[m].load(Relaxed) as usize, 0);
         {
-            let mut put = |w: usize, p: u32| {
-                pred_start[w + 1] -= 1;
-                preds[pred_start[w + 1] as usize] = p;
+            let put = |w: usize, p: u32| {
+                let at = ends[w + 1].fetch_sub(1, Relaxed) - 1;
+                preds[at as usize].store(p, Relaxed);
             };
             for &r in &root_pres {
                 put(r as usize, 0);
             }
-            for (pv, &v) in vertex.iter().enumerate().skip(1) {
+            vertex.par_iter().enumerate().skip(1).with_min_len(1 << 12).for_each(|(pv, &v)| {
                 for &w in refs(v) {
                     let pw = map(w);
                     if pw != NONE {
                         put(pw as usize, pv as u32);
                     }
                 }
-            }
+            });
         }
+        let mut pred_start = into_plain_u32(ends);
+        let preds = into_plain_u32(preds);
         crate::mem_trace("preds");
         // pred_start[w + 1] is now where w's list starts, i.e. pred_start is shifted by one: rotate.
         pred_start.rotate_left(1);
@@ -289,6 +296,7 @@ impl DominatorTree {
             idom_pre[w] = d;
         }
         drop(semi);
+        crate::mem_trace("idom");
         progress.set(3);
         if let Some(p) = parked_vertex {
             vertex = p.read().map_err(io)?;
@@ -299,11 +307,11 @@ impl DominatorTree {
         let mut reachable_bytes = 0u64;
         let mut all_bytes = 0u64;
         nodes.with_shallow(&mut |shallow| {
-            for w in 1..m {
-                ret_pre[w] = shallow[vertex[w] as usize] as u64;
-            }
-            reachable_bytes = ret_pre[1..=reachable].iter().sum();
-            all_bytes = shallow.iter().map(|&s| s as u64).sum();
+            ret_pre[1..].par_iter_mut().zip(&vertex[1..]).with_min_len(1 << 14).for_each(|(r, &v)| {
+                *r = shallow[v as usize] as u64;
+            });
+            reachable_bytes = ret_pre[1..=reachable].par_iter().sum();
+            all_bytes = shallow.par_iter().map(|&s| s as u64).sum();
         })?;
         for w in (1..m).rev() {
             let d = idom_pre[w] as usize;
@@ -317,6 +325,7 @@ impl DominatorTree {
         }
 
         // The dominator tree as children lists in preorder space (the idoms are read back from it).
+        crate::mem_trace("retained");
         let (cs, ch) = csr((0..m).skip(1).map(|w| (idom_pre[w] as usize, w as u32)), m, m - 1);
         drop(idom_pre);
 
@@ -346,18 +355,23 @@ impl DominatorTree {
             }
         })?;
 
-        let mut idom = vec![Self::UNREACHABLE; n];
-        for p in 0..m {
+        crate::mem_trace("class retained");
+        // Back to node space, in parallel: `vertex` maps each preorder number to a node of its own.
+        let idom = atomic_u32s(n, Self::UNREACHABLE);
+        (0..m).into_par_iter().with_min_len(1 << 12).for_each(|p| {
+            let d = if p == 0 { Self::ROOT } else { vertex[p] };
             for &w in &ch[cs[p] as usize..cs[p + 1] as usize] {
-                idom[vertex[w as usize] as usize] = if p == 0 { Self::ROOT } else { vertex[p] };
+                idom[vertex[w as usize] as usize].store(d, Relaxed);
             }
-        }
+        });
+        let idom = into_plain_u32(idom);
         drop(ch);
         drop(cs);
-        let mut retained = vec![0u64; n];
-        for w in 1..m {
-            retained[vertex[w] as usize] = ret_pre[w];
-        }
+        let retained = atomic_u64s(n, 0);
+        (1..m).into_par_iter().with_min_len(1 << 14).for_each(|w| {
+            retained[vertex[w] as usize].store(ret_pre[w], Relaxed);
+        });
+        let retained = into_plain_u64(retained);
         drop(ret_pre);
         drop(vertex);
 

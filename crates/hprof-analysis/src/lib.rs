@@ -15,6 +15,7 @@
 //! Nothing here trusts the input: every length is checked against the bytes that remain, and damage is
 //! reported with the record and byte offset.
 
+mod atomic_arrays;
 pub mod class_sizes;
 pub mod dominators;
 pub mod dump;
@@ -75,14 +76,18 @@ pub struct Quiet;
 
 impl Progress for Quiet {}
 
-/// With HPROF_MEM_TRACE set, prints the resident set and its peak so far (for finding memory peaks).
+/// With HPROF_MEM_TRACE set, prints the resident set, its peak so far and the seconds since the first
+/// trace (for finding where memory and time go).
 pub fn mem_trace(at: &str) {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
     if std::env::var_os("HPROF_MEM_TRACE").is_none() {
         return;
     }
+    let secs = START.get_or_init(std::time::Instant::now).elapsed().as_secs_f64();
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let get = |k: &str| {
         status.lines().find(|l| l.starts_with(k)).map(|l| l.split_whitespace().nth(1).unwrap_or("?").to_owned())
     };
-    eprintln!("mem {at}: rss {} kB, peak {} kB", get("VmRSS:").unwrap_or_default(), get("VmHWM:").unwrap_or_default());
+    let (rss, peak) = (get("VmRSS:").unwrap_or_default(), get("VmHWM:").unwrap_or_default());
+    eprintln!("mem {at}: {secs:.2} s, rss {rss} kB, peak {peak} kB");
 }

@@ -30,16 +30,19 @@ impl TagSlot<'_> {
     /// # Safety
     /// `ptr` must be non-null and a tag pointer JVMTI passed to the heap callback that is running, which the
     /// slot must not outlive; `walk` the number of the walk it belongs to.
+    #[inline(always)]
     unsafe fn new(ptr: *mut i64, walk: u64) -> TagSlot<'static> {
         TagSlot { ptr, walk, _callback: PhantomData }
     }
 
+    #[inline(always)]
     pub fn get(self) -> i64 {
         // SAFETY: a tag pointer of the running callback (see `new`), readable and writable while it runs; the
         // VM thread runs one callback at a time.
         unsafe { *self.ptr }
     }
 
+    #[inline(always)]
     pub fn set(self, tag: i64) {
         // SAFETY: as in `get`.
         unsafe { *self.ptr = tag }
@@ -50,10 +53,12 @@ impl TagSlot<'_> {
 // trampolines, and the visitor's methods get it for the callback's lifetime), so its address is a live tag
 // pointer of that callback, as the trait asks.
 unsafe impl hotspot::heap::CallbackTag for TagSlot<'_> {
+    #[inline(always)]
     fn tag_address(&self) -> *const i64 {
         self.ptr
     }
 
+    #[inline(always)]
     fn walk(&self) -> u64 {
         self.walk
     }
@@ -69,6 +74,7 @@ pub struct ReferenceInfo<'cb> {
 
 impl ReferenceInfo<'_> {
     /// The field, array or constant pool index; -1 for kinds that come without info.
+    #[inline(always)]
     pub fn index(&self) -> i32 {
         // SAFETY: the union's field, array and constant pool members all begin with their index, a jint, which
         // JVMTI sets for the kinds that carry info; all bytes of the union are initialised C data.
@@ -76,11 +82,13 @@ impl ReferenceInfo<'_> {
     }
 
     /// The index, when JVMTI gave info at all (`None`: it passed none).
+    #[inline(always)]
     pub fn given_index(&self) -> Option<i32> {
         self.info.map(|_| self.index())
     }
 
     /// A stack local's thread, frame and location (for `JVMTI_HEAP_REFERENCE_STACK_LOCAL`).
+    #[inline(always)]
     pub fn stack_local(&self) -> Option<sys::jvmtiHeapReferenceInfoStackLocal> {
         let info = self.info.filter(|_| self.kind == sys::JVMTI_HEAP_REFERENCE_STACK_LOCAL)?;
         // SAFETY: JVMTI fills the stack_local member for this kind.
@@ -88,6 +96,7 @@ impl ReferenceInfo<'_> {
     }
 
     /// A JNI local's thread and frame (for `JVMTI_HEAP_REFERENCE_JNI_LOCAL`).
+    #[inline(always)]
     pub fn jni_local(&self) -> Option<sys::jvmtiHeapReferenceInfoJniLocal> {
         let info = self.info.filter(|_| self.kind == sys::JVMTI_HEAP_REFERENCE_JNI_LOCAL)?;
         // SAFETY: JVMTI fills the jni_local member for this kind.
@@ -119,6 +128,7 @@ pub struct PrimitiveValue {
 
 impl PrimitiveValue {
     /// Reads the union as the member `ty` names; `None` for a type that is no primitive.
+    #[inline(always)]
     pub fn of(value: sys::jvalue, ty: u32) -> Option<PrimitiveValue> {
         // SAFETY: the jvalue union is read as the member `ty` names, as JVMTI filled it.
         let bits = unsafe {
@@ -139,6 +149,7 @@ impl PrimitiveValue {
 }
 
 /// Bytes per element of a JVMTI primitive type (0 for none).
+#[inline(always)]
 pub fn primitive_size(ty: u32) -> usize {
     match ty {
         sys::JVMTI_PRIMITIVE_TYPE_BOOLEAN | sys::JVMTI_PRIMITIVE_TYPE_BYTE => 1,
@@ -221,6 +232,7 @@ struct Walking<'v, V> {
 ///
 /// # Safety
 /// `info` must be null or the reference info JVMTI passed to the running callback.
+#[inline(always)]
 unsafe fn reference_info<'cb>(kind: u32, info: *const sys::jvmtiHeapReferenceInfo) -> ReferenceInfo<'cb> {
     // SAFETY: as the caller promises; null becomes None.
     ReferenceInfo { info: unsafe { info.as_ref() }, kind }

@@ -77,6 +77,7 @@ impl ObjectAddresses {
         ObjectAddresses { heap, committed_in: 0 }
     }
 
+    #[inline]
     pub fn heap(&self) -> &JavaHeap {
         &self.heap
     }

@@ -30,7 +30,7 @@ pub fn cpu(ctx: &Context, stacks: Vec<WindowStack>, start: u64, end: u64) -> Pro
 }
 
 fn frame(ctx: &Context, index: u32) -> Frame {
-    let Some(stored) = ctx.traces.frame(index) else {
+    let Some(stored) = ctx.traces().frame(index) else {
         return Frame { function: "<unknown>".into(), system_name: String::new(), file: String::new(), line: 0 };
     };
     let f = stored.frame;
@@ -51,7 +51,7 @@ fn frame(ctx: &Context, index: u32) -> Frame {
 }
 
 fn thread_labels(ctx: &Context, serial: u32) -> Vec<Label> {
-    match ctx.threads.by_serial(serial) {
+    match ctx.thread_by_serial(serial) {
         Some(t) => {
             let tid = t.os_tid.load(std::sync::atomic::Ordering::Relaxed);
             vec![

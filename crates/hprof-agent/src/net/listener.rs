@@ -96,7 +96,7 @@ fn execute(ctx: &Context, jni: Jni, request: &Request) {
         Command::CpuSampling { thread_object_id, on } => {
             let thread = (*thread_object_id != 0).then_some(*thread_object_id);
             if let Some(id) = thread
-                && !ctx.threads.all().iter().any(|t| t.object_id == id)
+                && !ctx.thread_records().iter().any(|t| t.object_id == id)
             {
                 log::error(&format!(
                     "net: {name} (serial {}): no thread has object id 0x{id:x}; skipped",

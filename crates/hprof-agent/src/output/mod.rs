@@ -7,10 +7,12 @@
 
 mod binary;
 mod front_end;
+mod reports;
 mod side_files;
 mod sink;
 
 pub use binary::{BinaryEncoder, ID_SIZE};
+pub use reports::Reports;
 pub use sink::Sink;
 
 use crate::classes::{ClassRecord, ClassTable};
@@ -298,8 +300,13 @@ impl Output {
         })
     }
 
-    /// Free-form text records (MONITOR DUMP, WAIT lines, the text heap dump). Ignored in binary output.
+    /// Free-form text records (the text heap dump). Ignored in binary output.
     pub fn text(&self, f: impl FnOnce(&mut dyn Write) -> io::Result<()>) {
+        self.text_only(f)
+    }
+
+    /// Runs a text writer on the open text stream; ignored in binary output.
+    fn text_only(&self, f: impl FnOnce(&mut dyn Write) -> io::Result<()>) {
         self.with_state(|s| match &mut s.encoder {
             Encoder::Text(w) => f(w),
             Encoder::Binary(_) => Ok(()),

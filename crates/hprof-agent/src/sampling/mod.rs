@@ -89,7 +89,7 @@ impl Capability for SamplingService {
         // …) never run an event on themselves; they are idle JVM threads and are not sampled.
         if own {
             self.engine.thread_started(jni, record.serial, &record.name);
-        } else if ctx.load_kind == LoadKind::Attach {
+        } else if ctx.load_kind() == LoadKind::Attach {
             // Attached to a running JVM: its threads, busy ones included, will run no event on themselves.
             match crate::threads::os_tid_of(ctx, jni, thread) {
                 Some(tid) => {

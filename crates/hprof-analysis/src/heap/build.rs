@@ -1,6 +1,5 @@
 //! Building the object graph: three parallel passes over the chunks, writing straight into the final arrays.
 
-use super::atomic_arrays::{atomic_u32s, into_plain_u32, into_plain_u64};
 use super::chunks::{chunks, heap_dump_of};
 use super::class_table::ClassTable;
 use super::graph::HeapGraph;
@@ -10,6 +9,7 @@ use super::object_ids::ObjectIds;
 use super::record_counts::SubRecordCounts;
 use super::references::{GraphCtx, walk_objects};
 use super::roots::Root;
+use crate::atomic_arrays::{atomic_u32s, into_plain_u32, into_plain_u64};
 use crate::dump::Dump;
 use crate::layout::{LayoutEvidence, LayoutKind};
 use crate::{Error, Progress};
@@ -31,6 +31,7 @@ impl HeapGraph {
         forced: Option<LayoutKind>,
         progress: &dyn Progress,
     ) -> Result<HeapGraph, Error> {
+        crate::mem_trace("graph");
         let hd = heap_dump_of(dump)?;
         let (chunks, walk_damage) = chunks(dump, hd);
         let total_bytes: u64 = chunks.iter().map(|c| (c.end - c.start) as u64).sum();
@@ -83,6 +84,7 @@ impl HeapGraph {
         // Two more passes, writing straight into the final arrays (no per-chunk buffers): the first sets
         // each node's class, size and reference count; the second, after the prefix sum, its references.
         // A duplicated id (hostile files) is claimed by one record; the other is ignored.
+        crate::mem_trace("classes");
         progress.start("reading references", total_bytes * 2);
         let mut is_root = vec![0u64; n.div_ceil(64)];
         for &(id, _, _) in &raw_roots {
@@ -90,29 +92,27 @@ impl HeapGraph {
                 is_root[v as usize / 64] |= 1 << (v % 64);
             }
         }
-        let ctx = GraphCtx { ids: &ids, is_root: &is_root, classes: &table, layout };
+        let count = GraphCtx { ids: &ids, is_root: &is_root, classes: &table, layout, resolve: false };
+        let ctx = GraphCtx { resolve: true, ..count };
         const UNSET: u32 = u32::MAX;
+        const UNUSED: u32 = u32::MAX;
         let class_of = atomic_u32s(n, UNSET);
         let shallow = atomic_u32s(n, 0);
         let degree = atomic_u32s(n + 1, 0);
         let offsets: Option<Vec<AtomicU64>> = keep_offsets.then(|| (0..n).map(|_| AtomicU64::new(0)).collect());
-        let mut dangling: u64 = chunks
-            .par_iter()
-            .map(|c| {
-                let d = walk_objects(dump, c, &ctx, |at, node, class, size, edges| {
-                    let v = node as usize;
-                    if class_of[v].compare_exchange(UNSET, class, Relaxed, Relaxed).is_ok() {
-                        shallow[v].store(size.min(u32::MAX as u64) as u32, Relaxed);
-                        degree[v].store(edges.len() as u32, Relaxed);
-                        if let Some(o) = &offsets {
-                            o[v].store(at, Relaxed);
-                        }
+        chunks.par_iter().for_each(|c| {
+            walk_objects(dump, c, &count, |at, node, class, size, edges| {
+                let v = node as usize;
+                if class_of[v].compare_exchange(UNSET, class, Relaxed, Relaxed).is_ok() {
+                    shallow[v].store(size.min(u32::MAX as u64) as u32, Relaxed);
+                    degree[v].store(edges.len() as u32, Relaxed);
+                    if let Some(o) = &offsets {
+                        o[v].store(at, Relaxed);
                     }
-                });
-                progress.inc((c.end - c.start) as u64);
-                d
-            })
-            .sum();
+                }
+            });
+            progress.inc((c.end - c.start) as u64);
+        });
         let mut class_of = into_plain_u32(class_of);
         for c in class_of.iter_mut().filter(|c| **c == UNSET) {
             *c = table.unknown_class;
@@ -133,24 +133,31 @@ impl HeapGraph {
         crate::mem_trace("pass 2a");
         let out_edges = atomic_u32s(sum as usize, 0);
         let written: Vec<AtomicU64> = (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
-        chunks.par_iter().for_each(|c| {
-            walk_objects(dump, c, &ctx, |_, node, _, _, edges| {
-                let v = node as usize;
-                let bit = 1u64 << (v % 64);
-                if written[v / 64].fetch_or(bit, Relaxed) & bit != 0 {
-                    return;
-                }
-                let (s, e) = (out_start[v] as usize, out_start[v + 1] as usize);
-                // Same record, same references as the first pass; a self-reference pads if not.
-                for (i, slot) in out_edges[s..e].iter().enumerate() {
-                    slot.store(edges.get(i).copied().unwrap_or(node), Relaxed);
-                }
-            });
-            progress.inc((c.end - c.start) as u64);
-        });
+        let mut dangling: u64 = chunks
+            .par_iter()
+            .map(|c| {
+                let d = walk_objects(dump, c, &ctx, |_, node, _, _, edges| {
+                    let v = node as usize;
+                    let bit = 1u64 << (v % 64);
+                    if written[v / 64].fetch_or(bit, Relaxed) & bit != 0 {
+                        return;
+                    }
+                    let (s, e) = (out_start[v] as usize, out_start[v + 1] as usize);
+                    // The first pass counted at least these references (the same record's, or with a
+                    // duplicated id another's): the rest of the room is marked unused.
+                    for (i, slot) in out_edges[s..e].iter().enumerate() {
+                        slot.store(edges.get(i).copied().unwrap_or(UNUSED), Relaxed);
+                    }
+                });
+                progress.inc((c.end - c.start) as u64);
+                d
+            })
+            .sum();
         progress.finish();
         drop(written);
-        let out_edges = into_plain_u32(out_edges);
+        let mut out_edges = into_plain_u32(out_edges);
+        crate::mem_trace("pass 2b walked");
+        squeeze_out_unused(&mut out_start, &mut out_edges);
         crate::mem_trace("pass 2b");
 
         let mut roots = Vec::with_capacity(raw_roots.len());
@@ -177,4 +184,25 @@ impl HeapGraph {
             damage,
         })
     }
+}
+
+/// Room left unused in the references (dangling ones, those to roots, nulls counted on a duplicated id):
+/// moves each list down over it, in place, and gives the memory back.
+fn squeeze_out_unused(out_start: &mut [u32], out_edges: &mut Vec<u32>) {
+    let n = out_start.len() - 1;
+    let mut to = 0usize;
+    for v in 0..n {
+        let (s, e) = (out_start[v] as usize, out_start[v + 1] as usize);
+        out_start[v] = to as u32;
+        for i in s..e {
+            let w = out_edges[i];
+            if w != u32::MAX {
+                out_edges[to] = w;
+                to += 1;
+            }
+        }
+    }
+    out_start[n] = to as u32;
+    out_edges.truncate(to);
+    out_edges.shrink_to_fit();
 }

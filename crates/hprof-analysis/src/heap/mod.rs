@@ -10,7 +10,6 @@
 //!   each record references), [`build`] (the passes put together), [`graph`] (the result), [`roots`],
 //!   [`edge_labels`] (which field holds a reference).
 
-mod atomic_arrays;
 pub mod build;
 pub mod chunks;
 pub mod class_table;

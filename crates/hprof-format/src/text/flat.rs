@@ -125,6 +125,14 @@ pub fn write_thread(w: &mut dyn Write, p: &ThreadProfile, cutoff: f64) -> io::Re
     Ok(())
 }
 
+/// A whole flat profile: each thread's, then the global summary.
+pub fn write_flat_profile(w: &mut dyn Write, p: &FlatProfile, cutoff: f64) -> io::Result<()> {
+    for t in &p.threads {
+        write_thread(w, t, cutoff)?;
+    }
+    write_global(w, &p.global)
+}
+
 pub fn write_global(w: &mut dyn Write, g: &GlobalSummary) -> io::Result<()> {
     writeln!(w)?;
     writeln!(w, "Global summary of {:.2} seconds:", g.seconds)?;

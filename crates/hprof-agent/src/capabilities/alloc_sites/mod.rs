@@ -119,7 +119,7 @@ impl AllocSites {
         };
         let (jni, attached) = match jni {
             Some(j) => (j, false),
-            None => match ctx.vm.attach_daemon(c"HPROF liveness check") {
+            None => match ctx.vm().attach_daemon(c"HPROF liveness check") {
                 Ok(j) => (j, true),
                 Err(e) => {
                     log::warning(&format!("heap=sites: live figures not rechecked ({e})"));
@@ -131,7 +131,7 @@ impl AllocSites {
         if attached {
             // SAFETY: this thread was attached above for this call only; `jni` and its local references
             // are not used past this point.
-            unsafe { ctx.vm.detach() };
+            unsafe { ctx.vm().detach() };
         }
         if std::env::var_os("HPROF_ALLOC_STATS").is_some() {
             log::verbose(
@@ -164,7 +164,7 @@ impl AllocSites {
         let report = report::build(ctx, &figures, &request);
         *last = figures.iter().map(|f| f.alloc_units).collect();
         drop(last);
-        ctx.output.sites(ctx, &report);
+        ctx.reports().sites(&report);
         ctx.output.heap_summary(
             report.total_live_bytes,
             report.total_live_instances,

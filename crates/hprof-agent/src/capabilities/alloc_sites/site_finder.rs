@@ -86,7 +86,7 @@ impl SiteFinder {
     pub fn site_of(&self, q: SiteQuery<'_>, t: Option<&mut AllocThread>, class: sys::jclass) -> Option<u32> {
         let SiteQuery { ctx, jni, .. } = q;
         let depth = ctx.depth();
-        let class_serial = || ctx.classes.register(ctx, class).map(|c| c.serial);
+        let class_serial = || ctx.class_record(class).map(|c| c.serial);
         // With thread=y a trace names its thread, and virtual threads share their carrier's cache: no cache.
         let Some(t) = t.filter(|_| !ctx.options.thread) else {
             return self.site_from_jvmti(q, class_serial()?, depth);
@@ -143,7 +143,7 @@ impl SiteFinder {
             }
         }
         let epoch = self.gc_epoch.load(Ordering::Acquire);
-        let serial = ctx.classes.register(ctx, class)?.serial;
+        let serial = ctx.class_record(class)?.serial;
         Some(((serial as u64) << 3 | KEY_CLASS_SERIAL, epoch))
     }
 
@@ -185,14 +185,14 @@ impl SiteFinder {
         // A thread JVMTI cannot take a stack of (still starting, say: "no trace") and one the walker found
         // no Java frame on agree.
         let frames_of = |site: Option<u32>| {
-            site.and_then(|s| sites.key(s)).map(|k| (k.class_serial, ctx.traces.frames_of(k.trace_serial)))
+            site.and_then(|s| sites.key(s)).map(|k| (k.class_serial, ctx.traces().frames_of(k.trace_serial)))
         };
         if truth != cached && frames_of(truth) != frames_of(cached) {
             let n = self.verify.mismatches.fetch_add(1, Ordering::Relaxed);
             if n < 5 {
                 let describe = |site: Option<u32>| {
                     let key = site.and_then(|s| sites.key(s));
-                    let frames = key.map(|k| ctx.traces.frames_of(k.trace_serial));
+                    let frames = key.map(|k| ctx.traces().frames_of(k.trace_serial));
                     format!("{key:?} {frames:?}")
                 };
                 log::warning(&format!(
@@ -274,8 +274,7 @@ fn intern_site(q: SiteQuery<'_>, class_serial: u32, taken: Option<&[sys::jvmtiFr
         None => serial_base::TRACE,
         Some(frames) => {
             let raw: Vec<RawFrame> = frames.iter().map(RawFrame::from_jvmti).collect();
-            let thread_serial = ctx.trace_thread_serial(ctx.threads.serial_of(ctx, thread));
-            ctx.traces.intern_raw(ctx, Some(jni), thread_serial, &raw)
+            ctx.intern_stack(Some(jni), ctx.thread_serial(thread), &raw)
         }
     };
     sites.intern(SiteKey { class_serial, trace_serial })

@@ -99,7 +99,7 @@ impl CpuSamples {
     fn write_report(&self, ctx: &Context, jni: Option<Jni>, cutoff: f64) {
         self.drain(ctx, jni);
         let report = self.lock_profile().report(ctx, cutoff);
-        ctx.output.cpu(ctx, &report);
+        ctx.reports().cpu(&report);
         if let Sampler::Async(engine) = &self.sampler
             && engine.dropped() > 0
         {
@@ -151,10 +151,10 @@ impl TickConsumer for CpuSamples {
                         frames.push(profile.frame(ctx, jni, raw));
                     }
                     if walked.len() >= sampling::MAX_FRAMES {
-                        frames.push(ctx.traces.pseudo_frame(profile::TRUNCATED));
+                        frames.push(ctx.traces().pseudo_frame(profile::TRUNCATED));
                     }
                 }
-                Frames::Failed(code) => frames.push(ctx.traces.pseudo_frame(sampling::failure_label(code))),
+                Frames::Failed(code) => frames.push(ctx.traces().pseudo_frame(sampling::failure_label(code))),
                 // Taken before this consumer's first drain set the depth: no stack to count.
                 Frames::NotWalked => continue,
             }
@@ -219,7 +219,7 @@ impl Capability for Arc<CpuSamples> {
             ControlCommand::CpuSampling { thread_object_id, on } => {
                 let serial = match thread_object_id {
                     None => None,
-                    Some(id) => match ctx.threads.all().iter().find(|t| t.object_id == *id) {
+                    Some(id) => match ctx.thread_records().iter().find(|t| t.object_id == *id) {
                         Some(t) => Some(t.serial),
                         None => return false,
                     },

@@ -52,7 +52,7 @@ impl Profile {
         if let Some(&i) = self.frame_cache.get(&raw) {
             return i;
         }
-        let i = ctx.traces.frame_index(ctx, jni, raw).unwrap_or_else(|| ctx.traces.pseudo_frame("<unknown method>"));
+        let i = ctx.frame_index(jni, raw).unwrap_or_else(|| ctx.traces().pseudo_frame("<unknown method>"));
         self.frame_cache.insert(raw, i);
         i
     }
@@ -60,7 +60,7 @@ impl Profile {
     /// Counts one sample of `frames` (top first) taken on `thread_serial`.
     pub fn add(&mut self, ctx: &Context, thread_serial: u32, frames: &[u32]) {
         let depth = ctx.depth().min(frames.len());
-        let serial = ctx.traces.intern(ctx.trace_thread_serial(thread_serial), &frames[..depth]);
+        let serial = ctx.intern_trace(thread_serial, &frames[..depth]);
         *self.by_trace.entry(serial).or_default() += 1;
         if self.keep_stacks {
             *self.stacks.entry(frames.into()).or_default() += 1;
@@ -86,7 +86,7 @@ impl Profile {
                 weight: count,
                 count,
                 trace_serial: serial,
-                top_method: ctx.traces.top_method(serial),
+                top_method: ctx.traces().top_method(serial),
             })
             .collect();
         CpuRow::rank(&mut rows);
@@ -106,7 +106,7 @@ impl Profile {
                         names
                             .entry(i)
                             .or_insert_with(|| {
-                                ctx.traces.frame(i).map(|f| f.frame.qualified_method()).unwrap_or_default()
+                                ctx.traces().frame(i).map(|f| f.frame.qualified_method()).unwrap_or_default()
                             })
                             .clone()
                     })
@@ -128,7 +128,7 @@ mod tests {
         let path = dir.path().join("cpu-profile.txt");
         let ctx = Context::without_jvm(&format!("cpu=samples,depth=2,thread=y,file={}", path.display()));
         let frame = |method: &str, line| {
-            ctx.traces.named_frame(Frame {
+            ctx.traces().named_frame(Frame {
                 class_name: "com.example.Work".into(),
                 method_name: method.into(),
                 method_signature: "()V".into(),
@@ -146,7 +146,7 @@ mod tests {
         profile.add(&ctx, 200002, &[inner, outer, main]);
 
         let report = profile.report(&ctx, ctx.options.cutoff);
-        ctx.output.cpu(&ctx, &report);
+        ctx.reports().cpu(&report);
         ctx.output.close();
         let text = std::fs::read_to_string(&path).unwrap();
 

@@ -30,7 +30,7 @@ impl SafepointSampler {
         let mut runnable = Vec::new();
         let mut serials = Vec::new();
         for &t in &threads {
-            let Some(record) = ctx.threads.of(ctx, t) else { continue };
+            let Some(record) = ctx.thread_record(t) else { continue };
             let state = ctx.jvmti.thread_state(t).unwrap_or(jvmti::ThreadState(0));
             if state.runnable() && self.switches.is_on(record.serial) {
                 runnable.push(t);
@@ -49,7 +49,7 @@ impl SafepointSampler {
                 let mut frames: Vec<u32> =
                     stack.frames.iter().map(|f| profile.frame(ctx, Some(jni), RawFrame::from_jvmti(f))).collect();
                 if frames.len() >= max_frames && max_frames >= crate::sampling::MAX_FRAMES {
-                    frames.push(ctx.traces.pseudo_frame(super::profile::TRUNCATED));
+                    frames.push(ctx.traces().pseudo_frame(super::profile::TRUNCATED));
                 }
                 profile.add(ctx, serial, &frames);
             }

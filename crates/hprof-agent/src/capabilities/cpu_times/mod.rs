@@ -100,7 +100,7 @@ fn thread_serial(s: &Shared) -> u32 {
     }
     let Some(a) = current() else { return 0 };
     match a.jvmti.current_thread() {
-        Ok(t) => a.threads.serial_of(a, t),
+        Ok(t) => a.thread_serial(t),
         Err(_) => 0,
     }
 }
@@ -296,10 +296,10 @@ impl Capability for CpuTimes {
         self.print_notes_once(s);
         let note = new_notes(s);
         if self.old {
-            ctx.output.text(|w| report::write_old(w, &s.methods, &s.registry, note.as_deref()));
+            ctx.output.old_prof(&report::old_prof(&s.methods, &s.registry, note.as_deref()));
         } else {
             let r = report::cpu_time(ctx, &s.methods, &s.registry, self.cutoff, note);
-            ctx.output.cpu(ctx, &r);
+            ctx.reports().cpu(&r);
         }
     }
 

@@ -5,8 +5,8 @@ use super::method_table::{MethodEntry, MethodTable};
 use super::recorder::{ROOT, Registry};
 use crate::context::Context;
 use hprof_format::model::{CpuReport, CpuReportKind, CpuRow, Frame, LineNumber};
+use hprof_format::text::cpu_time::{CallPair, OldProf};
 use rustc_hash::FxHashMap;
-use std::io::{self, Write};
 
 /// One thread's tree, copied out under its lock.
 struct Snapshot {
@@ -55,7 +55,6 @@ pub fn cpu_time(
     let mut total = 0.0;
     let mut trace = Vec::with_capacity(depth);
     for snap in snapshots(registry) {
-        let thread = ctx.trace_thread_serial(snap.thread_serial);
         // The root is the time before a thread's first probe: no method's.
         for (i, &(_, _, calls, self_ns)) in snap.nodes.iter().enumerate().skip(1) {
             if calls == 0 && self_ns <= 0.0 {
@@ -65,11 +64,11 @@ pub fn cpu_time(
             let mut n = i as u32;
             while n != ROOT && trace.len() < depth {
                 let m = snap.nodes[n as usize].1;
-                let f = *frame_index.entry(m).or_insert_with(|| ctx.traces.named_frame(frame_of(methods, m)));
+                let f = *frame_index.entry(m).or_insert_with(|| ctx.traces().named_frame(frame_of(methods, m)));
                 trace.push(f);
                 n = snap.nodes[n as usize].0;
             }
-            let serial = ctx.traces.intern(thread, &trace);
+            let serial = ctx.intern_trace(snap.thread_serial, &trace);
             let e = by_trace.entry(serial).or_default();
             e.0 += calls;
             e.1 += self_ns.max(0.0);
@@ -82,7 +81,7 @@ pub fn cpu_time(
             weight: ns as u64,
             count,
             trace_serial: serial,
-            top_method: ctx.traces.top_method(serial),
+            top_method: ctx.traces().top_method(serial),
         })
         .collect();
     CpuRow::rank(&mut rows);
@@ -111,7 +110,7 @@ pub fn not_timed(native_methods: u64, notes: &[String]) -> Option<String> {
 /// cpu=old: `count callee caller time`, one line per (callee, caller) pair, most calls first; time is the
 /// callee's inclusive CPU time in milliseconds. The methods not timed follow the pairs, as `(not timed: …)`
 /// lines (the old format has no header to put them under).
-pub fn write_old(w: &mut dyn Write, methods: &MethodTable, registry: &Registry, note: Option<&str>) -> io::Result<()> {
+pub fn old_prof(methods: &MethodTable, registry: &Registry, note: Option<&str>) -> OldProf {
     let mut pairs: FxHashMap<(u32, u32), (u64, f64)> = FxHashMap::default();
     for snap in snapshots(registry) {
         let mut inclusive: Vec<f64> = snap.nodes.iter().map(|n| n.3.max(0.0)).collect();
@@ -131,18 +130,16 @@ pub fn write_old(w: &mut dyn Write, methods: &MethodTable, registry: &Registry, 
     }
     let mut rows: Vec<_> = pairs.into_iter().collect();
     rows.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(b.1.1.total_cmp(&a.1.1)).then(a.0.cmp(&b.0)));
-    writeln!(w, "count callee caller time")?;
-    for ((callee, caller), (count, ns)) in rows {
-        writeln!(
-            w,
-            "{count} {} {} {}",
-            qualified(methods, callee, "<unknown callee>"),
-            qualified(methods, caller, "<unknown caller>"),
-            (ns / 1e6) as u64
-        )?;
+    OldProf {
+        pairs: rows
+            .into_iter()
+            .map(|((callee, caller), (count, ns))| CallPair {
+                count,
+                callee: qualified(methods, callee, "<unknown callee>"),
+                caller: qualified(methods, caller, "<unknown caller>"),
+                ms: (ns / 1e6) as u64,
+            })
+            .collect(),
+        notes: note.into_iter().flat_map(str::lines).map(str::to_owned).collect(),
     }
-    if let Some(note) = note {
-        writeln!(w, "{note}")?;
-    }
-    Ok(())
 }

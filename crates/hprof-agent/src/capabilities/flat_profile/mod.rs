@@ -26,7 +26,7 @@ use crate::sampling::{Engine, Frames, TickBatch, TickConsumer};
 use crate::threads::ThreadRecord;
 use classify::{Row, TopFrame};
 use code_map::{Code, CodeMap};
-use hprof_format::text::flat::{self as report, GlobalSummary, NamedRow, ThreadProfile};
+use hprof_format::text::flat::{self as report, FlatProfile as FlatReport, GlobalSummary, NamedRow, ThreadProfile};
 use jvmti::{CompiledMethodLoadArgs, Event, EventHandler, Interest, Jni, Jvmti, sys};
 use rustc_hash::FxHashMap;
 use std::ffi::{c_char, c_void};
@@ -85,7 +85,7 @@ impl FlatProfile {
     fn top_frame(&self, ctx: &Context, jni: Option<Jni>, frames: &Frames) -> Option<TopFrame> {
         let Frames::Walked(walked) = frames else { return None };
         let method = walked.first()?.method_id as sys::jmethodID;
-        let info = ctx.methods.resolve(ctx, jni, method)?;
+        let info = ctx.method_info(jni, method)?;
         Some(TopFrame {
             method: method as usize,
             native: info.native,
@@ -100,7 +100,7 @@ impl FlatProfile {
         serial: u32,
     ) -> &'a mut ThreadEntry {
         threads.entry(serial).or_insert_with(|| ThreadEntry {
-            name: ctx.threads.all().iter().find(|t| t.serial == serial).map(|t| t.name.clone()).unwrap_or_default(),
+            name: ctx.thread_records().iter().find(|t| t.serial == serial).map(|t| t.name.clone()).unwrap_or_default(),
             thread: 0,
             started: *self.started.get_or_init(Instant::now),
             ended: None,
@@ -109,8 +109,7 @@ impl FlatProfile {
     }
 
     fn method_name(ctx: &Context, jni: Option<Jni>, method: usize) -> String {
-        ctx.methods
-            .resolve(ctx, jni, method as sys::jmethodID)
+        ctx.method_info(jni, method as sys::jmethodID)
             .map(|m| format!("{}.{}", m.class_name, m.name))
             .unwrap_or_else(|| "<unknown method>".into())
     }
@@ -150,7 +149,7 @@ impl FlatProfile {
             vm_operations: vec![("Other VM operations".into(), global.vm_operations)],
             ..Default::default()
         };
-        let mut profiles = Vec::new();
+        let mut threads = Vec::new();
         for (_, name, seconds, tally) in snapshot {
             summary.class_loader += tally.class_loader;
             summary.interpreter += tally.interpreter;
@@ -177,23 +176,17 @@ impl FlatProfile {
                     Row::StubMethod(_) | Row::StubNamed(_) => p.stub.push(named),
                 }
             }
-            profiles.push(p);
+            threads.push(p);
         }
-        let write = |w: &mut dyn std::io::Write| -> std::io::Result<()> {
-            for p in &profiles {
-                report::write_thread(w, p, cutoff)?;
-            }
-            report::write_global(w, &summary)
-        };
+        let profile = FlatReport { threads, global: summary };
         if ctx.output.is_binary() {
             // net=: the stream carries binary records, which have none for this profile; print it as -Xprof did.
             let stdout = std::io::stdout();
-            let mut out = stdout.lock();
-            if let Err(e) = write(&mut out) {
+            if let Err(e) = report::write_flat_profile(&mut stdout.lock(), &profile, cutoff) {
                 log::error(&format!("cpu=flat: cannot print the flat profile: {e}"));
             }
         } else {
-            ctx.output.text(write);
+            ctx.output.flat_profile(&profile, cutoff);
         }
         if self.engine.dropped() > 0 {
             log::warning(&format!("cpu=flat: {} ticks dropped (sample buffer full)", self.engine.dropped()));

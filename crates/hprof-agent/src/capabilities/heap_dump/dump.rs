@@ -108,7 +108,7 @@ struct DumpEnv(Jvmti);
 impl DumpEnv {
     fn open(ctx: &Context) -> Result<DumpEnv, String> {
         let env = ctx
-            .vm
+            .vm()
             .jvmti(sys::JVMTI_VERSION_1_2)
             .map_err(|e| format!("cannot create a JVMTI environment for the heap dump: {e}"))?;
         let mut caps = jvmti::no_capabilities();
@@ -397,7 +397,7 @@ impl DumpSession<'_> {
         let resolved = late.resolve(ctx, jni, env, plan, self.ids);
         late_classes(&mut sink, plan, planned)?;
         let traces = self.threads.settle_traces(ctx, jni, &walked.seen_frames);
-        ctx.output.traces(ctx, traces.values().copied());
+        ctx.reports().traces(traces.values().copied());
         let unplaced =
             complete(plan, &late, &resolved, &side_lengths, &traces, &mut walked, &mut sink).map_err(spool_error)?;
         Ok(Completed { sink, walked, unplaced })
@@ -469,7 +469,7 @@ impl DumpSession<'_> {
         // The threads' traces too: usually nothing is then left to write before the dump after its walk.
         let mut traces: Vec<u32> = self.threads.traces().collect();
         traces.sort_unstable();
-        ctx.output.traces(ctx, traces);
+        ctx.reports().traces(traces);
         let mut lent = None;
         if ctx.options.net.is_none() {
             let near = Some(ctx.options.output_file());

@@ -134,15 +134,15 @@ fn write_whole(ctx: &Context, jni: Jni, files: &FileState, release: Release) -> 
 /// Runs `f` with a JNI environment, attaching the calling native thread for the time of the dump if it
 /// has none (a socket command handled on a native thread).
 fn with_jni(ctx: &Context, jni: Option<Jni>, f: impl FnOnce(Jni)) {
-    if let Some(jni) = jni.or_else(|| ctx.vm.jni()) {
+    if let Some(jni) = jni.or_else(|| ctx.vm().jni()) {
         return f(jni);
     }
-    match ctx.vm.attach_daemon(c"HPROF heap dump") {
+    match ctx.vm().attach_daemon(c"HPROF heap dump") {
         Ok(jni) => {
             f(jni);
             // SAFETY: this thread was attached above for this call only; `jni` and its local references
             // are not used past this point.
-            unsafe { ctx.vm.detach() };
+            unsafe { ctx.vm().detach() };
         }
         Err(e) => log::error(&format!("heap dump failed: cannot attach to the JVM: {e}")),
     }

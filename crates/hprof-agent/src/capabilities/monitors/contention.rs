@@ -62,8 +62,7 @@ impl Contention {
         let class_serial = class_of(ctx, jni, object).map(|c| c.serial).unwrap_or(0);
         let raw = self.current_stack(ctx);
         let depth = ctx.depth().min(raw.len());
-        let thread_serial = ctx.trace_thread_serial(ctx.threads.serial_of(ctx, thread));
-        let trace_serial = ctx.traces.intern_raw(ctx, Some(jni), thread_serial, &raw[..depth]);
+        let trace_serial = ctx.intern_stack(Some(jni), ctx.thread_serial(thread), &raw[..depth]);
         let lock_stack = self.lock_stacks.as_ref().map(|s| s.intern(ctx, jni, class_serial, &raw));
         // The clock starts after our own work, so that the stack walk is not charged to the lock.
         let row = RowKey { trace_serial, class_serial };
@@ -121,7 +120,7 @@ impl Contention {
                 count: t.count,
                 trace_serial: k.trace_serial,
                 monitor_class: ctx
-                    .classes
+                    .classes()
                     .by_serial(k.class_serial)
                     .map(|c| c.name.clone())
                     .unwrap_or_else(|| "<unknown class>".into()),
@@ -175,8 +174,8 @@ mod tests {
         let _dir = tempfile::tempdir().unwrap();
         let path = _dir.path().join(format!("contention-{name}.txt"));
         let ctx = Context::without_jvm(&format!("monitor=y,cutoff=0.01,file={}", path.display()));
-        let account = ctx.classes.append("Lcom/example/Account;".into(), ctx.ids.next()).serial;
-        let object = ctx.classes.append("Ljava/lang/Object;".into(), ctx.ids.next()).serial;
+        let account = ctx.classes().append("Lcom/example/Account;".into(), ctx.ids().next()).serial;
+        let object = ctx.classes().append("Ljava/lang/Object;".into(), ctx.ids().next()).serial;
         let frame = |class: &str, method: &str, line| Frame {
             class_name: class.into(),
             method_name: method.into(),
@@ -184,11 +183,11 @@ mod tests {
             source_file: Some("Bank.java".into()),
             line: LineNumber::Line(line),
         };
-        let run = ctx.traces.named_frame(frame("com.example.Bank", "run", 10));
-        let transfer = ctx.traces.named_frame(frame("com.example.Bank", "transfer", 42));
-        let audit = ctx.traces.named_frame(frame("com.example.Bank", "audit", 77));
-        let transfer = ctx.traces.intern(0, &[transfer, run]);
-        let audit = ctx.traces.intern(0, &[audit, run]);
+        let run = ctx.traces().named_frame(frame("com.example.Bank", "run", 10));
+        let transfer = ctx.traces().named_frame(frame("com.example.Bank", "transfer", 42));
+        let audit = ctx.traces().named_frame(frame("com.example.Bank", "audit", 77));
+        let transfer = ctx.traces().intern(0, &[transfer, run]);
+        let audit = ctx.traces().intern(0, &[audit, run]);
         Fixture { ctx, path, _dir, account, object, transfer, audit }
     }
 
@@ -207,7 +206,7 @@ mod tests {
         finished(&contention, f.audit, 0, 1, 1);
 
         let report = contention.report(&f.ctx);
-        f.ctx.output.monitor_time(&f.ctx, &report);
+        f.ctx.reports().monitor_time(&report);
         f.ctx.output.close();
         let text = std::fs::read_to_string(&f.path).unwrap();
 

@@ -67,9 +67,7 @@ impl LockStacks {
         // Resolve outside our lock: it may call JVMTI.
         let frames: Box<[u32]> = raw
             .iter()
-            .map(|&f| {
-                ctx.traces.frame_index(ctx, Some(jni), f).unwrap_or_else(|| ctx.traces.pseudo_frame("<unknown method>"))
-            })
+            .map(|&f| ctx.frame_index(Some(jni), f).unwrap_or_else(|| ctx.traces().pseudo_frame("<unknown method>")))
             .collect();
         let mut inner = self.lock();
         if let Some(&id) = inner.by_raw.get(key.as_slice()) {
@@ -112,9 +110,9 @@ impl LockStacks {
                 let mut names: Vec<String> = frames
                     .iter()
                     .rev()
-                    .map(|&i| ctx.traces.frame(i).map(|f| f.frame.qualified_method()).unwrap_or_default())
+                    .map(|&i| ctx.traces().frame(i).map(|f| f.frame.qualified_method()).unwrap_or_default())
                     .collect();
-                let class = ctx.classes.by_serial(class_serial).map(|c| c.name.clone());
+                let class = ctx.classes().by_serial(class_serial).map(|c| c.name.clone());
                 names.push(format!("[lock:{}]", class.as_deref().unwrap_or("<unknown class>")));
                 WeightedStack { frames: names, weight: nanos }
             })

@@ -96,10 +96,9 @@ impl Capability for Monitors {
         // JVMTI hands out thread and monitor references only to a thread attached to the VM.
         if let Some(jni) = jni {
             let dump = snapshot::take(ctx, jni);
-            ctx.output.traces(ctx, dump.trace_serials());
-            ctx.output.text(|w| hprof_format::text::write_monitor_dump(w, &dump));
+            ctx.reports().monitor_dump(&dump);
         }
-        ctx.output.monitor_time(ctx, &self.contention.report(ctx));
+        ctx.reports().monitor_time(&self.contention.report(ctx));
         self.contention.write_lock_stacks(ctx);
     }
 }
@@ -110,7 +109,7 @@ fn class_of(ctx: &Context, jni: Jni, object: sys::jobject) -> Option<Arc<ClassRe
     if class.is_null() {
         return None;
     }
-    let record = ctx.classes.register(ctx, class);
+    let record = ctx.class_record(class);
     jni.delete_local_ref(class);
     record
 }

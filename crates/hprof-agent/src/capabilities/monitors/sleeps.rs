@@ -4,7 +4,6 @@
 
 use crate::context::{Context, current};
 use crate::panic_guard::guard;
-use hprof_format::text::write_sleep;
 use jvmti::Jni;
 use std::ffi::c_void;
 
@@ -12,7 +11,7 @@ use std::ffi::c_void;
 pub fn on_native_method_bind(ctx: &Context, address: *mut c_void, new_address: *mut *mut c_void) {
     // SAFETY: `address` and `new_address` are the NativeMethodBind event's own arguments, passed on unchanged
     // while the event runs.
-    unsafe { jvmti::jvm_sleep::redirect_sleep(address, new_address, ctx.jvmti_version.major >= 21, report) };
+    unsafe { jvmti::jvm_sleep::redirect_sleep(address, new_address, ctx.jvmti_version().major >= 21, report) };
 }
 
 /// Writes the SLEEP line; never lets a panic or an error reach the sleeping thread.
@@ -25,13 +24,13 @@ fn report(jni: Jni, timeout_ms: i64) {
             }
             let serial = match ctx.jvmti.current_thread() {
                 Ok(thread) => {
-                    let serial = ctx.threads.serial_of(ctx, thread);
+                    let serial = ctx.thread_serial(thread);
                     jni.delete_local_ref(thread);
                     serial
                 }
                 Err(_) => 0,
             };
-            ctx.output.text(|w| write_sleep(w, timeout_ms, serial));
+            ctx.output.sleep(timeout_ms, serial);
         },
         (),
     )

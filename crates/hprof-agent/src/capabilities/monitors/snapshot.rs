@@ -19,7 +19,8 @@ pub fn take(ctx: &Context, jni: Jni) -> MonitorDump {
 }
 
 fn take_in_frame(ctx: &Context, jni: Jni) -> MonitorDump {
-    let stacks = ctx.jvmti.all_stack_traces(ctx.depth() as i32).unwrap_or_default();
+    let depth = ctx.depth() as i32;
+    let stacks = ctx.jvmti.all_stack_traces(depth).unwrap_or_default();
     let mut threads = Vec::with_capacity(stacks.len());
     let mut live = HashSet::new();
     for info in &stacks {
@@ -28,12 +29,12 @@ fn take_in_frame(ctx: &Context, jni: Jni) -> MonitorDump {
             continue;
         }
         let raw: Vec<RawFrame> = info.frames.iter().map(RawFrame::from_jvmti).collect();
-        let trace_serial = ctx.traces.intern_raw(ctx, Some(jni), ctx.trace_thread_serial(serial), &raw);
+        let trace_serial = ctx.intern_stack(Some(jni), serial, &raw);
         threads.push(DumpedThread { serial, trace_serial, status: status::from_jvmti(info.state) });
         live.insert(serial);
     }
     // Threads seen earlier that have ended, as HPROF listed them.
-    for record in ctx.threads.all() {
+    for record in ctx.thread_records() {
         if !live.contains(&record.serial) {
             threads.push(DumpedThread {
                 serial: record.serial,
@@ -78,5 +79,5 @@ fn describe_monitor(ctx: &Context, jni: Jni, object: sys::jobject) -> Option<Dum
 
 /// A thread's serial, registering a thread the agent has not seen start yet.
 fn thread_serial(ctx: &Context, thread: sys::jthread) -> u32 {
-    ctx.threads.register(ctx, thread, false).map(|(r, _)| r.serial).unwrap_or(0)
+    ctx.register_thread(thread, false).map(|(r, _)| r.serial).unwrap_or(0)
 }

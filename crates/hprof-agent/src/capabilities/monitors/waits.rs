@@ -3,7 +3,6 @@
 
 use super::class_of;
 use crate::context::Context;
-use hprof_format::text::{write_monitor_wait, write_monitor_waited};
 use jvmti::{Jni, sys};
 use rustc_hash::FxHashMap;
 use std::sync::Mutex;
@@ -26,7 +25,7 @@ impl Waits {
         timeout_ms: i64,
     ) {
         let (signature, serial) = describe(ctx, jni, thread, object);
-        ctx.output.text(|w| write_monitor_wait(w, &signature, timeout_ms, serial));
+        ctx.output.monitor_wait(&signature, timeout_ms, serial);
         self.started.lock().unwrap_or_else(|e| e.into_inner()).insert(key, Instant::now());
     }
 
@@ -34,12 +33,12 @@ impl Waits {
         let started = self.started.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
         let waited_ms = started.map(|t| t.elapsed().as_millis() as u64).unwrap_or(0);
         let (signature, serial) = describe(ctx, jni, thread, object);
-        ctx.output.text(|w| write_monitor_waited(w, &signature, waited_ms, serial));
+        ctx.output.monitor_waited(&signature, waited_ms, serial);
     }
 }
 
 /// The JVM signature of the object's class (as HPROF printed it) and the thread's serial (0 if unknown).
 fn describe(ctx: &Context, jni: Jni, thread: sys::jthread, object: sys::jobject) -> (String, u32) {
     let signature = class_of(ctx, jni, object).map(|c| c.signature.clone()).unwrap_or_else(|| "<unknown>".into());
-    (signature, ctx.threads.serial_of(ctx, thread))
+    (signature, ctx.thread_serial(thread))
 }

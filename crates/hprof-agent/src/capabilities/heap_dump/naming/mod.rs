@@ -73,7 +73,7 @@ fn addresses(ctx: &Context, jni: Jni, env: Jvmti) -> Result<(ObjectAddresses, Op
         return Err("HPROF_HEAP_DUMP_TAGS is set".into());
     }
     let heap = java_heap()?;
-    let next_id = ctx.ids.reserve(0);
+    let next_id = ctx.ids().reserve(0);
     if next_id.saturating_add(ID_HEADROOM) > heap.start {
         return Err(format!("the agent's identifiers reach {next_id:#x}, the heap starts at {:#x}", heap.start));
     }

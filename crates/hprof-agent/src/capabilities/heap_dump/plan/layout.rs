@@ -297,7 +297,7 @@ impl ClassPlan {
         for c in missing {
             // Absent, or present but not prepared when the plan was made (javac loads a superclass long
             // before it links it): its fields, which number the late class's, are read now.
-            if let Some(r) = ctx.classes.register(ctx, c)
+            if let Some(r) = ctx.class_record(c)
                 && self.raw.get(&r.object_id).is_none_or(|raw| raw.fields.is_none())
             {
                 self.add_late(ctx, jni, dump_env, ids, c);
@@ -553,7 +553,7 @@ fn gather(
     class: sys::jclass,
     link: bool,
 ) -> Option<RawClass> {
-    let record = ctx.classes.register(ctx, class)?;
+    let record = ctx.class_record(class)?;
     dump_env.set_tag(class, record.object_id as i64).ok()?;
     ids.tagged(jni, class, record.object_id, true);
     let jvmti = ctx.jvmti;
@@ -565,12 +565,12 @@ fn gather(
         r => r.ok(),
     };
     let sup = jni.superclass(class);
-    let super_id = if sup.is_null() { 0 } else { ctx.classes.register(ctx, sup).map_or(0, |r| r.object_id) };
+    let super_id = if sup.is_null() { 0 } else { ctx.class_record(sup).map_or(0, |r| r.object_id) };
     let interfaces = jvmti
         .implemented_interfaces(class)
         .unwrap_or_default()
         .into_iter()
-        .filter_map(|i| ctx.classes.register(ctx, i).map(|r| r.object_id))
+        .filter_map(|i| ctx.class_record(i).map(|r| r.object_id))
         .collect();
     let loader = jvmti.class_loader(class).unwrap_or(std::ptr::null_mut());
     let loader_id = if loader.is_null() { 0 } else { tag_object(jni, dump_env, ids, loader) };

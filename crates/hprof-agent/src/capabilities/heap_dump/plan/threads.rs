@@ -67,7 +67,7 @@ impl ThreadRoots {
     }
 
     fn add(&mut self, ctx: &Context, jni: Jni, dump_env: Jvmti, ids: &mut DumpIds, thread: sys::jthread, own: bool) {
-        let Some((record, _)) = ctx.threads.register(ctx, thread, own) else { return };
+        let Some((record, _)) = ctx.register_thread(thread, own) else { return };
         if dump_env.set_tag(thread, record.object_id as i64).is_err() {
             return;
         }
@@ -76,12 +76,12 @@ impl ThreadRoots {
             self.by_tid.insert(tid, record.serial);
         }
         let frames = stack(ctx, thread);
-        let trace_serial = ctx.traces.intern_raw(ctx, Some(jni), ctx.trace_thread_serial(record.serial), &frames);
+        let trace_serial = ctx.intern_stack(Some(jni), record.serial, &frames);
         self.by_id.insert(record.object_id, DumpThread { serial: record.serial, trace_serial, frames });
         for monitor in ctx.jvmti.owned_monitor_info(thread).unwrap_or_default() {
             // An array used as a lock would need its length in the tag: such locks go unlisted.
             let class = jni.object_class(monitor);
-            let is_array = ctx.classes.register(ctx, class).is_some_and(|c| c.signature.starts_with('['));
+            let is_array = ctx.class_record(class).is_some_and(|c| c.signature.starts_with('['));
             if !is_array {
                 let id = tag_object(jni, dump_env, ids, monitor);
                 if id != 0 {
@@ -134,11 +134,10 @@ fn trace_from_walk(ctx: &Context, jni: Jni, thread_serial: u32, seen: &[&SeenFra
     let indexes: Vec<u32> = frames
         .into_iter()
         .map(|f| {
-            f.and_then(|raw| ctx.traces.frame_index(ctx, Some(jni), raw))
-                .unwrap_or_else(|| ctx.traces.pseudo_frame(UNSEEN_FRAME))
+            f.and_then(|raw| ctx.frame_index(Some(jni), raw)).unwrap_or_else(|| ctx.traces().pseudo_frame(UNSEEN_FRAME))
         })
         .collect();
-    ctx.traces.intern(ctx.trace_thread_serial(thread_serial), &indexes)
+    ctx.intern_trace(thread_serial, &indexes)
 }
 
 /// The thread's whole stack, top first.

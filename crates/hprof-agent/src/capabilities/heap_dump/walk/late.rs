@@ -142,7 +142,7 @@ impl LateObjects {
             // Tagged by the walk, or (untagged for a walk by address) by its LOAD CLASS identifier.
             let id = match dump_env.tag(class) {
                 Ok(t) if t != 0 => ids.id_of(t),
-                _ => ctx.jvmti.tag(class).ok().and_then(|t| ctx.classes.by_tag(t)).map_or(0, |r| r.object_id),
+                _ => ctx.jvmti.tag(class).ok().and_then(|t| ctx.classes().by_tag(t)).map_or(0, |r| r.object_id),
             };
             if wanted.remove(&id)
                 && let Some(index) = plan.add_late(ctx, jni, dump_env, ids, class)

@@ -3,19 +3,30 @@
 use std::sync::atomic::{AtomicU32, AtomicU64};
 
 /// A vector of atomics as the plain values, without copying.
-pub(super) fn into_plain_u32(v: Vec<AtomicU32>) -> Vec<u32> {
+pub(crate) fn into_plain_u32(v: Vec<AtomicU32>) -> Vec<u32> {
     let mut v = std::mem::ManuallyDrop::new(v);
     // SAFETY: AtomicU32 has the same size, alignment and bit validity as u32, and the vector is not used
     // through its old type again.
     unsafe { Vec::from_raw_parts(v.as_mut_ptr() as *mut u32, v.len(), v.capacity()) }
 }
 
-pub(super) fn into_plain_u64(v: Vec<AtomicU64>) -> Vec<u64> {
+pub(crate) fn into_plain_u64(v: Vec<AtomicU64>) -> Vec<u64> {
     let mut v = std::mem::ManuallyDrop::new(v);
     // SAFETY: as above, for AtomicU64 and u64.
     unsafe { Vec::from_raw_parts(v.as_mut_ptr() as *mut u64, v.len(), v.capacity()) }
 }
 
-pub(super) fn atomic_u32s(n: usize, value: u32) -> Vec<AtomicU32> {
+pub(crate) fn atomic_u32s(n: usize, value: u32) -> Vec<AtomicU32> {
     (0..n).map(|_| AtomicU32::new(value)).collect()
+}
+
+pub(crate) fn atomic_u64s(n: usize, value: u64) -> Vec<AtomicU64> {
+    (0..n).map(|_| AtomicU64::new(value)).collect()
+}
+
+/// Plain values as a vector of atomics, without copying.
+pub(crate) fn from_plain_u32(v: Vec<u32>) -> Vec<AtomicU32> {
+    let mut v = std::mem::ManuallyDrop::new(v);
+    // SAFETY: as above, the other way round.
+    unsafe { Vec::from_raw_parts(v.as_mut_ptr() as *mut AtomicU32, v.len(), v.capacity()) }
 }
