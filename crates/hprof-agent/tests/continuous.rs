@@ -264,10 +264,13 @@ fn a_backend_down_at_first_gets_the_later_windows_and_the_program_is_unaffected(
     for jdk in all_jdks() {
         let what = format!("JDK {}", jdk.version);
         let dir = scratch("continuous-down");
+        // The slot first: the backend's 5 s of absence must overlap the JVM's run, not a wait for a slot.
+        let slot = JvmSlot::acquire();
         let rx = Receiver::start(dir.path(), &["--start-after", "5"]);
         let started = Instant::now();
         let opts = format!("cpu=samples,otlp={},upload_interval=1s", rx.url());
-        let run = Java::new(&jdk, dir.path()).agentpath(&opts).class("CpuAccuracy").arg("9").run();
+        let run =
+            Java::new(&jdk, dir.path()).agentpath(&opts).class("CpuAccuracy").arg("9").spawn_holding(Some(slot)).wait();
         run.assert_success();
         assert!(own_alpha(&run) > 50.0, "{what}: the program's result: {}", run.stdout);
         assert!(run.stderr.contains("HPROF WARNING: continuous profiles: cannot upload to"), "{what}: {}", run.stderr);
@@ -332,5 +335,39 @@ fn bad_urls_and_options_are_errors_at_load_naming_them() {
             run.stderr
         );
         assert!(!run.stderr.contains("panicked"), "{opts}:\n{}", run.stderr);
+    }
+}
+
+#[test]
+fn hprof_attach_uploads_until_stop() {
+    if !have_decoder() {
+        return;
+    }
+    for jdk in all_jdks() {
+        let what = format!("JDK {}", jdk.version);
+        let dir = scratch("continuous-attach");
+        let rx = Receiver::start(dir.path(), &[]);
+        let running = Java::new(&jdk, dir.path()).class("CpuAccuracy").arg("9").spawn();
+        std::thread::sleep(Duration::from_millis(1500));
+        let attach = |args: &str| {
+            let o = Command::new(jvm_harness::hprof_binary())
+                .args(["attach", &running.pid().to_string(), args])
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{what}: hprof attach {args}: {}", String::from_utf8_lossy(&o.stderr));
+        };
+        attach(&format!("cpu=samples,otlp={},upload_interval=1s,service=attached", rx.url()));
+        std::thread::sleep(Duration::from_millis(3500));
+        attach("stop");
+        let at_stop = otlp_samples_profiles(&rx.requests()).len();
+        assert!(at_stop >= 3, "{what}: {at_stop} windows in 3.5 s at 1 s");
+        let run = running.wait();
+        run.assert_success();
+        let requests = rx.requests();
+        let profiles = otlp_samples_profiles(&requests);
+        assert_eq!(profiles.len(), at_stop, "{what}: no upload after stop");
+        assert_eq!(profiles[0]["resource"]["service.name"], "attached", "{what}");
+        let (a, b) = profiles.iter().map(|p| split(p)).fold((0, 0), |t, (a, b)| (t.0 + a, t.1 + b));
+        assert!(a > 2 * b && b > 0, "{what}: {a}:{b} over the attached windows");
     }
 }

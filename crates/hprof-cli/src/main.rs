@@ -96,7 +96,8 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("hprof: error: {e}");
+            // An error may quote what a file, a peer or another process chose: shown inert on the terminal.
+            eprintln!("hprof: error: {}", hprof_format::names::printable_keeping(&e, &['\n', '\t']));
             ExitCode::FAILURE
         }
     }

@@ -238,8 +238,13 @@ fn serve_survives_its_file_shrinking_under_the_map() {
         std::thread::sleep(Duration::from_millis(50));
     }
     let last = format!("0x{:x}", NODE_BASE + 16 * (depth - 1));
-    let (code, body) = http_get(&addr, &format!("/path?id={last}"));
-    assert_eq!(code, 200, "{body}");
+    // The path pages are linear in the depth too (the old /path grew quadratically and died the same way).
+    for page in ["/path", "/api/path"] {
+        let (code, body) = http_get(&addr, &format!("{page}?id={last}"));
+        assert_eq!(code, 200, "{page}: {}", &body[..body.len().min(400)]);
+        assert!(body.len() < 200 * depth as usize, "{page} of a {depth}-step path: {} bytes", body.len());
+        eprintln!("{page} of a {depth}-step path: {} bytes", body.len());
+    }
     // Cut the file to its first page: the path's field names are read from records past it.
     std::fs::OpenOptions::new().write(true).open(&file).unwrap().set_len(4096).unwrap();
     let (code, body) = http_get(&addr, &format!("/api/path?id={last}"));
@@ -261,8 +266,16 @@ fn memory_stays_within_ten_times_the_file() {
     let dir = jvm_harness::scratch("hostile-dense");
     let (file, size) = write(dir.path(), "dense.hprof", hostile::tiny_objects(2_000_000));
     let bound_kb = 10 * size / 1024;
-    for cmd in [vec!["histo", &file], vec!["dominators", &file], vec!["path", &file, "0x100010"], vec!["leaks", &file]]
-    {
+    let commands = [
+        vec!["summary", &file],
+        vec!["histo", &file],
+        vec!["dominators", &file],
+        vec!["path", &file, "0x100010"],
+        vec!["leaks", &file],
+        vec!["diff", &file, &file],
+        vec!["print", &file],
+    ];
+    for cmd in commands {
         let m = measure(&cmd, Duration::from_secs(120));
         assert_eq!(m.code, Some(0), "hprof {cmd:?}: signal {:?}, {}", m.signal, m.stderr);
         eprintln!("dense {size} byte file, {}: peak RSS {} kB, {:?}", cmd[0], m.peak_rss_kb, m.elapsed);

@@ -22,13 +22,21 @@ fn private_jdk(name: &str) -> Option<(tempfile::TempDir, PathBuf)> {
 }
 
 fn install(agent: &Path, jdk: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hprof"))
-        .args(["install-agent", "--agent"])
-        .arg(agent)
-        .arg("--java-home")
-        .arg(jdk)
-        .output()
-        .unwrap()
+    install_under(0o022, agent, jdk)
+}
+
+/// [`install`] under umask `mask`.
+fn install_under(mask: libc::mode_t, agent: &Path, jdk: &Path) -> Output {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hprof"));
+    // SAFETY: umask is async-signal-safe and takes a value copied in before the fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::umask(mask);
+            Ok(())
+        })
+    };
+    cmd.args(["install-agent", "--agent"]).arg(agent).arg("--java-home").arg(jdk).output().unwrap()
 }
 
 #[test]
@@ -89,9 +97,11 @@ fn install_refuses_what_is_not_a_jdk() {
 #[test]
 fn install_over_a_library_a_running_jvm_has_mapped_leaves_that_jvm_running() {
     let Some((dir, jdk)) = private_jdk("install-mapped") else { return };
-    let first = install(&jvm_harness::agent_library(), &jdk);
+    // 0755 whatever the umask: 077 would make it 0700 (no other user's JVM could load it), 000 0777.
+    let first = install_under(0o077, &jvm_harness::agent_library(), &jdk);
     assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
     let installed = jdk.join("lib/libhprof.so");
+    assert_eq!(std::fs::metadata(&installed).unwrap().mode() & 0o7777, 0o755, "installed under umask 077");
     let old_inode = std::fs::metadata(&installed).unwrap().ino();
 
     let _slot = JvmSlot::acquire();
@@ -111,10 +121,10 @@ fn install_over_a_library_a_running_jvm_has_mapped_leaves_that_jvm_running() {
     stdout.read_line(&mut line).unwrap();
     assert_eq!(line.trim(), "ready", "the JVM started with the installed agent");
     // A smaller, different shared object over it: a copy in place would cut the mapped agent short.
-    let other = install(&jdk.join("lib/libjsig.so"), &jdk);
+    let other = install_under(0o000, &jdk.join("lib/libjsig.so"), &jdk);
     assert!(other.status.success(), "{}", String::from_utf8_lossy(&other.stderr));
     assert_ne!(std::fs::metadata(&installed).unwrap().ino(), old_inode, "a new file, renamed over the old one");
-    assert_eq!(std::fs::metadata(&installed).unwrap().mode() & 0o7777, 0o755, "readable to every user of the JDK");
+    assert_eq!(std::fs::metadata(&installed).unwrap().mode() & 0o7777, 0o755, "installed under umask 000");
 
     let out = jvm.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);

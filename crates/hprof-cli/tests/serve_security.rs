@@ -312,6 +312,30 @@ fn a_foreign_host_gets_nothing() {
     assert_eq!(srv.get("/api/histo", &format!("Host: LOCALHOST:{p}\r\n")).0, 200);
 }
 
+/// Answers stay out of caches, other sites' frames and referrers, and no CORS header lets another origin
+/// read them, even when it asks (`Origin:`).
+#[test]
+fn answers_are_kept_from_caches_frames_and_other_sites() {
+    let Some(dump) = corpus_dump() else { return };
+    let srv = Served::start(&dump, &[]);
+    let host = format!("Host: {}\r\nOrigin: http://evil.example\r\n", srv.host());
+    for page in ["/", "/histo", "/api/histo", "/api/summary", "/no-such-page"] {
+        let (code, head, _) = srv.get(page, &host);
+        assert!(code == 200 || code == 404, "{page}: {head}");
+        let head = head.to_ascii_lowercase();
+        for wanted in [
+            "cache-control: no-store",
+            "x-frame-options: deny",
+            "referrer-policy: no-referrer",
+            "x-content-type-options: nosniff",
+            "frame-ancestors 'none'",
+        ] {
+            assert!(head.contains(wanted), "{page}: no {wanted:?} in\n{head}");
+        }
+        assert!(!head.contains("access-control-"), "{page}: a CORS header in\n{head}");
+    }
+}
+
 #[test]
 fn beyond_loopback_the_printed_token_is_required() {
     let Some(dump) = corpus_dump() else { return };

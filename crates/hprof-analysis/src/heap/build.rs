@@ -66,7 +66,8 @@ impl HeapGraph {
         }
         let damage = damage.or(walk_damage);
         crate::mem_trace("pass 1 done");
-        ids.par_sort_unstable();
+        // Stable and adaptive: files list objects mostly in address order, in long sorted runs.
+        ids.par_sort();
         ids.dedup();
         ids.shrink_to_fit();
         if ids.len() >= u32::MAX as usize {

@@ -1,5 +1,7 @@
 //! Object ids ↔ dense node indices.
 
+use rayon::prelude::*;
+
 /// The sorted object ids: node `i` is the `i`-th. Stored as 32-bit offsets from the smallest id (in units
 /// of the ids' common alignment, 8 bytes in HotSpot dumps) whenever they fit, which halves the array for
 /// heaps up to 32 GB; a bucket table over the range makes a lookup a short binary search.
@@ -19,12 +21,12 @@ impl ObjectIds {
             return ObjectIds { min: 0, align: 0, narrow: Vec::new(), wide: Vec::new(), shift: 0, buckets: vec![0, 0] };
         };
         let mut align = 3;
-        while align > 0 && ids.iter().any(|&i| (i - min) & ((1 << align) - 1) != 0) {
+        while align > 0 && ids.par_iter().any(|&i| (i - min) & ((1 << align) - 1) != 0) {
             align -= 1;
         }
         let span = (max - min) >> align;
         let (narrow, wide) = if span <= u32::MAX as u64 {
-            (ids.iter().map(|&i| ((i - min) >> align) as u32).collect(), Vec::new())
+            (ids.par_iter().map(|&i| ((i - min) >> align) as u32).collect(), Vec::new())
         } else {
             align = 0;
             (Vec::new(), ids)

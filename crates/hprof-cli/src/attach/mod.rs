@@ -90,7 +90,7 @@ impl Target {
         let perf = match process.perf_data() {
             Some(Ok(p)) => Some(p),
             Some(Err(e)) => {
-                eprintln!("hprof: warning: unreadable performance data ({e})");
+                eprintln!("hprof: warning: unreadable performance data ({})", hprof_format::names::printable(&e));
                 None
             }
             None => None,
@@ -168,10 +168,11 @@ impl<'a> ReplyFile<'a> {
         Ok(ReplyFile { dir, name, file, inside })
     }
 
+    /// The answer, control characters but line ends escaped: the JVM it comes from may be hostile.
     fn read(&mut self) -> String {
-        let mut text = String::new();
-        let _ = self.file.rewind().and_then(|()| self.file.read_to_string(&mut text));
-        text.trim().to_owned()
+        let mut bytes = Vec::new();
+        let _ = self.file.rewind().and_then(|()| self.file.read_to_end(&mut bytes));
+        hprof_format::names::printable_keeping(String::from_utf8_lossy(&bytes).trim(), &['\n']).into_owned()
     }
 }
 

@@ -86,10 +86,11 @@ impl PerfData {
     }
 }
 
-/// The bytes up to the first NUL (or all), as text; `None` if there is no NUL and no byte.
+/// The bytes up to the first NUL (or all), as text with control characters escaped: the file is the JVM's
+/// (a container's) and its strings reach the terminal; `None` if there is no NUL and no byte.
 fn c_string(bytes: &[u8]) -> Option<String> {
     let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-    Some(String::from_utf8_lossy(&bytes[..end]).into_owned())
+    Some(hprof_format::names::printable(&String::from_utf8_lossy(&bytes[..end])).into_owned())
 }
 
 /// The major version of a `java.version` string: 17 for "17.0.12", 8 for "1.8.0_402".
@@ -139,6 +140,12 @@ mod tests {
         assert_eq!(p.command(), Some("CpuAccuracy 30"));
         assert_eq!(p.java_version(), Some("21.0.4"));
         assert_eq!(p.attach_supported(), Some(true));
+    }
+
+    #[test]
+    fn control_characters_come_escaped() {
+        let f = file(&[("sun.rt.javaCommand", "Main evil\x1b]0;owned\x07\r\n")]);
+        assert_eq!(PerfData::parse(&f).unwrap().command(), Some("Main evil\\x1b]0;owned\\x07\\r\\n"));
     }
 
     #[test]

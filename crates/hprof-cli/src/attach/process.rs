@@ -56,13 +56,13 @@ impl Process {
         JvmDir::open_in_root(&self.root(), "/tmp")
     }
 
-    /// Its command line.
+    /// Its command line, control characters escaped (it is shown, and anyone may have chosen it).
     pub fn cmdline(&self) -> Vec<String> {
         std::fs::read(format!("/proc/{}/cmdline", self.pid))
             .map(|b| {
                 b.split(|&c| c == 0)
                     .filter(|a| !a.is_empty())
-                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .map(|a| hprof_format::names::printable(&String::from_utf8_lossy(a)).into_owned())
                     .collect()
             })
             .unwrap_or_default()

@@ -267,7 +267,8 @@ pub fn execute(listener: &Listener, command: &str, args: &[&str], timeout: Durat
             format!("reading the JVM's answer to {command}: {e}")
         });
     }
-    parse_reply(&String::from_utf8_lossy(&answer))
+    // The JVM's words reach the terminal: control characters but line ends escaped.
+    parse_reply(&hprof_format::names::printable_keeping(&String::from_utf8_lossy(&answer), &['\n']))
 }
 
 fn parse_reply(answer: &str) -> Result<Reply, String> {
