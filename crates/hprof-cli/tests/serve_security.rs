@@ -312,6 +312,36 @@ fn a_foreign_host_gets_nothing() {
     assert_eq!(srv.get("/api/histo", &format!("Host: LOCALHOST:{p}\r\n")).0, 200);
 }
 
+/// Sockets the server `pid` holds: its listener and the connections it accepted.
+fn sockets_of(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter(|l| l.to_string_lossy().starts_with("socket:"))
+        .count()
+}
+
+/// 80 clients that connect and send nothing: the server takes 64 of them (its listener and those 64
+/// sockets, no more), drops them at the header timeout, and then answers again.
+#[test]
+fn at_most_64_connections_are_served_at_once() {
+    let Some(dump) = corpus_dump() else { return };
+    let srv = Served::start(&dump, &[]);
+    let start = Instant::now();
+    let idle: Vec<TcpStream> = (0..80).map(|_| srv.connect()).collect();
+    while sockets_of(srv.pid()) < 65 && start.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(sockets_of(srv.pid()), 65, "the listener and 64 connections");
+    // The 64 are closed at the header timeout; the 16 left in the backlog and this one are taken then.
+    let (code, _, body) = srv.get_ok("/api/histo");
+    assert_eq!(code, 200, "{body}");
+    let waited = start.elapsed();
+    assert!(waited < HEADER_TIMEOUT + Duration::from_secs(5), "answered after {waited:?}");
+    drop(idle);
+}
+
 /// Answers stay out of caches, other sites' frames and referrers, and no CORS header lets another origin
 /// read them, even when it asks (`Origin:`).
 #[test]
