@@ -5,8 +5,8 @@
 use crate::capabilities;
 use crate::capabilities::Registered;
 use crate::commands::{ControlCommand, DumpReason};
-use crate::context::LoadKind;
 use crate::context::{AgentControl, Context};
+use crate::context::{LoadKind, Loaded};
 use crate::hub::{Capability, ClassFileChain};
 use crate::ids::main_tag;
 use crate::log;
@@ -114,8 +114,8 @@ pub fn start_session(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> Res
     // From here on an error would not stop the JVM from starting: errorexit=y makes it end the JVM.
     log::exit_on_error(options.error_exit);
     let session = *sessions + 1;
-    let ctx =
-        Context::new(vm, jvmti, jvmti_version, options, output, kind, session, option_string.unwrap_or("").to_owned());
+    let loaded = Loaded { kind, session, option_string: option_string.unwrap_or("").to_owned() };
+    let ctx = Context::new(vm, jvmti, jvmti_version, options, output, loaded);
     let agent = Agent { ctx, capabilities, hub, dump_lock: Mutex::new(()) };
     *sessions += 1;
     let agent: &'static Agent = Box::leak(Box::new(agent));

@@ -27,6 +27,15 @@ pub enum LoadKind {
     Attach,
 }
 
+/// How this session of the agent began: how it was loaded, its number among the JVM's sessions (1: the
+/// first), and the option string it was given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Loaded {
+    pub kind: LoadKind,
+    pub session: u32,
+    pub option_string: String,
+}
+
 /// What a module may ask of the agent beyond the shared tables: the acts that need every capability or
 /// the hub, which only the agent knows. The agent implements it; [`Context`]'s methods of the same names
 /// forward to it.
@@ -80,17 +89,15 @@ pub struct Context {
 }
 
 impl Context {
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         vm: Vm,
         jvmti: Jvmti,
         jvmti_version: JvmtiVersion,
         options: Options,
         output: Output,
-        load_kind: LoadKind,
-        session: u32,
-        option_string: String,
+        loaded: Loaded,
     ) -> Context {
+        let Loaded { kind: load_kind, session, option_string } = loaded;
         Context {
             vm,
             jvmti,
@@ -272,6 +279,7 @@ impl Context {
         // once rather than act on some other memory.
         let (vm, jvmti) = unsafe { (Vm::from_raw(std::ptr::null_mut()), Jvmti::from_raw(std::ptr::null_mut())) };
         let version = JvmtiVersion { major: 21, minor: 0, micro: 0 };
-        Context::new(vm, jvmti, version, *options, output, LoadKind::Startup, 1, String::new())
+        let loaded = Loaded { kind: LoadKind::Startup, session: 1, option_string: String::new() };
+        Context::new(vm, jvmti, version, *options, output, loaded)
     }
 }

@@ -9,10 +9,9 @@
 //! ```ignore
 //! impl EventHandler<Context> for FlatProfile {
 //!     // Where the JIT put each method, so that a sampled pc can be named.
-//!     fn compiled_method_load(&self, ctx: &Context, _: Jvmti, method: sys::jmethodID, code_size: sys::jint,
-//!         code_addr: *const c_void, _map_length: sys::jint, _map: *const sys::jvmtiAddrLocationMap,
-//!         _compile_info: *const c_void) {
-//!         self.code.insert(code_addr as usize, code_size as usize, method);
+//!     // More than four arguments: they come as one struct (`jvmti::CompiledMethodLoadArgs`).
+//!     fn compiled_method_load(&self, ctx: &Context, _: Jvmti, args: CompiledMethodLoadArgs) {
+//!         self.code.insert(args.code_addr as usize, args.code_size as usize, args.method);
 //!     }
 //! }
 //! // and in `Capability::events`: vec![Event::CompiledMethodLoad.on()]
@@ -31,8 +30,8 @@
 pub use crate::commands::{ControlCommand, DumpReason};
 use crate::context::Context;
 use crate::threads::ThreadRecord;
-use jvmti::{CapabilityFlag, ClassFileLoad, EventHandler, Interest, Jni, Jvmti, sys};
-use std::ffi::{CStr, c_char};
+use jvmti::{CapabilityFlag, ClassFileLoad, ClassFileLoadHookArgs, EventHandler, Interest, Jni, Jvmti, sys};
+use std::ffi::CStr;
 
 /// One profiling capability: a subscriber to the hub (its JVMTI events arrive through its
 /// [`EventHandler<Context>`] methods) with hooks for the agent's own moments. Every method has an empty
@@ -83,7 +82,6 @@ pub trait Capability: EventHandler<Context> {
     /// A class is being loaded or retransformed (ClassFileLoadHook): `data` is its class file; returning
     /// new bytes replaces it. `class_being_redefined` is null for a first load; `name` is absent for some
     /// defined-at-run-time classes. Called only if [`Capability::rewrites_classes`].
-    #[allow(clippy::too_many_arguments)]
     fn on_class_file_load(
         &self,
         ctx: &Context,
@@ -125,20 +123,18 @@ pub struct ClassFileChain {
 // The pointers are the JVM's own arguments for this event, valid during it (see EventHandler's docs).
 #[allow(clippy::not_unsafe_ptr_arg_deref)]
 impl EventHandler<Context> for ClassFileChain {
-    fn class_file_load_hook(
-        &self,
-        ctx: &Context,
-        jvmti: Jvmti,
-        jni: Jni,
-        class_being_redefined: sys::jclass,
-        loader: sys::jobject,
-        name: *const c_char,
-        _protection_domain: sys::jobject,
-        class_data_len: sys::jint,
-        class_data: *const u8,
-        new_class_data_len: *mut sys::jint,
-        new_class_data: *mut *mut u8,
-    ) {
+    fn class_file_load_hook(&self, ctx: &Context, jvmti: Jvmti, args: ClassFileLoadHookArgs) {
+        let ClassFileLoadHookArgs {
+            jni,
+            class_being_redefined,
+            loader,
+            name,
+            class_data_len,
+            class_data,
+            new_class_data_len,
+            new_class_data,
+            ..
+        } = args;
         // SAFETY: the event's own arguments, used only during this call.
         let Some(class_file) = (unsafe {
             ClassFileLoad::from_event(jvmti, name, class_data_len, class_data, new_class_data_len, new_class_data)

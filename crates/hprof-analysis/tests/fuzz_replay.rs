@@ -6,7 +6,7 @@
 //! results or an error, never a panic. `cargo test -p hprof-analysis --test fuzz_replay -- --ignored`
 //! rewrites the seeds.
 
-use hprof_format::binary::{Body, RecordWriter};
+use hprof_format::binary::{Body, FrameRecord, RecordWriter};
 use hprof_format::tags::heap as sub;
 use jvm_harness::mutation::{Rng, mutate};
 use std::path::PathBuf;
@@ -80,7 +80,15 @@ fn seed_dump(id_size: u32, chain: u64) -> Vec<u8> {
     for (i, (id, name)) in classes.iter().enumerate() {
         w.load_class(i as u32 + 1, *id, 0, *name).unwrap();
     }
-    w.frame(0x50, 21, 22, 0, 4, 7).unwrap();
+    w.frame(&FrameRecord {
+        frame_id: 0x50,
+        method_name_id: 21,
+        signature_id: 22,
+        source_file_id: 0,
+        class_serial: 4,
+        line: 7,
+    })
+    .unwrap();
     w.trace(300001, 1, &[0x50]).unwrap();
     w.start_thread(1, 0x2000, 300001, 20, 20, 20).unwrap();
     w.cpu_samples(3, &[(3, 300001)]).unwrap();

@@ -195,25 +195,28 @@ fn wait_for_heap_dump_end(file: &Path) {
     }
 }
 
+/// The whole heap's bytes agree within this share.
+const TOLERANCE: f64 = 0.01;
+
+/// What `hprof` must find in a dump: `layout`, and `source` where (see [`compare`]); `with_cds`: the JVM
+/// maps CDS, whose java.lang.Class objects the totals leave out.
+#[derive(Clone, Copy)]
+struct Expected<'a> {
+    layout: &'a str,
+    source: &'a str,
+    with_cds: bool,
+}
+
 /// Every class of the program exact; the whole heap within 1% (or, with CDS, all but java.lang.Class).
 /// `layout` is the one `hprof` must find, and `source` where: `detected` from the addresses of the JVM's
 /// own dumps, `file` as the agent's dumps state it (also those whose identifiers are no addresses).
-#[allow(clippy::too_many_arguments)]
-fn compare(
-    what: &str,
-    file: &Path,
-    jcmd: &str,
-    layout: &str,
-    source: &str,
-    with_cds: bool,
-    tolerance: f64,
-    skip: &dyn Fn(&str) -> bool,
-) -> String {
+fn compare(what: &str, file: &Path, jcmd: &str, expected: Expected<'_>) -> String {
+    let Expected { layout, source, with_cds } = expected;
     let (jvm, jvm_total) = parse_jcmd_histogram(jcmd);
     let (ours, our_total, our_layout, our_source) = hprof_histogram(file, None);
     assert_eq!((our_layout.as_str(), our_source.as_str()), (layout, source), "{what}: layout, and where from");
     let mut program = 0;
-    for (class, counts) in jvm.iter().filter(|(c, _)| c.starts_with("ObjectLayouts") && !skip(c)) {
+    for (class, counts) in jvm.iter().filter(|(c, _)| c.starts_with("ObjectLayouts")) {
         program += 1;
         assert_eq!(ours.get(class), Some(counts), "{what}: {class} (instances, bytes): hprof vs the JVM");
     }
@@ -222,7 +225,7 @@ fn compare(
     let (a, b) =
         if with_cds { (our_total - class_bytes(&ours), jvm_total - class_bytes(&jvm)) } else { (our_total, jvm_total) };
     let ratio = a as f64 / b as f64;
-    assert!((ratio - 1.0).abs() <= tolerance, "{what}: hprof counts {a} bytes, the JVM {b} ({ratio:.4})");
+    assert!((ratio - 1.0).abs() <= TOLERANCE, "{what}: hprof counts {a} bytes, the JVM {b} ({ratio:.4})");
     format!("{what}: {layout}, {program} classes exact, bytes {ratio:.4} of the JVM's")
 }
 
@@ -235,22 +238,15 @@ fn matrix(version: &str) {
         let mut flags = vec!["-Xshare:off"];
         flags.extend_from_slice(c.flags);
         let (file, histogram) = dump_and_histogram(&jdk, dir.path(), &flags, None);
-        report.push(compare(
-            &format!("JDK {version}, {}", c.name),
-            &file,
-            &histogram,
-            c.layout,
-            "detected",
-            false,
-            0.01,
-            &|_| false,
-        ));
+        let expected = Expected { layout: c.layout, source: "detected", with_cds: false };
+        report.push(compare(&format!("JDK {version}, {}", c.name), &file, &histogram, expected));
     }
     // CDS on, as a default VM runs.
     let dir = scratch(&format!("object-sizes-{version}-cds"));
     let (file, histogram) = dump_and_histogram(&jdk, dir.path(), &[], None);
     let what = format!("JDK {version}, default with CDS");
-    report.push(compare(&what, &file, &histogram, "compressed-oops", "detected", true, 0.01, &|_| false));
+    let expected = Expected { layout: "compressed-oops", source: "detected", with_cds: true };
+    report.push(compare(&what, &file, &histogram, expected));
     eprintln!("{}", report.join("\n"));
 }
 
@@ -384,7 +380,8 @@ fn agent_dumps_have_the_jvms_object_sizes() {
             let what = format!("agent dump, JDK {}, {}", jdk.version, c.name);
             let naming = if c.by_tag { "; ids: tags (" } else { "; ids: object addresses" };
             assert!(run.stderr.contains(naming), "{what}: objects not named as expected ({naming}):\n{}", run.stderr);
-            report.push(compare(&what, &file, &histogram, c.layout, "file", false, 0.01, &|_| false));
+            let expected = Expected { layout: c.layout, source: "file", with_cds: false };
+            report.push(compare(&what, &file, &histogram, expected));
             let (jvm, _) = parse_jcmd_histogram(&histogram);
             let (ours, _, _, _) = hprof_histogram(&file, None);
             // `--layout` still decides over what the file states.

@@ -4,7 +4,7 @@
 //! (flipped bits, rewritten lengths, cut tails). Any input must give records or an error, never a panic or
 //! a huge allocation. `cargo test -p hprof-format --test fuzz_replay -- --ignored` rewrites the seeds.
 
-use hprof_format::binary::{Body, RecordWriter};
+use hprof_format::binary::{Body, FrameRecord, RecordWriter};
 use hprof_format::tags::{heap as sub, record};
 use jvm_harness::mutation::{Rng, mutate};
 use std::path::PathBuf;
@@ -70,7 +70,15 @@ fn seed_dump(id_size: u32, android: bool) -> Vec<u8> {
     }
     w.load_class(1, 0x1000, 0, 1).unwrap();
     w.load_class(2, 0x1100, 0, 2).unwrap();
-    w.frame(0x50, 5, 6, 7, 2, 12).unwrap();
+    w.frame(&FrameRecord {
+        frame_id: 0x50,
+        method_name_id: 5,
+        signature_id: 6,
+        source_file_id: 7,
+        class_serial: 2,
+        line: 12,
+    })
+    .unwrap();
     w.trace(1, 1, &[0x50]).unwrap();
     w.start_thread(1, 0x2000, 1, 8, 9, 9).unwrap();
     w.control_settings(3, 4).unwrap();

@@ -4,7 +4,10 @@
 use crate::abi::*;
 use crate::guard::guard;
 use crate::layer::{Layer, deliver, layer};
-use jvmti::{CapabilityFlag, Event, EventHandler, EventHost, EventHub, EventHubBuilder, Jni, Jvmti, Need, sys};
+use jvmti::{
+    CapabilityFlag, ClassFileLoadHookArgs, CompiledMethodLoadArgs, Event, EventHandler, EventHost, EventHub,
+    EventHubBuilder, Jni, Jvmti, MethodExitArgs, Need, SampledObjectAllocArgs, VmObjectAllocArgs, sys,
+};
 use std::sync::atomic::Ordering;
 
 /// The layer's subscription to the jvmti crate's event hub.
@@ -223,21 +226,8 @@ impl EventHandler<Layer> for JvmpiEvents {
 
     /// CLASS_LOAD_HOOK: the agent may replace the class file; its new bytes must come from `malloc_f`, which
     /// allocates through JVMTI as ClassFileLoadHook requires.
-    #[allow(clippy::too_many_arguments)]
-    fn class_file_load_hook(
-        &self,
-        _: &Layer,
-        _: Jvmti,
-        jni: Jni,
-        _class_being_redefined: sys::jclass,
-        _loader: sys::jobject,
-        _name: *const std::ffi::c_char,
-        _protection_domain: sys::jobject,
-        class_data_len: sys::jint,
-        class_data: *const std::ffi::c_uchar,
-        new_class_data_len: *mut sys::jint,
-        new_class_data: *mut *mut std::ffi::c_uchar,
-    ) {
+    fn class_file_load_hook(&self, _: &Layer, _: Jvmti, args: ClassFileLoadHookArgs) {
+        let ClassFileLoadHookArgs { jni, class_data_len, class_data, new_class_data_len, new_class_data, .. } = args;
         on_any_thread(|l| {
             if !l.is_enabled(JVMPI_EVENT_CLASS_LOAD_HOOK) {
                 return;
@@ -263,29 +253,13 @@ impl EventHandler<Layer> for JvmpiEvents {
         })
     }
 
-    fn sampled_object_alloc(
-        &self,
-        _: &Layer,
-        _: Jvmti,
-        jni: Jni,
-        thread: sys::jthread,
-        object: sys::jobject,
-        class: sys::jclass,
-        size: sys::jlong,
-    ) {
+    fn sampled_object_alloc(&self, _: &Layer, _: Jvmti, args: SampledObjectAllocArgs) {
+        let SampledObjectAllocArgs { jni, thread, object, class, size } = args;
         on_thread(jni, |l, jni| crate::alloc::on_alloc(l, jni, thread, object, class, size, true))
     }
 
-    fn vm_object_alloc(
-        &self,
-        _: &Layer,
-        _: Jvmti,
-        jni: Jni,
-        thread: sys::jthread,
-        object: sys::jobject,
-        class: sys::jclass,
-        size: sys::jlong,
-    ) {
+    fn vm_object_alloc(&self, _: &Layer, _: Jvmti, args: VmObjectAllocArgs) {
+        let VmObjectAllocArgs { jni, thread, object, class, size } = args;
         on_thread(jni, |l, jni| crate::alloc::on_alloc(l, jni, thread, object, class, size, false))
     }
 
@@ -320,33 +294,16 @@ impl EventHandler<Layer> for JvmpiEvents {
         })
     }
 
-    fn method_exit(
-        &self,
-        _: &Layer,
-        _: Jvmti,
-        jni: Jni,
-        thread: sys::jthread,
-        method: sys::jmethodID,
-        _by_exception: sys::jboolean,
-        _value: sys::jvalue,
-    ) {
+    fn method_exit(&self, _: &Layer, _: Jvmti, args: MethodExitArgs) {
+        let MethodExitArgs { jni, thread, method, .. } = args;
         on_thread(jni, |l, jni| {
             send_simple(l, jni, thread, JVMPI_EVENT_METHOD_EXIT, |ev| ev.u.method = Method { method_id: method })
         })
     }
 
     /// COMPILED_METHOD_LOAD, with the line table built from JVMTI's address → bytecode-index map.
-    fn compiled_method_load(
-        &self,
-        _: &Layer,
-        _: Jvmti,
-        method: sys::jmethodID,
-        code_size: sys::jint,
-        code_addr: *const std::ffi::c_void,
-        map_length: sys::jint,
-        map: *const sys::jvmtiAddrLocationMap,
-        _compile_info: *const std::ffi::c_void,
-    ) {
+    fn compiled_method_load(&self, _: &Layer, _: Jvmti, args: CompiledMethodLoadArgs) {
+        let CompiledMethodLoadArgs { method, code_size, code_addr, map_length, map, .. } = args;
         on_any_thread(|l| {
             if !l.is_enabled(JVMPI_EVENT_COMPILED_METHOD_LOAD) {
                 return;

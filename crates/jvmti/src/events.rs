@@ -66,14 +66,51 @@ impl EventArg for Jni {
 
 /// Generates the event enum, the handler trait, the trampolines and the callback table from the table of
 /// events below. Each row: the variant, `= JVMTI constant`, the `jvmtiEventCallbacks` field, the handler
-/// method, the capability the event needs, whether it can be enabled per thread, and its arguments.
+/// method, the capability the event needs, whether it can be enabled per thread, and its arguments — which
+/// a handler receives one by one, or, for an event with more than four (`=> Name`), as one struct `Name`.
+/// An event's argument struct, for the events that have one.
+macro_rules! event_args {
+    ([] $variant:ident, $($arg:ident: $ty:ty),*) => {};
+    ([$args:ident] $variant:ident, $($arg:ident: $ty:ty),*) => {
+        #[doc = concat!("The arguments of ", stringify!($variant), ", as JVMTI passes them (see [`Event::", stringify!($variant), "`]).")]
+        #[derive(Clone, Copy)]
+        pub struct $args {
+            $(pub $arg: $ty,)*
+        }
+    };
+}
+
+/// A handler method: the arguments one by one, or as the event's struct.
+macro_rules! handler_method {
+    ([] $(#[$doc:meta])* $method:ident($($arg:ident: $ty:ty),*)) => {
+        $(#[$doc])*
+        fn $method(&self, cx: &C, jvmti: Jvmti, $($arg: $ty),*) {}
+    };
+    ([$args:ident] $(#[$doc:meta])* $method:ident($($arg:ident: $ty:ty),*)) => {
+        $(#[$doc])*
+        fn $method(&self, cx: &C, jvmti: Jvmti, args: $args) {}
+    };
+}
+
+/// A handler method's call, its arguments one by one or as the event's struct.
+macro_rules! dispatch {
+    ([] $handler:expr, $method:ident, $cx:ident, $jvmti:ident, $($arg:ident),*) => {
+        $handler.$method($cx, $jvmti, $($arg),*)
+    };
+    ([$args:ident] $handler:expr, $method:ident, $cx:ident, $jvmti:ident, $($arg:ident),*) => {
+        $handler.$method($cx, $jvmti, $args { $($arg),* })
+    };
+}
+
 macro_rules! jvmti_events {
     ($(
         $(#[$doc:meta])*
         $variant:ident = $raw:ident, $field:ident, $method:ident,
             needs: $cap:expr, per_thread: $per_thread:literal,
-            ($($arg:ident: $ty:ty),* $(,)?);
+            ($($arg:ident: $ty:ty),* $(,)?) $(=> $args:ident)?;
     )*) => {
+        $(event_args!([$($args)?] $variant, $($arg: $ty),*);)*
+
         /// A JVMTI event.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         #[repr(u8)]
@@ -130,17 +167,17 @@ macro_rules! jvmti_events {
 
         /// A subscriber to JVMTI events: one method per event, called with the subscriber's context `C`,
         /// the JVMTI environment the event came through and the event's arguments exactly as JVMTI passes
-        /// them. Every method does nothing by default; implement the ones for the events you subscribe to.
+        /// them (gathered in one struct for the events with more than four, such as [`SampledObjectAllocArgs`]).
+        /// Every method does nothing by default; implement the ones for the events you subscribe to.
         ///
         /// Methods run on the thread JVMTI reports the event on, in the JVM's callback: they must follow the
         /// JVMTI rules for that event (no JNI in GarbageCollectionStart/Finish or ObjectFree, for one).
         /// Pointer arguments are valid for the duration of the call; an impl that reads them needs
         /// `#[allow(clippy::not_unsafe_ptr_arg_deref)]` (the JVM, not a caller, vouches for them).
-        #[allow(unused_variables, clippy::too_many_arguments)]
+        #[allow(unused_variables)]
         pub trait EventHandler<C: ?Sized>: Send + Sync {
             $(
-                $(#[$doc])*
-                fn $method(&self, cx: &C, jvmti: Jvmti, $($arg: $ty),*) {}
+                handler_method!([$($args)?] $(#[$doc])* $method($($arg: $ty),*));
             )*
         }
 
@@ -160,7 +197,7 @@ macro_rules! jvmti_events {
                         $(let $arg = unsafe { <$ty as EventArg>::from_raw($arg) };)*
                         for s in hub.subscriptions(Event::$variant) {
                             if s.wants() {
-                                s.handler().$method(cx, jvmti, $($arg),*);
+                                dispatch!([$($args)?] s.handler(), $method, cx, jvmti, $($arg),*);
                             }
                         }
                     };
@@ -203,7 +240,7 @@ jvmti_events! {
         needs: None, per_thread: false,
         (jni: Jni, class_being_redefined: sys::jclass, loader: sys::jobject, name: *const c_char,
          protection_domain: sys::jobject, class_data_len: sys::jint, class_data: *const c_uchar,
-         new_class_data_len: *mut sys::jint, new_class_data: *mut *mut c_uchar);
+         new_class_data_len: *mut sys::jint, new_class_data: *mut *mut c_uchar) => ClassFileLoadHookArgs;
     /// A class is first loaded (not yet linked).
     ClassLoad = JVMTI_EVENT_CLASS_LOAD, ClassLoad, class_load, needs: None, per_thread: true,
         (jni: Jni, thread: sys::jthread, class: sys::jclass);
@@ -217,12 +254,12 @@ jvmti_events! {
     Exception = JVMTI_EVENT_EXCEPTION, Exception, exception,
         needs: Some(CanGenerateExceptionEvents), per_thread: true,
         (jni: Jni, thread: sys::jthread, method: sys::jmethodID, location: sys::jlocation,
-         exception: sys::jobject, catch_method: sys::jmethodID, catch_location: sys::jlocation);
+         exception: sys::jobject, catch_method: sys::jmethodID, catch_location: sys::jlocation) => ExceptionArgs;
     /// A thrown exception is caught.
     ExceptionCatch = JVMTI_EVENT_EXCEPTION_CATCH, ExceptionCatch, exception_catch,
         needs: Some(CanGenerateExceptionEvents), per_thread: true,
         (jni: Jni, thread: sys::jthread, method: sys::jmethodID, location: sys::jlocation,
-         exception: sys::jobject);
+         exception: sys::jobject) => ExceptionCatchArgs;
     /// A thread is about to execute a new instruction.
     SingleStep = JVMTI_EVENT_SINGLE_STEP, SingleStep, single_step,
         needs: Some(CanGenerateSingleStepEvents), per_thread: true,
@@ -239,13 +276,13 @@ jvmti_events! {
     FieldAccess = JVMTI_EVENT_FIELD_ACCESS, FieldAccess, field_access,
         needs: Some(CanGenerateFieldAccessEvents), per_thread: true,
         (jni: Jni, thread: sys::jthread, method: sys::jmethodID, location: sys::jlocation,
-         field_class: sys::jclass, object: sys::jobject, field: sys::jfieldID);
+         field_class: sys::jclass, object: sys::jobject, field: sys::jfieldID) => FieldAccessArgs;
     /// A watched field is written.
     FieldModification = JVMTI_EVENT_FIELD_MODIFICATION, FieldModification, field_modification,
         needs: Some(CanGenerateFieldModificationEvents), per_thread: true,
         (jni: Jni, thread: sys::jthread, method: sys::jmethodID, location: sys::jlocation,
          field_class: sys::jclass, object: sys::jobject, field: sys::jfieldID, signature_type: c_char,
-         new_value: sys::jvalue);
+         new_value: sys::jvalue) => FieldModificationArgs;
     /// A Java or native method is entered (interpreted mode: slow).
     MethodEntry = JVMTI_EVENT_METHOD_ENTRY, MethodEntry, method_entry,
         needs: Some(CanGenerateMethodEntryEvents), per_thread: true,
@@ -254,19 +291,19 @@ jvmti_events! {
     MethodExit = JVMTI_EVENT_METHOD_EXIT, MethodExit, method_exit,
         needs: Some(CanGenerateMethodExitEvents), per_thread: true,
         (jni: Jni, thread: sys::jthread, method: sys::jmethodID, was_popped_by_exception: sys::jboolean,
-         return_value: sys::jvalue);
+         return_value: sys::jvalue) => MethodExitArgs;
     /// A native method is bound to `address`; a handler may store another function (same signature) in
     /// `*new_address`. `jni` and `thread` are null when it happens in the primordial phase.
     NativeMethodBind = JVMTI_EVENT_NATIVE_METHOD_BIND, NativeMethodBind, native_method_bind,
         needs: Some(CanGenerateNativeMethodBindEvents), per_thread: false,
         (jni: Jni, thread: sys::jthread, method: sys::jmethodID, address: *mut c_void,
-         new_address: *mut *mut c_void);
+         new_address: *mut *mut c_void) => NativeMethodBindArgs;
     /// A method was compiled and loaded at `code_addr..code_addr+code_size` (also replayed by
     /// GenerateEvents). `compile_info` is a chain of `jvmtiCompiledMethodLoadRecordHeader` or null.
     CompiledMethodLoad = JVMTI_EVENT_COMPILED_METHOD_LOAD, CompiledMethodLoad, compiled_method_load,
         needs: Some(CanGenerateCompiledMethodLoadEvents), per_thread: false,
         (method: sys::jmethodID, code_size: sys::jint, code_addr: *const c_void, map_length: sys::jint,
-         map: *const sys::jvmtiAddrLocationMap, compile_info: *const c_void);
+         map: *const sys::jvmtiAddrLocationMap, compile_info: *const c_void) => CompiledMethodLoadArgs;
     /// A compiled method was unloaded from `code_addr`.
     CompiledMethodUnload = JVMTI_EVENT_COMPILED_METHOD_UNLOAD, CompiledMethodUnload, compiled_method_unload,
         needs: Some(CanGenerateCompiledMethodLoadEvents), per_thread: false,
@@ -315,11 +352,11 @@ jvmti_events! {
     /// The VM allocated an object that bytecode-instrumented allocation cannot see (reflection, JNI…).
     VmObjectAlloc = JVMTI_EVENT_VM_OBJECT_ALLOC, VMObjectAlloc, vm_object_alloc,
         needs: Some(CanGenerateVmObjectAllocEvents), per_thread: false,
-        (jni: Jni, thread: sys::jthread, object: sys::jobject, class: sys::jclass, size: sys::jlong);
+        (jni: Jni, thread: sys::jthread, object: sys::jobject, class: sys::jclass, size: sys::jlong) => VmObjectAllocArgs;
     /// A sampled allocation (SetHeapSamplingInterval), after the object is initialised.
     SampledObjectAlloc = JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, SampledObjectAlloc, sampled_object_alloc,
         needs: Some(CanGenerateSampledObjectAllocEvents), per_thread: true,
-        (jni: Jni, thread: sys::jthread, object: sys::jobject, class: sys::jclass, size: sys::jlong);
+        (jni: Jni, thread: sys::jthread, object: sys::jobject, class: sys::jclass, size: sys::jlong) => SampledObjectAllocArgs;
     /// A virtual thread starts (JDK 21+; needs can_support_virtual_threads).
     VirtualThreadStart = JVMTI_EVENT_VIRTUAL_THREAD_START, VirtualThreadStart, virtual_thread_start,
         needs: Some(CanSupportVirtualThreads), per_thread: false,

@@ -238,7 +238,7 @@ unsafe fn reference_info<'cb>(kind: u32, info: *const sys::jvmtiHeapReferenceInf
     ReferenceInfo { info: unsafe { info.as_ref() }, kind }
 }
 
-#[allow(clippy::too_many_arguments)]
+// The C signature FollowReferences calls (clippy leaves `extern "C"` functions' argument counts alone).
 unsafe extern "C" fn on_reference<V: HeapVisitor>(
     kind: sys::jvmtiHeapReferenceKind,
     info: *const sys::jvmtiHeapReferenceInfo,

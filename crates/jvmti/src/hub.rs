@@ -18,16 +18,15 @@
 //! and a subscription's on/off state is an atomic flag read with a relaxed load.
 //!
 //! ```ignore
-//! use jvmti::{Event, EventHandler, Jvmti, sys};
+//! use jvmti::{CompiledMethodLoadArgs, Event, EventHandler, Jvmti, sys};
 //!
 //! /// A flat profile's code map: where the JIT put each method.
 //! struct CodeMap { /* … */ }
 //!
 //! impl EventHandler<Profiler> for CodeMap {
-//!     fn compiled_method_load(&self, cx: &Profiler, _jvmti: Jvmti, method: sys::jmethodID, code_size: sys::jint,
-//!         code_addr: *const std::ffi::c_void, _map_length: sys::jint, _map: *const sys::jvmtiAddrLocationMap,
-//!         _compile_info: *const std::ffi::c_void) {
-//!         cx.code.insert(code_addr as usize, code_size as usize, method);
+//!     // More than four arguments: they come as one struct.
+//!     fn compiled_method_load(&self, cx: &Profiler, _jvmti: Jvmti, args: CompiledMethodLoadArgs) {
+//!         cx.code.insert(args.code_addr as usize, args.code_size as usize, args.method);
 //!     }
 //!     fn dynamic_code_generated(&self, cx: &Profiler, _jvmti: Jvmti, name: *const std::ffi::c_char,
 //!         address: *const std::ffi::c_void, length: sys::jint) {

@@ -42,7 +42,11 @@ pub use capabilities::{CapabilityFlag, capability_names, no_capabilities};
 pub use classes::{FieldInfo, LineTable, MethodName};
 pub use env::{Jvmti, JvmtiVersion};
 pub use error::{JniError, JvmtiError, Result};
-pub use events::{ClassFileLoad, Event, EventArg, EventHandler, class_file_bytes, event_callbacks, event_str};
+pub use events::{
+    ClassFileLoad, ClassFileLoadHookArgs, CompiledMethodLoadArgs, Event, EventArg, EventHandler, ExceptionArgs,
+    ExceptionCatchArgs, FieldAccessArgs, FieldModificationArgs, MethodExitArgs, NativeMethodBindArgs,
+    SampledObjectAllocArgs, VmObjectAllocArgs, class_file_bytes, event_callbacks, event_str,
+};
 pub use exports::AsyncGetCallTrace;
 pub use heap::HeapCallbacks;
 pub use hub::{EventHost, EventHub, EventHubBuilder, HubError, Interest, Need, SubscriberId, Subscription};

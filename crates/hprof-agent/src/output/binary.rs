@@ -5,7 +5,7 @@ use super::Buffered;
 use super::ReportTables;
 use crate::classes::ClassRecord;
 use crate::traces::StoredFrame;
-use hprof_format::binary::RecordWriter;
+use hprof_format::binary::{FrameRecord, RecordWriter};
 use hprof_format::model::ThreadStart;
 use hprof_format::serial_base;
 use rustc_hash::FxHashMap;
@@ -100,7 +100,14 @@ impl BinaryEncoder {
                 Some(s) => self.string_id(s)?,
                 None => 0,
             };
-            self.writer.frame(frame_id, method, sig, source, stored.class_serial, f.line.to_raw())?;
+            self.writer.frame(&FrameRecord {
+                frame_id,
+                method_name_id: method,
+                signature_id: sig,
+                source_file_id: source,
+                class_serial: stored.class_serial,
+                line: f.line.to_raw(),
+            })?;
             if self.frames_written.len() <= i {
                 self.frames_written.resize(i + 1, false);
             }

@@ -1,7 +1,7 @@
 //! Hostile heap dumps written by the tests themselves, and a child process measured as it runs (peak
 //! resident set from wait4, wall time, output size), for the "Hostile input" promises of docs/security.md.
 
-use hprof_format::binary::{Body, RecordWriter};
+use hprof_format::binary::{Body, FrameRecord, RecordWriter};
 use hprof_format::tags::{BasicType, heap as sub};
 use std::io::Read;
 use std::path::Path;
@@ -234,7 +234,15 @@ pub fn evil_names() -> Vec<u8> {
     w.utf8(4, "main").unwrap();
     w.load_class(1, OBJECT, 0, 1).unwrap();
     w.load_class(2, NODE, 0, 2).unwrap();
-    w.frame(0x50, 2, 3, 2, 2, 12).unwrap();
+    w.frame(&FrameRecord {
+        frame_id: 0x50,
+        method_name_id: 2,
+        signature_id: 3,
+        source_file_id: 2,
+        class_serial: 2,
+        line: 12,
+    })
+    .unwrap();
     w.trace(300001, 1, &[0x50]).unwrap();
     w.start_thread(1, 0x3000, 300001, 2, 4, 4).unwrap();
     w.cpu_samples(5, &[(5, 300001)]).unwrap();

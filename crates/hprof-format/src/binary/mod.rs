@@ -15,4 +15,4 @@ pub use heap::{ClassDump, FieldDecl, HeapRecord, HeapRecords, StaticField, Value
 pub use heap_writer::{ClassDumpOut, HeapWriter, SubRecordOut};
 pub use reader::{Header, RawRecord, Records, parse_header};
 pub use records::{AllocSite, Record};
-pub use writer::{RECORD_HEAD, RecordWriter, record_head};
+pub use writer::{FrameRecord, RECORD_HEAD, RecordWriter, record_head};

@@ -6,6 +6,18 @@ use std::time::Instant;
 
 /// Writes the header and then records. Knows nothing of interning: callers hand it identifiers and
 /// serials they have already assigned (the agent's output layer keeps those tables).
+/// A FRAME record's fields: the frame's identifier, its method's name, signature and source file as
+/// STRING identifiers (0: no source file), its class's serial and its line (HPROF's negative codes included).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameRecord {
+    pub frame_id: u64,
+    pub method_name_id: u64,
+    pub signature_id: u64,
+    pub source_file_id: u64,
+    pub class_serial: u32,
+    pub line: i32,
+}
+
 pub struct RecordWriter<W: Write> {
     out: W,
     id_size: u32,
@@ -78,16 +90,8 @@ impl<W: Write> RecordWriter<W> {
         })
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub fn frame(
-        &mut self,
-        frame_id: u64,
-        method_name_id: u64,
-        signature_id: u64,
-        source_file_id: u64,
-        class_serial: u32,
-        line: i32,
-    ) -> io::Result<()> {
+    pub fn frame(&mut self, frame: &FrameRecord) -> io::Result<()> {
+        let FrameRecord { frame_id, method_name_id, signature_id, source_file_id, class_serial, line } = *frame;
         self.emit(tag::FRAME, |b| {
             b.id(frame_id).id(method_name_id).id(signature_id).id(source_file_id).u4(class_serial).u4(line as u32);
         })
@@ -213,7 +217,15 @@ mod tests {
         let mut w = RecordWriter::new(Vec::new(), crate::PROFILE_1_0_1, 8, 0x0000_0123_4567_89AB).unwrap();
         w.utf8(1, "main").unwrap();
         w.load_class(100001, 0x42, 300000, 1).unwrap();
-        w.frame(7, 1, 1, 0, 100001, -3).unwrap();
+        w.frame(&FrameRecord {
+            frame_id: 7,
+            method_name_id: 1,
+            signature_id: 1,
+            source_file_id: 0,
+            class_serial: 100001,
+            line: -3,
+        })
+        .unwrap();
         w.trace(300001, 200001, &[7]).unwrap();
         w.start_thread(200001, 0x99, 300000, 1, 1, 0).unwrap();
         w.cpu_samples(10, &[(7, 300001), (3, 300000)]).unwrap();

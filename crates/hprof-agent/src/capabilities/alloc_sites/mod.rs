@@ -29,10 +29,10 @@ use crate::options::Options;
 use crate::output::Checkpoint;
 use crate::sampling::agent_work::{self, AgentWork};
 use hprof_format::model::SiteOrder;
-use jvmti::{Event, EventHandler, Interest, Jni, Jvmti, sys};
+use jvmti::{Event, EventHandler, Interest, Jni, Jvmti, SampledObjectAllocArgs, VmObjectAllocArgs, sys};
 use liveness::Liveness;
 use report::ReportRequest;
-use site_finder::SiteFinder;
+use site_finder::{SiteFinder, SiteQuery};
 use site_table::SiteTable;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -71,17 +71,8 @@ impl AllocSites {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn record(
-        &self,
-        ctx: &Context,
-        jni: Jni,
-        thread: sys::jthread,
-        object: sys::jobject,
-        class: sys::jclass,
-        size: i64,
-        sampled: bool,
-    ) {
+    fn record(&self, ctx: &Context, jni: Jni, allocation: Allocation) {
+        let Allocation { thread, object, class, size, sampled } = allocation;
         if priming::consume_priming_sample() {
             return;
         }
@@ -95,7 +86,9 @@ impl AllocSites {
             if !sampled && self.liveness.already_tracked(t.as_deref_mut().map(|t| &mut t.records), jni, object, words) {
                 return;
             }
-            let Some(site) = self.finder.site_of(ctx, &self.sites, t.as_deref_mut(), jni, thread, class) else {
+            let Some(site) =
+                self.finder.site_of(SiteQuery { ctx, sites: &self.sites, jni, thread }, t.as_deref_mut(), class)
+            else {
                 self.sites.record_dropped();
                 return;
             };
@@ -197,21 +190,23 @@ impl AllocSites {
     }
 }
 
+/// An allocation event's arguments, and whether the heap sampler saw the object.
+#[derive(Debug, Clone, Copy)]
+struct Allocation {
+    thread: sys::jthread,
+    object: sys::jobject,
+    class: sys::jclass,
+    size: i64,
+    sampled: bool,
+}
+
 /// SampledObjectAlloc and VMObjectAlloc pass the same arguments; the one difference for us is whether the
 /// heap sampler saw the object.
 macro_rules! allocation_event {
-    ($event:ident, sampled: $sampled:literal) => {
-        fn $event(
-            &self,
-            ctx: &Context,
-            _: Jvmti,
-            jni: Jni,
-            thread: sys::jthread,
-            object: sys::jobject,
-            class: sys::jclass,
-            size: i64,
-        ) {
-            self.record(ctx, jni, thread, object, class, size, $sampled);
+    ($event:ident($args:ident), sampled: $sampled:literal) => {
+        fn $event(&self, ctx: &Context, _: Jvmti, args: $args) {
+            let $args { jni, thread, object, class, size } = args;
+            self.record(ctx, jni, Allocation { thread, object, class, size, sampled: $sampled });
         }
     };
 }
@@ -225,8 +220,8 @@ impl EventHandler<Context> for AllocSites {
         self.liveness.on_gc_finish();
     }
 
-    allocation_event!(sampled_object_alloc, sampled: true);
-    allocation_event!(vm_object_alloc, sampled: false);
+    allocation_event!(sampled_object_alloc(SampledObjectAllocArgs), sampled: true);
+    allocation_event!(vm_object_alloc(VmObjectAllocArgs), sampled: false);
 }
 
 impl Capability for AllocSites {

@@ -83,21 +83,13 @@ impl SiteFinder {
     /// The site of an allocation of an instance of `class` by the current thread, whose state `t` is (none
     /// for an allocation made while another is recorded); `None` when the class cannot be registered or
     /// the site table is full.
-    #[allow(clippy::too_many_arguments)]
-    pub fn site_of(
-        &self,
-        ctx: &Context,
-        sites: &SiteTable,
-        t: Option<&mut AllocThread>,
-        jni: Jni,
-        thread: sys::jthread,
-        class: sys::jclass,
-    ) -> Option<u32> {
+    pub fn site_of(&self, q: SiteQuery<'_>, t: Option<&mut AllocThread>, class: sys::jclass) -> Option<u32> {
+        let SiteQuery { ctx, jni, .. } = q;
         let depth = ctx.depth();
         let class_serial = || ctx.class_record(class).map(|c| c.serial);
         // With thread=y a trace names its thread, and virtual threads share their carrier's cache: no cache.
         let Some(t) = t.filter(|_| !ctx.options.thread) else {
-            return self.site_from_jvmti(ctx, sites, jni, thread, class_serial()?, depth);
+            return self.site_from_jvmti(q, class_serial()?, depth);
         };
         let mut key_buf = [0u64; 1 + 2 * INLINE_KEY_DEPTH];
         let mut key_heap = Vec::new();
@@ -119,23 +111,21 @@ impl SiteFinder {
             match walked {
                 Ok(n) => {
                     let key = &key[..1 + 2 * n];
-                    let site = t
-                        .stacks
-                        .site_for(epoch, key, || self.site_from_jvmti(ctx, sites, jni, thread, class_serial()?, depth));
+                    let site = t.stacks.site_for(epoch, key, || self.site_from_jvmti(q, class_serial()?, depth));
                     if self.verify.enabled.get() == Some(&true) {
-                        self.verify(ctx, sites, jni, thread, class_serial()?, depth, site);
+                        self.verify(q, class_serial()?, depth, site);
                     }
                     return site;
                 }
                 Err(e) => {
                     self.walk_failures[e.index()].fetch_add(1, Ordering::Relaxed);
-                    return self.site_from_jvmti(ctx, sites, jni, thread, class_serial()?, depth);
+                    return self.site_from_jvmti(q, class_serial()?, depth);
                 }
             }
         }
         // No walker: the JVMTI frames themselves make the key.
         let epoch = self.gc_epoch.load(Ordering::Acquire);
-        self.site_from_jvmti_frames(ctx, sites, t, jni, thread, class_serial()?, depth, epoch, key)
+        self.site_from_jvmti_frames(q, t, class_serial()?, depth, epoch, key)
     }
 
     /// The class part of a cache key, and the collection epoch the key belongs to.
@@ -158,36 +148,24 @@ impl SiteFinder {
     }
 
     /// GetStackTrace, then the trace and site tables.
-    fn site_from_jvmti(
-        &self,
-        ctx: &Context,
-        sites: &SiteTable,
-        jni: Jni,
-        thread: sys::jthread,
-        class_serial: u32,
-        depth: usize,
-    ) -> Option<u32> {
+    fn site_from_jvmti(&self, q: SiteQuery<'_>, class_serial: u32, depth: usize) -> Option<u32> {
         let mut stack = JvmtiStack::new(depth);
-        intern_site(ctx, sites, jni, thread, class_serial, stack.take(ctx))
+        intern_site(q, class_serial, stack.take(q.ctx))
     }
 
     /// Without the walker: GetStackTrace on every allocation, its frames the cache key, so that at least
     /// the trace and site tables' locks are skipped for a known stack.
-    #[allow(clippy::too_many_arguments)]
     fn site_from_jvmti_frames(
         &self,
-        ctx: &Context,
-        sites: &SiteTable,
+        q: SiteQuery<'_>,
         t: &mut AllocThread,
-        jni: Jni,
-        thread: sys::jthread,
         class_serial: u32,
         depth: usize,
         epoch: u64,
         key: &mut [u64],
     ) -> Option<u32> {
         let mut stack = JvmtiStack::new(depth);
-        let taken = stack.take(ctx);
+        let taken = stack.take(q.ctx);
         let frames = taken.unwrap_or(&[]);
         key[0] = (class_serial as u64) << 3
             | KEY_CLASS_SERIAL
@@ -197,22 +175,12 @@ impl SiteFinder {
             key[1 + 2 * i] = f.method as u64;
             key[2 + 2 * i] = f.location as u64;
         }
-        t.stacks
-            .site_for(epoch, &key[..1 + 2 * frames.len()], || intern_site(ctx, sites, jni, thread, class_serial, taken))
+        t.stacks.site_for(epoch, &key[..1 + 2 * frames.len()], || intern_site(q, class_serial, taken))
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn verify(
-        &self,
-        ctx: &Context,
-        sites: &SiteTable,
-        jni: Jni,
-        thread: sys::jthread,
-        class_serial: u32,
-        depth: usize,
-        cached: Option<u32>,
-    ) {
-        let truth = self.site_from_jvmti(ctx, sites, jni, thread, class_serial, depth);
+    fn verify(&self, q: SiteQuery<'_>, class_serial: u32, depth: usize, cached: Option<u32>) {
+        let SiteQuery { ctx, sites, .. } = q;
+        let truth = self.site_from_jvmti(q, class_serial, depth);
         self.verify.checked.fetch_add(1, Ordering::Relaxed);
         // A thread JVMTI cannot take a stack of (still starting, say: "no trace") and one the walker found
         // no Java frame on agree.
@@ -289,15 +257,19 @@ impl JvmtiStack {
     }
 }
 
+/// Who asks for a site: the agent's context, the site table, and the allocating thread with its JNI
+/// environment.
+#[derive(Clone, Copy)]
+pub struct SiteQuery<'a> {
+    pub ctx: &'a Context,
+    pub sites: &'a SiteTable,
+    pub jni: Jni,
+    pub thread: sys::jthread,
+}
+
 /// The site of `class_serial` at the trace JVMTI took (HPROF's "no trace" serial if it took none).
-fn intern_site(
-    ctx: &Context,
-    sites: &SiteTable,
-    jni: Jni,
-    thread: sys::jthread,
-    class_serial: u32,
-    taken: Option<&[sys::jvmtiFrameInfo]>,
-) -> Option<u32> {
+fn intern_site(q: SiteQuery<'_>, class_serial: u32, taken: Option<&[sys::jvmtiFrameInfo]>) -> Option<u32> {
+    let SiteQuery { ctx, sites, jni, thread } = q;
     let trace_serial = match taken {
         None => serial_base::TRACE,
         Some(frames) => {

@@ -27,7 +27,7 @@ use crate::threads::ThreadRecord;
 use classify::{Row, TopFrame};
 use code_map::{Code, CodeMap};
 use hprof_format::text::flat::{self as report, FlatProfile as FlatReport, GlobalSummary, NamedRow, ThreadProfile};
-use jvmti::{Event, EventHandler, Interest, Jni, Jvmti, sys};
+use jvmti::{CompiledMethodLoadArgs, Event, EventHandler, Interest, Jni, Jvmti, sys};
 use rustc_hash::FxHashMap;
 use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -228,18 +228,8 @@ impl TickConsumer for FlatProfile {
 /// Where code lives (compiled methods, the interpreter, stubs), so that a tick's pc can be named; and
 /// whether a collection is running.
 impl EventHandler<Context> for Arc<FlatProfile> {
-    #[allow(clippy::too_many_arguments)]
-    fn compiled_method_load(
-        &self,
-        ctx: &Context,
-        _: Jvmti,
-        method: sys::jmethodID,
-        code_size: sys::jint,
-        code_addr: *const c_void,
-        _map_length: sys::jint,
-        _map: *const sys::jvmtiAddrLocationMap,
-        _compile_info: *const c_void,
-    ) {
+    fn compiled_method_load(&self, ctx: &Context, _: Jvmti, args: CompiledMethodLoadArgs) {
+        let CompiledMethodLoadArgs { method, code_size, code_addr, .. } = args;
         let native = ctx.jvmti.is_method_native(method).unwrap_or(false);
         lock(&self.code).add(
             code_addr as usize,

@@ -6,28 +6,28 @@
 //!    threads ([`super::plan`]), with class objects, thread objects, class loaders and held monitors
 //!    tagged (and, for a walk by address, remembered to be untagged before it, [`super::naming`]); the
 //!    threads' stack traces written.
-//! 2. The walk ([`super::walk`]), streaming records into a spool file (see [`super::records::spool`]),
+//! 2. The walk ([`super::walk`]), streaming records into a spool file (see [`super::sink::spool`]),
 //!    holding nothing the program's threads could wait for. If object addresses fail a check on the way, the walk stops, its records
 //!    are dropped, and the heap is walked again with tags.
 //! 3. After the walk: the few objects whose classes the plan did not know, the CLASS DUMPs of classes
 //!    the walk did not visit; then the spool is copied into the profile (a binary dump into a file was
-//!    written there in place, [`super::records::in_place`]), closed by HEAP DUMP END (or opened by HEAP
+//!    written there in place, [`super::sink::in_place`]), closed by HEAP DUMP END (or opened by HEAP
 //!    DUMP BEGIN with the totals, in text).
 //! 4. The environment is disposed of, releasing every tag at once, on a thread of its own.
 
 use super::ids::Named;
 use super::ids::{self, DumpIds};
 use super::naming::Naming;
-use super::plan::Skipped;
 use super::plan::held::HeldByClasses;
 use super::plan::layout::ClassPlan;
 use super::plan::threads::{SeenFrame, ThreadRoots};
+use super::plan::{DumpVm, Skipped};
 use super::records::binary::{self, BinarySink, FieldNames};
-use super::records::in_place::{self, Dumped, LentProfile};
 use super::records::layout_note::layout_note;
-use super::records::spool::Spool;
 use super::records::text::TextSink;
-use super::records::{ClassValues, HeapSink, Root};
+use super::sink::in_place::{self, Dumped, LentProfile};
+use super::sink::spool::Spool;
+use super::walk::heap_sink::{ClassValues, HeapSink, Root};
 use super::walk::late::{LateObjects, Resolved};
 use super::walk::{Walk, WalkStats};
 use crate::context::Context;
@@ -58,7 +58,7 @@ pub struct DumpReport {
     pub total_ms: u128,
     /// How objects were named: "object addresses", or "tags (why)".
     pub naming: String,
-    /// Where the records went: "spooled" (then copied), "written in place" (see [`super::records::in_place`]).
+    /// Where the records went: "spooled" (then copied), "written in place" (see [`super::sink::in_place`]).
     pub placed: String,
     /// The dump left values unplaced and, as asked ([`Completeness::WholeOrNothing`]), was not written.
     pub discarded: bool,
@@ -88,7 +88,7 @@ pub struct FileState {
     /// The empty STACK TRACE 300000 that objects name is written once per file.
     pub empty_trace_written: AtomicBool,
     /// The last dump had records written meanwhile that are likely to come again: spool the next one
-    /// rather than write it in place ([`super::records::in_place`]).
+    /// rather than write it in place ([`super::sink::in_place`]).
     pub spool_next: AtomicBool,
 }
 
@@ -181,59 +181,86 @@ fn write_with(
     if naming.addresses().is_some() {
         ids.named = Some(Named::default());
     }
-    let result = write_named(ctx, jni, env, &mut ids, &mut naming, files, started, completeness);
+    let vm = DumpVm { ctx, jni, env };
+    let result =
+        DumpSession::prepare(vm, &mut ids, &mut naming, files, completeness).and_then(|(mut session, prep)| {
+            let prep_ms = started.elapsed().as_millis();
+            let result = session.dump();
+            session.plan.held.release(jni);
+            let report = result?;
+            Ok(DumpReport { classes: session.plan.len(), prep_ms, ..prep.into_report(report) })
+        });
     if let Some(mut named) = ids.named.take() {
         named.release(jni);
     }
     result
 }
 
-#[allow(clippy::too_many_arguments)]
-fn write_named(
-    ctx: &Context,
-    jni: Jni,
-    env: Jvmti,
-    ids: &mut DumpIds,
-    naming: &mut Naming,
-    files: &FileState,
-    started: Instant,
+/// One dump from its plan on: the JVM handles, the identifiers, the class plan, the threads and how
+/// objects are named, which every stage after the plan reads (the walk, the records after it).
+struct DumpSession<'a> {
+    vm: DumpVm<'a>,
+    ids: &'a mut DumpIds,
+    plan: ClassPlan,
+    threads: ThreadRoots,
+    naming: Naming,
+    files: &'a FileState,
     completeness: Completeness,
-) -> Result<DumpReport, String> {
-    let mut plan = ClassPlan::build(ctx, jni, env, ids)?;
-    let threads = ThreadRoots::collect(ctx, jni, env, ids);
-    let mut held = HeldByClasses::collect(ctx, jni, env, ids, plan.loaded());
-    let search_started = Instant::now();
-    static RESOLVED_TOLD: AtomicBool = AtomicBool::new(false);
-    let resolved = super::plan::resolved::hold(ctx, jni, env, ids, &mut held, plan.loaded());
-    let resolved = left_out(ctx, &RESOLVED_TOLD, "what only constant pools hold", resolved);
-    static INIT_LOCKS_TOLD: AtomicBool = AtomicBool::new(false);
-    let init_locks = super::plan::init_locks::hold(ctx, jni, env, ids, &mut held, plan.loaded());
-    let init_locks = init_locks.map_err(Skipped::Limit);
-    let init_locks = left_out(ctx, &INIT_LOCKS_TOLD, "the init locks of classes not yet initialized", init_locks);
-    plan.held = held;
-    plan.add_vm_statics();
-    plan.release_loaded(jni);
-    let resolved_ms = search_started.elapsed().as_millis();
-    naming.locate(&mut plan);
-    if let Some(mut named) = ids.named.take() {
-        named.primitive_classes(jni, || ids.plain().1);
-        ids.named = Some(named);
+}
+
+/// What the preparation of a dump found, for its report.
+struct Prepared {
+    resolved: usize,
+    init_locks: usize,
+    resolved_ms: u128,
+}
+
+impl Prepared {
+    fn into_report(self, report: DumpReport) -> DumpReport {
+        DumpReport { resolved: self.resolved, init_locks: self.init_locks, resolved_ms: self.resolved_ms, ..report }
     }
-    let prep_ms = started.elapsed().as_millis();
-    let naming = naming.clone();
-    let result = if ctx.output.is_binary() {
-        binary_dump(ctx, jni, env, &mut plan, &threads, ids, naming, files, completeness)
-    } else {
-        text_dump(ctx, jni, env, &mut plan, &threads, ids, naming, completeness)
-    };
-    plan.held.release(jni);
-    let mut report = result?;
-    report.classes = plan.len();
-    report.resolved = resolved;
-    report.init_locks = init_locks;
-    report.resolved_ms = resolved_ms;
-    report.prep_ms = prep_ms;
-    Ok(report)
+}
+
+impl<'a> DumpSession<'a> {
+    /// Before the walk: the class plan, the threads, what class data holds held for the walk, and where
+    /// the objects named so far are.
+    fn prepare(
+        vm: DumpVm<'a>,
+        ids: &'a mut DumpIds,
+        naming: &mut Naming,
+        files: &'a FileState,
+        completeness: Completeness,
+    ) -> Result<(DumpSession<'a>, Prepared), String> {
+        let DumpVm { ctx, jni, env } = vm;
+        let mut plan = ClassPlan::build(ctx, jni, env, ids)?;
+        let threads = ThreadRoots::collect(ctx, jni, env, ids);
+        let mut held = HeldByClasses::collect(ctx, jni, env, ids, plan.loaded());
+        let search_started = Instant::now();
+        static RESOLVED_TOLD: AtomicBool = AtomicBool::new(false);
+        let resolved = super::plan::resolved::hold(vm, ids, &mut held, plan.loaded());
+        let resolved = left_out(ctx, &RESOLVED_TOLD, "what only constant pools hold", resolved);
+        static INIT_LOCKS_TOLD: AtomicBool = AtomicBool::new(false);
+        let init_locks = super::plan::init_locks::hold(ctx, jni, env, ids, &mut held, plan.loaded());
+        let init_locks = init_locks.map_err(Skipped::Limit);
+        let init_locks = left_out(ctx, &INIT_LOCKS_TOLD, "the init locks of classes not yet initialized", init_locks);
+        plan.held = held;
+        plan.add_vm_statics();
+        plan.release_loaded(jni);
+        let resolved_ms = search_started.elapsed().as_millis();
+        naming.locate(&mut plan);
+        if let Some(mut named) = ids.named.take() {
+            named.primitive_classes(jni, || ids.plain().1);
+            ids.named = Some(named);
+        }
+        let naming = naming.clone();
+        let session = DumpSession { vm, ids, plan, threads, naming, files, completeness };
+        Ok((session, Prepared { resolved, init_locks, resolved_ms }))
+    }
+
+    /// The walk and the records after it, in the profile's format.
+    fn dump(&mut self) -> Result<DumpReport, String> {
+        if self.vm.ctx.output.is_binary() { self.binary_dump() } else { self.text_dump() }
+    }
 }
 
 /// The count of objects held, or 0 and why none, said once (a limit with verbose=y, objects missing as a
@@ -259,34 +286,32 @@ enum WalkFailure {
     Other(String),
 }
 
-#[allow(clippy::too_many_arguments)]
-fn walk(
-    env: Jvmti,
-    plan: &ClassPlan,
-    threads: &ThreadRoots,
-    ids: &mut DumpIds,
-    naming: &Naming,
-    side_lengths: &mut FxHashMap<u64, u32>,
-    sink: &mut dyn HeapSink,
-    late: &mut LateObjects,
-) -> io::Result<Result<Walked, WalkFailure>> {
-    let started = Instant::now();
-    let mut walk = Walk::new(plan, threads, ids, naming, side_lengths, sink, late);
-    let outcome = walk.run(env);
-    if let Some(e) = walk.error.take() {
-        return Err(e);
+impl DumpSession<'_> {
+    /// One walk of the heap into `sink`.
+    fn walk(
+        &mut self,
+        side_lengths: &mut FxHashMap<u64, u32>,
+        sink: &mut dyn HeapSink,
+        late: &mut LateObjects,
+    ) -> io::Result<Result<Walked, WalkFailure>> {
+        let started = Instant::now();
+        let mut walk = Walk::new(&self.plan, &self.threads, self.ids, &self.naming, side_lengths, sink, late);
+        let outcome = walk.run(self.vm.env);
+        if let Some(e) = walk.error.take() {
+            return Err(e);
+        }
+        if let Some(why) = walk.failed.take() {
+            return Ok(Err(WalkFailure::Addresses(why)));
+        }
+        let millis = started.elapsed().as_millis();
+        Ok(outcome.map_err(WalkFailure::Other).map(|()| Walked {
+            stats: walk.stats,
+            emitted: std::mem::take(&mut walk.emitted),
+            seen_frames: std::mem::take(&mut walk.seen_frames),
+            thread_objects: std::mem::take(&mut walk.thread_objects),
+            millis,
+        }))
     }
-    if let Some(why) = walk.failed.take() {
-        return Ok(Err(WalkFailure::Addresses(why)));
-    }
-    let millis = started.elapsed().as_millis();
-    Ok(outcome.map_err(WalkFailure::Other).map(|()| Walked {
-        stats: walk.stats,
-        emitted: std::mem::take(&mut walk.emitted),
-        seen_frames: std::mem::take(&mut walk.seen_frames),
-        thread_objects: std::mem::take(&mut walk.thread_objects),
-        millis,
-    }))
 }
 
 /// A finished walk, with what the records after it need.
@@ -299,35 +324,36 @@ struct WalkedInto<S> {
 
 /// Walks the heap into a sink from `new_sink`, named as `naming` says; if object addresses fail a check,
 /// into a fresh sink again with tags (`new_sink` gets the abandoned one back), and `naming` says why.
-fn walk_into<S: HeapSink>(
-    env: Jvmti,
-    plan: &ClassPlan,
-    threads: &ThreadRoots,
-    ids: &mut DumpIds,
-    naming: &mut Naming,
-    mut new_sink: impl FnMut(Option<S>) -> Result<S, String>,
-) -> Result<WalkedInto<S>, String> {
-    let mut sink = new_sink(None)?;
-    loop {
-        let mut side_lengths = FxHashMap::default();
-        let mut late = LateObjects::default();
-        if let Some(named) = &ids.named {
-            match naming.addresses() {
-                // java.lang.Class keeps its tag where class words in the headers cannot tell class objects.
-                Some(a) => named.untag(env, if a.heap().class_word.is_some() { 0 } else { plan.class_class_id() }),
-                // After a failed check: tags again.
-                None => named.retag(env),
+impl DumpSession<'_> {
+    fn walk_into<S: HeapSink>(
+        &mut self,
+        mut new_sink: impl FnMut(Option<S>) -> Result<S, String>,
+    ) -> Result<WalkedInto<S>, String> {
+        let env = self.vm.env;
+        let mut sink = new_sink(None)?;
+        loop {
+            let mut side_lengths = FxHashMap::default();
+            let mut late = LateObjects::default();
+            if let Some(named) = &self.ids.named {
+                match self.naming.addresses() {
+                    // java.lang.Class keeps its tag where class words in the headers cannot tell class objects.
+                    Some(a) => {
+                        named.untag(env, if a.heap().class_word.is_some() { 0 } else { self.plan.class_class_id() })
+                    }
+                    // After a failed check: tags again.
+                    None => named.retag(env),
+                }
             }
-        }
-        match walk(env, plan, threads, ids, naming, &mut side_lengths, &mut sink, &mut late).map_err(spool_error)? {
-            Ok(walked) => return Ok(WalkedInto { sink, walked, late, side_lengths }),
-            Err(WalkFailure::Addresses(why)) if naming.addresses().is_some() => {
-                let why = format!("object addresses failed a check: {why}");
-                crate::log::warning(&format!("heap dump: {why}; the heap is walked again, with tags"));
-                *naming = Naming::Tags(why);
-                sink = new_sink(Some(sink))?;
+            match self.walk(&mut side_lengths, &mut sink, &mut late).map_err(spool_error)? {
+                Ok(walked) => return Ok(WalkedInto { sink, walked, late, side_lengths }),
+                Err(WalkFailure::Addresses(why)) if self.naming.addresses().is_some() => {
+                    let why = format!("object addresses failed a check: {why}");
+                    crate::log::warning(&format!("heap dump: {why}; the heap is walked again, with tags"));
+                    self.naming = Naming::Tags(why);
+                    sink = new_sink(Some(sink))?;
+                }
+                Err(WalkFailure::Addresses(why) | WalkFailure::Other(why)) => return Err(why),
             }
-            Err(WalkFailure::Addresses(why) | WalkFailure::Other(why)) => return Err(why),
         }
     }
 }
@@ -358,26 +384,24 @@ impl<S> Completed<S> {
 /// before (the binary dump writes the new ones' field names); the threads' traces are settled against
 /// what the walk saw and written to the profile (before the dump, which names them); then the records
 /// still missing are written ([`complete`]).
-#[allow(clippy::too_many_arguments)]
-fn finish_walk<S: HeapSink>(
-    ctx: &Context,
-    jni: Jni,
-    env: Jvmti,
-    plan: &mut ClassPlan,
-    threads: &ThreadRoots,
-    ids: &mut DumpIds,
-    into: WalkedInto<S>,
-    late_classes: impl FnOnce(&mut S, &ClassPlan, usize) -> Result<(), String>,
-) -> Result<Completed<S>, String> {
-    let WalkedInto { mut sink, mut walked, late, side_lengths } = into;
-    let planned = plan.len();
-    let resolved = late.resolve(ctx, jni, env, plan, ids);
-    late_classes(&mut sink, plan, planned)?;
-    let traces = threads.settle_traces(ctx, jni, &walked.seen_frames);
-    ctx.reports().traces(traces.values().copied());
-    let unplaced =
-        complete(plan, &late, &resolved, &side_lengths, &traces, &mut walked, &mut sink).map_err(spool_error)?;
-    Ok(Completed { sink, walked, unplaced })
+impl DumpSession<'_> {
+    fn finish_walk<S: HeapSink>(
+        &mut self,
+        into: WalkedInto<S>,
+        late_classes: impl FnOnce(&mut S, &ClassPlan, usize) -> Result<(), String>,
+    ) -> Result<Completed<S>, String> {
+        let DumpVm { ctx, jni, env } = self.vm;
+        let WalkedInto { mut sink, mut walked, late, side_lengths } = into;
+        let plan = &mut self.plan;
+        let planned = plan.len();
+        let resolved = late.resolve(ctx, jni, env, plan, self.ids);
+        late_classes(&mut sink, plan, planned)?;
+        let traces = self.threads.settle_traces(ctx, jni, &walked.seen_frames);
+        ctx.reports().traces(traces.values().copied());
+        let unplaced =
+            complete(plan, &late, &resolved, &side_lengths, &traces, &mut walked, &mut sink).map_err(spool_error)?;
+        Ok(Completed { sink, walked, unplaced })
+    }
 }
 
 /// For tests of the dumps made again: `HPROF_HEAP_DUMP_TEST_UNPLACED=n` makes the first `n` dump attempts of
@@ -421,108 +445,99 @@ fn complete(
     Ok(unplaced)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn binary_dump(
-    ctx: &Context,
-    jni: Jni,
-    env: Jvmti,
-    plan: &mut ClassPlan,
-    threads: &ThreadRoots,
-    ids: &mut DumpIds,
-    naming: Naming,
-    files: &FileState,
-    completeness: Completeness,
-) -> Result<DumpReport, String> {
-    let closed = || format!("the heap dump could not be written to {}", ctx.output.description());
-    // The field names' STRING records, before any segment; the object layout's once per file.
-    let mut names = None;
-    let note = layout_note();
-    ctx.output.binary(|enc| {
-        if !files.empty_trace_written.swap(true, Ordering::Relaxed) {
-            binary::write_empty_trace(enc)?;
-        }
-        if let Some(note) = note {
-            enc.string_id(&note.text())?;
-        }
-        let mut n = FieldNames::default();
-        n.add(enc, plan, 0..plan.len())?;
-        names = Some(n);
-        Ok(())
-    });
-    let names = names.ok_or_else(closed)?;
-    // The threads' traces too: usually nothing is then left to write before the dump after its walk.
-    let mut traces: Vec<u32> = threads.traces().collect();
-    traces.sort_unstable();
-    ctx.reports().traces(traces);
-    let mut lent = None;
-    if ctx.options.net.is_none() {
-        let near = Some(ctx.options.output_file());
+impl DumpSession<'_> {
+    fn binary_dump(&mut self) -> Result<DumpReport, String> {
+        let (ctx, files, completeness) = (self.vm.ctx, self.files, self.completeness);
+        let plan = &self.plan;
+        let closed = || format!("the heap dump could not be written to {}", ctx.output.description());
+        // The field names' STRING records, before any segment; the object layout's once per file.
+        let mut names = None;
+        let note = layout_note();
         ctx.output.binary(|enc| {
-            lent = LentProfile::lend(enc, near)?;
+            if !files.empty_trace_written.swap(true, Ordering::Relaxed) {
+                binary::write_empty_trace(enc)?;
+            }
+            if let Some(note) = note {
+                enc.string_id(&note.text())?;
+            }
+            let mut n = FieldNames::default();
+            n.add(enc, plan, 0..plan.len())?;
+            names = Some(n);
             Ok(())
         });
-    }
-    let in_place = lent.is_some() && !files.spool_next.load(Ordering::Relaxed);
-    let target = match lent.as_mut() {
-        Some(lent) if in_place => Target::Profile(lent),
-        Some(lent) => Target::Aside(lent),
-        None => Target::Socket,
-    };
-    // Whatever happens in there, the profile's file must be given back: a panic becomes a failed dump.
-    let dumped = guard(
-        || binary_walk(ctx, jni, env, plan, threads, ids, naming, names, target),
-        Err("the heap dump stopped on an internal error".into()),
-    );
-    let discard = |report: &DumpReport| completeness == Completeness::WholeOrNothing && report.unplaced() > 0;
-    let Some(lent) = lent else {
-        let (spool, mut report, _) = dumped?;
-        if discard(&report) {
-            report.discarded = true;
-            return Ok(report);
+        let names = names.ok_or_else(closed)?;
+        // The threads' traces too: usually nothing is then left to write before the dump after its walk.
+        let mut traces: Vec<u32> = self.threads.traces().collect();
+        traces.sort_unstable();
+        ctx.reports().traces(traces);
+        let mut lent = None;
+        if ctx.options.net.is_none() {
+            let near = Some(ctx.options.output_file());
+            ctx.output.binary(|enc| {
+                lent = LentProfile::lend(enc, near)?;
+                Ok(())
+            });
         }
-        report.placed = "spooled".into();
+        let in_place = lent.is_some() && !files.spool_next.load(Ordering::Relaxed);
+        let target = match lent.as_mut() {
+            Some(lent) if in_place => Target::Profile(lent),
+            Some(lent) => Target::Aside(lent),
+            None => Target::Socket,
+        };
+        // Whatever happens in there, the profile's file must be given back: a panic becomes a failed dump.
+        let dumped =
+            guard(|| self.binary_walk(names, target), Err("the heap dump stopped on an internal error".into()));
+        let discard = |report: &DumpReport| completeness == Completeness::WholeOrNothing && report.unplaced() > 0;
+        let Some(lent) = lent else {
+            let (spool, mut report, _) = dumped?;
+            if discard(&report) {
+                report.discarded = true;
+                return Ok(report);
+            }
+            report.placed = "spooled".into();
+            let mut written = false;
+            ctx.output.binary(|enc| {
+                spool.copy_into(enc.writer().get_mut())?;
+                enc.writer().heap_dump_end()?;
+                written = true;
+                Ok(())
+            });
+            return if written { Ok(report) } else { Err(closed()) };
+        };
+        let dumped = dumped.and_then(|(spool, report, late_names)| match in_place {
+            true => spool.into_file().map(|_| (Dumped::InPlace, report, late_names)).map_err(spool_error),
+            false => Ok((Dumped::Spooled(spool), report, late_names)),
+        });
+        let (dumped, mut report, late_names) = match dumped {
+            Ok(done) if discard(&done.1) => {
+                ctx.output.binary(|enc| lent.give_back(enc, Dumped::Failed).map(drop));
+                let mut report = done.1;
+                report.discarded = true;
+                return Ok(report);
+            }
+            Ok(done) => done,
+            Err(e) => {
+                ctx.output.binary(|enc| lent.give_back(enc, Dumped::Failed).map(drop));
+                return Err(e);
+            }
+        };
         let mut written = false;
         ctx.output.binary(|enc| {
-            spool.copy_into(enc.writer().get_mut())?;
+            let held = lent.give_back(enc, dumped)?;
+            // Names of classes met late are written once; other records written meanwhile (threads that
+            // start, stacks that change) are likely to come again.
+            files.spool_next.store(held > late_names, Ordering::Relaxed);
+            report.placed = match (in_place, held) {
+                (true, 0) => "written in place".into(),
+                (true, _) => format!("written in place, moved behind {held} bytes written meanwhile"),
+                (false, _) => format!("spooled ({held} bytes written meanwhile)"),
+            };
             enc.writer().heap_dump_end()?;
             written = true;
             Ok(())
         });
-        return if written { Ok(report) } else { Err(closed()) };
-    };
-    let dumped = dumped.and_then(|(spool, report, late_names)| match in_place {
-        true => spool.into_file().map(|_| (Dumped::InPlace, report, late_names)).map_err(spool_error),
-        false => Ok((Dumped::Spooled(spool), report, late_names)),
-    });
-    let (dumped, mut report, late_names) = match dumped {
-        Ok(done) if discard(&done.1) => {
-            ctx.output.binary(|enc| lent.give_back(enc, Dumped::Failed).map(drop));
-            let mut report = done.1;
-            report.discarded = true;
-            return Ok(report);
-        }
-        Ok(done) => done,
-        Err(e) => {
-            ctx.output.binary(|enc| lent.give_back(enc, Dumped::Failed).map(drop));
-            return Err(e);
-        }
-    };
-    let mut written = false;
-    ctx.output.binary(|enc| {
-        let held = lent.give_back(enc, dumped)?;
-        // Names of classes met late are written once; other records written meanwhile (threads that
-        // start, stacks that change) are likely to come again.
-        files.spool_next.store(held > late_names, Ordering::Relaxed);
-        report.placed = match (in_place, held) {
-            (true, 0) => "written in place".into(),
-            (true, _) => format!("written in place, moved behind {held} bytes written meanwhile"),
-            (false, _) => format!("spooled ({held} bytes written meanwhile)"),
-        };
-        enc.writer().heap_dump_end()?;
-        written = true;
-        Ok(())
-    });
-    if written { Ok(report) } else { Err(closed()) }
+        if written { Ok(report) } else { Err(closed()) }
+    }
 }
 
 /// Where a binary dump's walk writes.
@@ -537,49 +552,41 @@ enum Target<'a> {
 
 /// The walk of a binary dump and the records after it, spooled (into the profile's file, in place).
 /// Returns the spool, the report and the bytes of the names of classes met late.
-#[allow(clippy::too_many_arguments)]
-fn binary_walk(
-    ctx: &Context,
-    jni: Jni,
-    env: Jvmti,
-    plan: &mut ClassPlan,
-    threads: &ThreadRoots,
-    ids: &mut DumpIds,
-    mut naming: Naming,
-    names: FieldNames,
-    mut target: Target<'_>,
-) -> Result<(Spool, DumpReport, usize), String> {
-    let closed = || format!("the heap dump could not be written to {}", ctx.output.description());
-    let mut names = Some(names);
-    let new_sink = |old: Option<BinarySink>| -> Result<BinarySink, String> {
-        // An abandoned sink is dropped (its writes finished) before the file is reused.
-        let names = old.map(|s| s.names).or_else(|| names.take()).ok_or_else(closed)?;
-        let spool = match &mut target {
-            Target::Profile(lent) => lent.spool_in_place().map_err(spool_error)?,
-            Target::Aside(lent) => lent.spool_aside().map_err(spool_error)?,
-            Target::Socket => open_spool(ctx)?,
+impl DumpSession<'_> {
+    fn binary_walk(&mut self, names: FieldNames, mut target: Target<'_>) -> Result<(Spool, DumpReport, usize), String> {
+        let ctx = self.vm.ctx;
+        let closed = || format!("the heap dump could not be written to {}", ctx.output.description());
+        let mut names = Some(names);
+        let new_sink = |old: Option<BinarySink<Spool>>| -> Result<BinarySink<Spool>, String> {
+            // An abandoned sink is dropped (its writes finished) before the file is reused.
+            let names = old.map(|s| s.names).or_else(|| names.take()).ok_or_else(closed)?;
+            let spool = match &mut target {
+                Target::Profile(lent) => lent.spool_in_place().map_err(spool_error)?,
+                Target::Aside(lent) => lent.spool_aside().map_err(spool_error)?,
+                Target::Socket => open_spool(ctx)?,
+            };
+            Ok(BinarySink::new(spool, names))
         };
-        Ok(BinarySink::new(spool, names))
-    };
-    let walked = walk_into(env, plan, threads, ids, &mut naming, new_sink)?;
-    let mut late_names = None;
-    let write_names = |sink: &mut BinarySink, plan: &ClassPlan, planned: usize| {
-        ctx.output.binary(|enc| {
-            let before = in_place::held(enc)?;
-            // Classes added after the walk, and those laid out again (a late class's superclass, say).
-            let added = (0..plan.len()).filter(|&k| k >= planned || plan.relaid.contains(&(k as u32)));
-            sink.names.add(enc, plan, added)?;
-            late_names = Some(in_place::held(enc)? - before);
-            Ok(())
-        });
-        late_names.map(drop).ok_or_else(closed)
-    };
-    let completed = finish_walk(ctx, jni, env, plan, threads, ids, walked, write_names)?;
-    let late_names = late_names.ok_or_else(closed)?;
-    let report = completed.report(&naming);
-    let spool = completed.sink.finish().map_err(spool_error)?;
-    let report = DumpReport { bytes: spool.written(), ..report };
-    Ok((spool, report, late_names))
+        let walked = self.walk_into(new_sink)?;
+        let mut late_names = None;
+        let write_names = |sink: &mut BinarySink<Spool>, plan: &ClassPlan, planned: usize| {
+            ctx.output.binary(|enc| {
+                let before = in_place::held(enc)?;
+                // Classes added after the walk, and those laid out again (a late class's superclass, say).
+                let added = (0..plan.len()).filter(|&k| k >= planned || plan.relaid.contains(&(k as u32)));
+                sink.names.add(enc, plan, added)?;
+                late_names = Some(in_place::held(enc)? - before);
+                Ok(())
+            });
+            late_names.map(drop).ok_or_else(closed)
+        };
+        let completed = self.finish_walk(walked, write_names)?;
+        let late_names = late_names.ok_or_else(closed)?;
+        let report = completed.report(&self.naming);
+        let spool = completed.sink.finish().map_err(spool_error)?;
+        let report = DumpReport { bytes: spool.written(), ..report };
+        Ok((spool, report, late_names))
+    }
 }
 
 fn open_spool(ctx: &Context) -> Result<Spool, String> {
@@ -591,33 +598,26 @@ fn spool_error(e: io::Error) -> String {
     format!("cannot write the heap dump spool file: {e}")
 }
 
-#[allow(clippy::too_many_arguments)]
-fn text_dump(
-    ctx: &Context,
-    jni: Jni,
-    env: Jvmti,
-    plan: &mut ClassPlan,
-    threads: &ThreadRoots,
-    ids: &mut DumpIds,
-    mut naming: Naming,
-    completeness: Completeness,
-) -> Result<DumpReport, String> {
-    let new_sink = |_: Option<TextSink>| Ok(TextSink::new(open_spool(ctx)?));
-    let walked = walk_into(env, plan, threads, ids, &mut naming, new_sink)?;
-    let completed = finish_walk(ctx, jni, env, plan, threads, ids, walked, |_, _, _| Ok(()))?;
-    let (stats, unplaced) = (completed.walked.stats, completed.unplaced);
-    let report = completed.report(&naming);
-    let (objects, bytes) = (completed.sink.objects, completed.sink.bytes);
-    let spool = completed.sink.finish();
-    let spooled = spool.written();
-    if completeness == Completeness::WholeOrNothing && stats.mismatches + unplaced > 0 {
-        return Ok(DumpReport { stats, late_unplaced: unplaced, discarded: true, ..Default::default() });
+impl DumpSession<'_> {
+    fn text_dump(&mut self) -> Result<DumpReport, String> {
+        let (ctx, completeness) = (self.vm.ctx, self.completeness);
+        let new_sink = |_: Option<TextSink<Spool>>| Ok(TextSink::new(open_spool(ctx)?));
+        let walked = self.walk_into(new_sink)?;
+        let completed = self.finish_walk(walked, |_, _, _| Ok(()))?;
+        let (stats, unplaced) = (completed.walked.stats, completed.unplaced);
+        let report = completed.report(&self.naming);
+        let (objects, bytes) = (completed.sink.objects, completed.sink.bytes);
+        let spool = completed.sink.finish();
+        let spooled = spool.written();
+        if completeness == Completeness::WholeOrNothing && stats.mismatches + unplaced > 0 {
+            return Ok(DumpReport { stats, late_unplaced: unplaced, discarded: true, ..Default::default() });
+        }
+        let date = hprof_format::time::ctime(hprof_format::time::now_millis());
+        ctx.output.text(|w| {
+            hprof_format::text::heap::write_heap_dump_begin(w, objects, bytes, &date)?;
+            spool.copy_to(w)?;
+            hprof_format::text::heap::write_heap_dump_end(w)
+        });
+        Ok(DumpReport { bytes: spooled, ..report })
     }
-    let date = hprof_format::time::ctime(hprof_format::time::now_millis());
-    ctx.output.text(|w| {
-        hprof_format::text::heap::write_heap_dump_begin(w, objects, bytes, &date)?;
-        spool.copy_to(w)?;
-        hprof_format::text::heap::write_heap_dump_end(w)
-    });
-    Ok(DumpReport { bytes: spooled, ..report })
 }

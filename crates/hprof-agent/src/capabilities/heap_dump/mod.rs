@@ -2,45 +2,50 @@
 //! read them) or text (HEAP DUMP BEGIN … END), at exit (doe=y), on Ctrl-\ (SIGQUIT → DataDumpRequest) and
 //! on the front end's DUMP HEAP command. Each dump is complete and separate.
 //!
-//! A reader's path, one concept per module (each directory's `mod.rs` says what its files do; `plan/` needs
-//! only `ids/`, and no files import each other in a cycle, which `make lint` checks):
+//! One dump is a pipeline that flows one way: each stage is a directory that imports only the stages
+//! before it (no module names a later one; `make lint` checks that no files import each other in a
+//! cycle), and `dump.rs`'s `DumpSession` runs them in order, holding what they share (the JVM handles,
+//! the identifiers, the class plan, the threads, how objects are named) instead of passing it from
+//! function to function.
 //!
-//! - `dump.rs`: one dump from start to end, and why in that order;
-//! - `plan/`: what the walk needs to know beforehand, gathered with JVMTI and JNI (its callbacks may call
-//!   neither): the classes and their layouts (`layout.rs`, the class plan, from the dump's one
-//!   GetLoadedClasses), the threads, their traces and held monitors (`threads.rs`), and what the walk would
-//!   not meet — what only class objects' own fields hold (`held.rs`, reading the plan's classes) and what
-//!   only the classes' constant pools hold (`resolved.rs`);
 //! - `ids/`: the dump's own identifiers, carried in JVMTI tags (`mod.rs`; an object array's tag carries its
 //!   length too), and the objects tagged before the walk, remembered for a walk by address (`named.rs`);
-//! - `naming/`: how a dump names its objects — by address (trusted after the `probe.rs` walk; every read of
-//!   HotSpot's memory goes through the `hotspot` crate's `heap` module, checked against committed memory
-//!   or made with a read that cannot fault; primitive values then read from memory, `field_offsets.rs`)
-//!   or by tag (`ids/`); it finds the objects `ids/named.rs` remembered again by address, inside the walk;
+//! - `plan/`: what the walk needs to know beforehand, gathered with JVMTI and JNI (its callbacks may call
+//!   neither): the classes and their layouts (`layout.rs`, the class plan, from the dump's one
+//!   GetLoadedClasses, and where a value goes in an instance's values), the threads, their traces and held
+//!   monitors (`threads.rs`), and what the walk would not meet — what only class objects' own fields hold
+//!   (`held.rs`, reading the plan's classes) and what only the classes' constant pools hold (`resolved.rs`,
+//!   `init_locks.rs`);
+//! - `naming/`: how the dump identifies its objects — by address (trusted after the `probe.rs` walk; every
+//!   read of HotSpot's memory goes through the `hotspot` crate's `heap` module, checked against committed
+//!   memory or made with a read that cannot fault; primitive values then read from memory,
+//!   `field_offsets.rs`) or by tag (`ids/`); it finds the objects `ids/named.rs` remembered again by
+//!   address, inside the walk;
 //! - `walk/`: the JVMTI FollowReferences pass. `mod.rs` holds the general answer to each callback and,
 //!   beside it, the short path for the commonest report that must answer as it does; who a callback's
 //!   objects are (`identify.rs`), what happens when the walk moves to the next object (`enter.rs`), the
-//!   JVMTI heap callbacks of every walk, this one and the probe's (`callbacks.rs`), object array sizes
+//!   HPROF types of the values JVMTI reports to every walk, this one and the probe's, through
+//!   `jvmti::heap_walk`'s safe visitor (`callbacks.rs`), object array sizes
 //!   for the text output (`array_sizes.rs`), objects whose classes the walk met before the plan knew them
-//!   (`late.rs`);
-//! - `records/`: where the walk's records go — the `HeapSink` trait (`mod.rs`), binary sub-records
-//!   (encoded by hprof-format's `HeapWriter`, cut into segments here, `binary.rs`) or text lines
-//!   (`text.rs`), spooled by a thread of their own (`spool.rs`), into the profile itself where it is a file
-//!   (`in_place.rs`).
+//!   (`late.rs`); each object, class and root, once whole, goes to a `HeapSink` (`heap_sink.rs`);
+//! - `records/`: the two `HeapSink`s — binary sub-records (encoded by hprof-format's `HeapWriter`, cut into
+//!   segments here, `binary.rs`) and text lines (`text.rs`) — writing their bytes to any `RecordBytes`;
+//! - `sink/`: where those bytes go — a spool file filled by a thread of its own (`spool.rs`), or the profile
+//!   itself where it is a file (`in_place.rs`);
+//! - `dump.rs`: one dump from start to end, and why in that order.
 
 mod dump;
 mod ids;
 mod naming;
 mod plan;
 mod records;
+mod sink;
 mod walk;
 
 use crate::context::Context;
 use crate::hub::{Capability, ControlCommand, DumpReason};
 use crate::log;
 use dump::{Completeness, DumpReport, FileState, Release};
-// The identifier size of the agent's binary files: references take 8 bytes.
-use hprof_format::ID_SIZE;
 use jvmti::{CapabilityFlag, EventHandler, Jni};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};

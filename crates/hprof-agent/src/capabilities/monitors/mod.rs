@@ -21,7 +21,7 @@ use crate::hub::{Capability, DumpReason};
 use crate::options::Options;
 use contention::Contention;
 use jvmti::sys::{self, jboolean, jobject, jthread};
-use jvmti::{CapabilityFlag, Event, EventHandler, Interest, Jni, Jvmti};
+use jvmti::{CapabilityFlag, Event, EventHandler, Interest, Jni, Jvmti, NativeMethodBindArgs};
 use lock_stacks::LockStacks;
 use std::sync::Arc;
 use waits::Waits;
@@ -54,17 +54,8 @@ impl EventHandler<Context> for Monitors {
         self.waits.on_waited(ctx, jni, thread, thread_key::of(jni, thread), object);
     }
 
-    fn native_method_bind(
-        &self,
-        ctx: &Context,
-        _: Jvmti,
-        _jni: Jni,
-        _thread: sys::jthread,
-        _method: sys::jmethodID,
-        address: *mut std::ffi::c_void,
-        new_address: *mut *mut std::ffi::c_void,
-    ) {
-        sleeps::on_native_method_bind(ctx, address, new_address);
+    fn native_method_bind(&self, ctx: &Context, _: Jvmti, args: NativeMethodBindArgs) {
+        sleeps::on_native_method_bind(ctx, args.address, args.new_address);
     }
 }
 

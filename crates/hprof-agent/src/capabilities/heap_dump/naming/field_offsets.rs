@@ -3,8 +3,7 @@
 //! `hotspot::heap::FieldOffsets` (decoded jfieldIDs, checked by [`super::probe`]); every read is checked
 //! against the heap's committed pieces first ([`hotspot::heap::JavaHeap::holds_span`]).
 
-use crate::capabilities::heap_dump::plan::layout::Prim;
-use crate::capabilities::heap_dump::records::binary::put_value;
+use crate::capabilities::heap_dump::plan::layout::{Prim, put_value};
 use hotspot::heap::{CallbackTag, ObjectAddresses};
 
 /// Copies the primitive instance values `prims` of the object at `object` into `values`, big-endian, in

@@ -21,9 +21,8 @@
 //! `boxed` is, int[]'s are arrays, and both class objects are as large as JVMTI says; and the class words
 //! in the headers: the two class objects' alike, the other objects' different from theirs.
 
-use crate::capabilities::heap_dump::walk::callbacks::{HeapVisitor, VISIT};
 use hotspot::heap::{FieldOffsets, ObjectAddresses, Shape, peek, shape};
-use jvmti::heap_walk::{HeapReference, PrimitiveArray, PrimitiveField};
+use jvmti::heap_walk::{HeapReference, HeapVisitor, PrimitiveArray, PrimitiveField, VISIT};
 use jvmti::{Jni, Jvmti, sys};
 
 const BOXED: i32 = 0x5EED_1234;

@@ -82,19 +82,10 @@ impl HeldByClasses {
         }
     }
 
-    /// Holds `object`, named `id`, for the walk, as the static `name` of `class` where the class object is
+    /// Holds `held.object` for the walk, as the static `held.name` of `held.class` where the class object is
     /// tagged with its LOAD CLASS identifier (see `super::layout`), else as a plain root.
-    #[allow(clippy::too_many_arguments)]
-    pub fn hold_for_class(
-        &mut self,
-        jni: Jni,
-        dump_env: Jvmti,
-        ids: &DumpIds,
-        class: sys::jclass,
-        object: sys::jobject,
-        id: u64,
-        name: &'static str,
-    ) {
+    pub fn hold_for_class(&mut self, jni: Jni, dump_env: Jvmti, ids: &DumpIds, held: ForClass) {
+        let ForClass { class, object, id, name } = held;
         match dump_env.tag(class) {
             Ok(t) if t != 0 => self.hold_as_static(jni, object, id, ids.id_of(t), name),
             _ => self.hold(jni, object, id),
@@ -107,4 +98,13 @@ impl HeldByClasses {
             jni.delete_global_ref(g);
         }
     }
+}
+
+/// An object held for a class, named `id`, which the class's CLASS DUMP refers to as its static `name`.
+#[derive(Debug, Clone, Copy)]
+pub struct ForClass {
+    pub class: sys::jclass,
+    pub object: sys::jobject,
+    pub id: u64,
+    pub name: &'static str,
 }

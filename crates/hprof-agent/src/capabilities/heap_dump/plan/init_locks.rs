@@ -11,7 +11,7 @@
 //! out, and verbose output says why). Under `-Xcheck:jni` only JDK 17's shared slot can be read: checked
 //! JNI accepts `componentType`'s own ID, not one of our making.
 
-use super::held::HeldByClasses;
+use super::held::{ForClass, HeldByClasses};
 use crate::capabilities::heap_dump::ids::{DumpIds, tag_object};
 use crate::context::Context;
 use hotspot::VmStructs;
@@ -63,7 +63,7 @@ pub fn hold(
             }
             let id = tag_object(jni, env, ids, value);
             if id != 0 {
-                held.hold_for_class(jni, env, ids, class, value, id, "<init_lock>");
+                held.hold_for_class(jni, env, ids, ForClass { class, object: value, id, name: "<init_lock>" });
                 count += 1;
             }
             Ok(())

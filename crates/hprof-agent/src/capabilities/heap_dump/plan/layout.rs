@@ -8,11 +8,12 @@
 //! values in another order: the class's own fields, then its superclass's, up to Object. A layout maps the
 //! one to the other.
 
-use crate::capabilities::heap_dump::ID_SIZE;
 use crate::capabilities::heap_dump::ids::{DumpIds, tag_object};
 use crate::classes::ClassRecord;
 use crate::context::Context;
 use hotspot::heap::FieldOffsets;
+use hprof_format::ID_SIZE;
+use hprof_format::binary::HeapWriter;
 use hprof_format::tags::BasicType;
 use jvmti::{FieldInfo, Jni, Jvmti, JvmtiError, sys};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -42,6 +43,19 @@ pub struct ValueSlot {
 }
 
 const NO_SLOT: u32 = u32::MAX;
+
+/// Writes a value of `slot`'s type into an instance's values (hprof-format places it).
+#[inline]
+pub fn store_value(values: &mut [u8], slot: &ValueSlot, bits: u64) {
+    put_value(values, slot.offset, slot.ty, bits);
+}
+
+/// Writes a value of type `ty` at `at` into an instance's values, big-endian, at its size in the file.
+#[inline]
+pub fn put_value(values: &mut [u8], at: u32, ty: BasicType, bits: u64) {
+    const VALUES: HeapWriter = HeapWriter { id_size: ID_SIZE };
+    VALUES.place_value(values, at, ty, bits);
+}
 
 /// Where in an instance's values its reference fields go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

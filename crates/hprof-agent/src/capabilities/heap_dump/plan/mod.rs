@@ -5,6 +5,9 @@
 //! ([`resolved`]) and their init locks ([`init_locks`]), all held by JNI global references for the time
 //! of the walk.
 
+use crate::context::Context;
+use jvmti::{Jni, Jvmti};
+
 pub(super) mod held;
 pub(super) mod init_locks;
 pub(super) mod layout;
@@ -29,4 +32,13 @@ impl From<&str> for Skipped {
     fn from(why: &str) -> Skipped {
         Skipped::Limit(why.to_owned())
     }
+}
+
+/// The JVM handles a dump is made with: the agent's context, the JNI environment of the thread that dumps,
+/// and the dump's own JVMTI environment (whose tags name the dump's objects).
+#[derive(Clone, Copy)]
+pub struct DumpVm<'a> {
+    pub ctx: &'a Context,
+    pub jni: Jni,
+    pub env: Jvmti,
 }

@@ -31,47 +31,44 @@
 //! and verbose output says so. Classes with methods but not one array from them all (a JVM whose
 //! `jmethodID`s no longer lead to a `Method*`, say) mean objects missing from the dump: a warning says so.
 
-use super::Skipped;
-use super::held::HeldByClasses;
+use super::held::{ForClass, HeldByClasses};
+use super::{DumpVm, Skipped};
 use crate::capabilities::heap_dump::ids::DumpIds;
 use crate::context::Context;
 use hotspot::VmStructs;
 use hotspot::heap::PoolHandles;
 use hotspot::jni_handles::{ForeignHandles, checked_jni};
-use jvmti::{Jni, Jvmti, sys};
+use jvmti::{Jni, sys};
 
 /// Holds the resolved-references array of each of `classes` (the plan's loaded classes) in `held`, named in
 /// `ids`: how many, or why none (a [`Skipped::Missing`] when the route failed where it should have led).
 pub fn hold(
-    ctx: &Context,
-    jni: Jni,
-    env: Jvmti,
+    vm: DumpVm<'_>,
     ids: &mut DumpIds,
     held: &mut HeldByClasses,
     classes: &[sys::jclass],
 ) -> Result<usize, Skipped> {
-    let vm = VmStructs::get().ok_or("HotSpot's structure tables are not readable")?;
-    if checked_jni(vm) {
+    let jni = vm.jni;
+    let structs = VmStructs::get().ok_or("HotSpot's structure tables are not readable")?;
+    if checked_jni(structs) {
         return Err(Skipped::Limit("JNI calls are checked (-Xcheck:jni), which refuses the handles this needs".into()));
     }
-    let route = PoolHandles::find(vm)?;
+    let route = PoolHandles::find(structs)?;
     let object_array = jni.find_class(c"[Ljava/lang/Object;").map_err(|e| e.to_string())?;
-    let result = hold_with(ctx, jni, env, ids, held, classes, route, object_array);
+    let result = hold_with(vm, ids, held, classes, route, object_array);
     jni.delete_local_ref(object_array);
     result
 }
 
-#[allow(clippy::too_many_arguments)]
 fn hold_with(
-    ctx: &Context,
-    jni: Jni,
-    env: Jvmti,
+    vm: DumpVm<'_>,
     ids: &mut DumpIds,
     held: &mut HeldByClasses,
     classes: &[sys::jclass],
     route: PoolHandles,
     object_array: sys::jclass,
 ) -> Result<usize, Skipped> {
+    let DumpVm { ctx, jni, env } = vm;
     let handles = calibrate(jni, object_array)?;
     let (mut count, mut with_methods, mut reached) = (0, 0, 0);
     for &class in classes {
@@ -84,7 +81,12 @@ fn hold_with(
             let (tag, id) = ids.object_array(length).unwrap_or_else(|| ids.plain());
             if env.set_tag(array, tag).is_ok() {
                 ids.tagged_array(jni, array, id, tag);
-                held.hold_for_class(jni, env, ids, class, array, id, "<resolved_references>");
+                held.hold_for_class(
+                    jni,
+                    env,
+                    ids,
+                    ForClass { class, object: array, id, name: "<resolved_references>" },
+                );
                 count += 1;
             }
             jni.delete_global_ref(array);

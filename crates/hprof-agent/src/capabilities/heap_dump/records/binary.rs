@@ -1,18 +1,18 @@
 //! Binary heap dump: sub-records packed into HEAP DUMP SEGMENT records of at most 1 MiB (as HotSpot
 //! writes them), never straddling two segments; a sub-record larger than that gets a segment of its own,
 //! streamed without being assembled in memory; hprof-format's `HeapWriter` encodes each sub-record, this sink
-//! decides where segments end. Segments go to a [`Spool`]; the field names they refer to
+//! decides where segments end. Segments go to a [`RecordBytes`] (a spool, see `sink`); the field names they refer to
 //! are STRING records written to the profile beforehand ([`FieldNames`]).
 
-use super::spool::Spool;
-use super::{ClassValues, HeapSink, Root};
-use crate::capabilities::heap_dump::ID_SIZE;
-use crate::capabilities::heap_dump::plan::layout::{ClassPlan, DumpClass, FieldDecl, ValueSlot};
+use super::RecordBytes;
+use crate::capabilities::heap_dump::plan::layout::{ClassPlan, DumpClass, FieldDecl};
+use crate::capabilities::heap_dump::walk::heap_sink::{ClassValues, HeapSink, Root};
 use crate::output::BinaryEncoder;
+use hprof_format::ID_SIZE;
 use hprof_format::binary::{ClassDumpOut, HeapWriter, RECORD_HEAD, SubRecordOut};
 use hprof_format::serial_base;
 use hprof_format::tags::BasicType;
-use std::io::{self, Write};
+use std::io;
 
 /// Largest segment body assembled in memory.
 pub const SEGMENT_LIMIT: usize = 1 << 20;
@@ -54,8 +54,8 @@ pub fn write_empty_trace(enc: &mut BinaryEncoder) -> io::Result<()> {
     enc.writer().trace(NO_TRACE, 0, &[])
 }
 
-pub struct BinarySink {
-    spool: Spool,
+pub struct BinarySink<W> {
+    spool: W,
     pub names: FieldNames,
     /// The segment being filled.
     pending: Vec<u8>,
@@ -66,8 +66,8 @@ pub struct BinarySink {
     pub segments: u64,
 }
 
-impl BinarySink {
-    pub fn new(spool: Spool, names: FieldNames) -> BinarySink {
+impl<W: RecordBytes> BinarySink<W> {
+    pub fn new(spool: W, names: FieldNames) -> BinarySink<W> {
         BinarySink {
             spool,
             names,
@@ -79,7 +79,7 @@ impl BinarySink {
     }
 
     /// Writes the last segment and hands back the spool, which then holds the whole dump but its END.
-    pub fn finish(mut self) -> io::Result<Spool> {
+    pub fn finish(mut self) -> io::Result<W> {
         self.flush_segment()?;
         Ok(self.spool)
     }
@@ -142,18 +142,18 @@ fn segment_start(mut buf: Vec<u8>) -> Vec<u8> {
 }
 
 /// The sink decides where segments end; hprof-format's [`HeapWriter`] encodes the sub-records.
-impl SubRecordOut for BinarySink {
+impl<W: RecordBytes> SubRecordOut for BinarySink<W> {
     fn begin(&mut self, len: u64) -> io::Result<()> {
-        BinarySink::begin(self, len)
+        BinarySink::<W>::begin(self, len)
     }
     fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
-        BinarySink::put(self, bytes)
+        BinarySink::<W>::put(self, bytes)
     }
 }
 
 const WRITER: HeapWriter = HeapWriter { id_size: ID_SIZE };
 
-impl HeapSink for BinarySink {
+impl<W: RecordBytes> HeapSink for BinarySink<W> {
     fn root(&mut self, root: &Root<'_>) -> io::Result<()> {
         WRITER.root(self, root)
     }
@@ -237,29 +237,12 @@ impl HeapSink for BinarySink {
     }
 }
 
-/// Writes a value of `slot`'s type into an instance's values (hprof-format places it).
-#[inline]
-pub fn store_value(values: &mut [u8], slot: &ValueSlot, bits: u64) {
-    put_value(values, slot.offset, slot.ty, bits);
-}
-
-/// Writes a value of type `ty` at `at` into an instance's values, big-endian, at its size in the file.
-#[inline]
-pub fn put_value(values: &mut [u8], at: u32, ty: BasicType, bits: u64) {
-    WRITER.place_value(values, at, ty, bits);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::capabilities::heap_dump::plan::layout::ClassKind;
     use hprof_format::binary::{HeapRecord, HeapRecords, heap::ids};
     use hprof_format::tags::record;
-
-    fn spool() -> (Spool, tempfile::TempDir) {
-        let dir = tempfile::tempdir().unwrap();
-        (Spool::open(Some(dir.path().join("x").to_str().unwrap())).unwrap(), dir)
-    }
 
     /// Splits spooled segments into (body length, sub-records).
     fn segments(bytes: &[u8]) -> Vec<(usize, Vec<HeapRecord<'_>>)> {
@@ -278,8 +261,7 @@ mod tests {
 
     #[test]
     fn sub_records_never_straddle_segments_and_huge_ones_stand_alone() {
-        let (spool, _dir) = spool();
-        let mut sink = BinarySink::new(spool, FieldNames::default());
+        let mut sink = BinarySink::new(Vec::new(), FieldNames::default());
         for id in 0..100_000u64 {
             sink.root(&Root::JavaFrame { id: id + 1, thread: 200001, frame: 3 }).unwrap();
         }
@@ -292,9 +274,7 @@ mod tests {
         sink.object_array_element(199_998, 0x98).unwrap();
         sink.object_array_end().unwrap();
         sink.root(&Root::StickyClass { id: 0x55, name: "x" }).unwrap();
-        let spool = sink.finish().unwrap();
-        let mut bytes = Vec::new();
-        spool.copy_to(&mut bytes).unwrap();
+        let bytes = sink.finish().unwrap();
 
         let segs = segments(&bytes);
         let mut frames = 0;

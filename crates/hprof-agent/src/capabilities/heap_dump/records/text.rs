@@ -1,34 +1,34 @@
 //! Text heap dump (`format=a`). HEAP DUMP BEGIN names the object count and bytes, known only after the
-//! walk: the lines go to a [`Spool`] and are copied into the profile after that header.
+//! walk: the lines go to a spool (see `sink`) and are copied into the profile after that header.
 
-use super::spool::Spool;
-use super::{ClassValues, HeapSink, Root, reference_at};
+use super::reference_at;
 use crate::capabilities::heap_dump::plan::layout::{ClassKind, DumpClass};
+use crate::capabilities::heap_dump::walk::heap_sink::{ClassValues, HeapSink, Root};
 use hprof_format::serial_base;
 use hprof_format::tags::BasicType;
 use hprof_format::text::heap::{self as lines, ClassLine};
-use std::io;
+use std::io::{self, Write};
 
 const NO_TRACE: u32 = serial_base::TRACE;
 
-pub struct TextSink {
-    spool: Spool,
+pub struct TextSink<W> {
+    spool: W,
     pub objects: u64,
     pub bytes: u64,
 }
 
-impl TextSink {
-    pub fn new(spool: Spool) -> TextSink {
+impl<W: Write> TextSink<W> {
+    pub fn new(spool: W) -> TextSink<W> {
         TextSink { spool, objects: 0, bytes: 0 }
     }
 
     /// The spooled lines.
-    pub fn finish(self) -> Spool {
+    pub fn finish(self) -> W {
         self.spool
     }
 }
 
-impl HeapSink for TextSink {
+impl<W: Write> HeapSink for TextSink<W> {
     fn root(&mut self, root: &Root<'_>) -> io::Result<()> {
         lines::write_root(&mut self.spool, root)
     }

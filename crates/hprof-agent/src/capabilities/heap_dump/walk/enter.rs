@@ -6,11 +6,11 @@
 
 use super::identify::{Owner, OwnerKind};
 use super::{Current, Walk};
-use crate::capabilities::heap_dump::ID_SIZE;
 use crate::capabilities::heap_dump::ids::array_length;
 use crate::capabilities::heap_dump::naming::field_offsets;
 use crate::capabilities::heap_dump::plan::layout::ClassKind;
 use hotspot::heap::Shape;
+use hprof_format::ID_SIZE;
 use jvmti::heap_walk::TagSlot;
 
 impl<'a> Walk<'a> {

@@ -4,11 +4,10 @@
 //! from memory rather than having them reported, a copy of their bytes); after the walk, when JVMTI and
 //! JNI may be called again, their classes are looked up and their records written.
 
+use super::heap_sink::{ClassValues, HeapSink};
 use crate::capabilities::heap_dump::ids::DumpIds;
 use crate::capabilities::heap_dump::naming::field_offsets::{bits_in, copy_values};
-use crate::capabilities::heap_dump::plan::layout::{ClassKind, ClassPlan};
-use crate::capabilities::heap_dump::records::binary::store_value;
-use crate::capabilities::heap_dump::records::{ClassValues, HeapSink};
+use crate::capabilities::heap_dump::plan::layout::{ClassKind, ClassPlan, store_value};
 use crate::context::Context;
 use hotspot::heap::ObjectAddresses;
 use hprof_format::tags::BasicType;

@@ -14,19 +14,20 @@
 mod array_sizes;
 pub(super) mod callbacks;
 mod enter;
+pub(super) mod heap_sink;
 mod identify;
 pub(super) mod late;
 
 use super::ids::DumpIds;
 use super::naming::NamedMap;
 use super::naming::Naming;
-use super::plan::layout::{ClassPlan, IndexTable, ReferenceOffsets};
+use super::plan::layout::{ClassPlan, IndexTable, ReferenceOffsets, store_value};
 use super::plan::threads::{SeenFrame, ThreadRoots};
-use super::records::binary::store_value;
-use super::records::{ClassValues, HeapSink, Root};
 use array_sizes::ArraySizes;
 use callbacks::{ABORT, HeapVisitor, VISIT, basic_type, primitive_array_name, primitive_bits};
+use heap_sink::{ClassValues, HeapSink, Root};
 use hotspot::heap::ObjectAddresses;
+use hprof_format::ID_SIZE;
 use hprof_format::tags::BasicType;
 use identify::Owner;
 use jvmti::heap_walk::{HeapReference, PrimitiveArray, PrimitiveField, ReferenceInfo, TagSlot};
@@ -602,7 +603,7 @@ impl HeapVisitor for Walk<'_> {
         let Some(ty) = basic_type(element_type) else { return 0 };
         let id = owner.id;
         let count = count.max(0) as u32;
-        let bytes = count as usize * ty.size(super::ID_SIZE) as usize;
+        let bytes = count as usize * ty.size(ID_SIZE) as usize;
         let data = elements.get(..bytes).unwrap_or(elements);
         let plan = self.plan;
         let name = self.class_index(class_tag).map_or_else(|| primitive_array_name(ty), |c| plan.get(c).name());

@@ -4,6 +4,7 @@
 //! LOAD CLASS record the dump needs (classes met late included) go before its first HEAP DUMP SEGMENT:
 //! readers such as VisualVM expect the segments of a dump to follow each other with nothing in between.
 
+use crate::capabilities::heap_dump::records::RecordBytes;
 use crate::output::Sink;
 use crate::panic_guard::guard;
 use std::fs::File;
@@ -38,13 +39,6 @@ impl Spool {
         self.written
     }
 
-    /// Spools a whole chunk without copying it, leaving an empty buffer in its place.
-    pub fn write_chunk(&mut self, chunk: &mut Vec<u8>) -> io::Result<()> {
-        self.writer.write(&mut self.buf)?;
-        self.written += chunk.len() as u64;
-        self.writer.write(chunk)
-    }
-
     /// Everything spooled, in the file (whose offset is then at its end).
     pub fn into_file(mut self) -> io::Result<File> {
         self.writer.write(&mut self.buf)?;
@@ -67,6 +61,15 @@ impl Spool {
     pub fn copy_to(self, out: &mut dyn Write) -> io::Result<()> {
         let file = self.into_file()?;
         copy_from(file, 0, out)
+    }
+}
+
+impl RecordBytes for Spool {
+    /// Spools a whole chunk without copying it, leaving an empty buffer in its place.
+    fn write_chunk(&mut self, chunk: &mut Vec<u8>) -> io::Result<()> {
+        self.writer.write(&mut self.buf)?;
+        self.written += chunk.len() as u64;
+        self.writer.write(chunk)
     }
 }
 
