@@ -175,6 +175,53 @@ fn listen_drops_a_peer_without_a_header_and_waits_on() {
     eprintln!("listen after {sent} bytes without a NUL: peak RSS {peak_kb} kB");
 }
 
+/// A peer that trickles its header a byte a second is dropped when 30 s have passed in all (not 30 s
+/// between bytes, which would hold the listener for 1024 of them), and the next peer is followed.
+#[test]
+fn listen_drops_a_peer_that_trickles_its_header() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::TcpStream;
+    let dir = jvm_harness::scratch("hostile-listen-slow");
+    let out = dir.path().join("got.hprof");
+    let mut child = std::process::Command::new(jvm_harness::hprof_binary())
+        .args(["listen", "127.0.0.1:0", "--no-stdin", "-o", out.to_str().unwrap()])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let addr = line.split_whitespace().nth(3).unwrap().trim_end_matches(';').to_owned();
+    let start = std::time::Instant::now();
+    let mut slow = TcpStream::connect(&addr).unwrap();
+    let trickler = std::thread::spawn(move || {
+        // 60 bytes, then it hangs up (the old listener took that as the end, after 60 s).
+        for b in b"JAVA PROFILE ".iter().chain(&[b'x'; 47]) {
+            if slow.write_all(&[*b]).is_err() {
+                break;
+            }
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    });
+    let mut text = String::new();
+    while !text.contains("sent no HPROF header within 30s") && !text.contains("closed the connection") {
+        line.clear();
+        assert!(err.read_line(&mut line).unwrap() > 0, "listen ended: {text}");
+        text.push_str(&line);
+    }
+    let dropped = start.elapsed();
+    assert!(dropped < Duration::from_secs(40), "the trickling peer was dropped after {dropped:?}: {text}");
+    let mut agent = TcpStream::connect(&addr).unwrap();
+    agent.write_all(&hostile::evil_stream()).unwrap();
+    drop(agent);
+    let mut rest = String::new();
+    let _ = std::io::Read::read_to_string(&mut err, &mut rest);
+    assert!(child.wait().unwrap().success(), "{text}{rest}");
+    assert!(rest.contains(&format!("START THREAD 1 \"{}\"", hostile::EVIL_SHOWN)), "{rest}");
+    let _ = trickler.join();
+    eprintln!("a peer trickling its header dropped after {dropped:?}");
+}
+
 #[test]
 fn huge_declared_counts_fail_fast_and_small() {
     let _serial = hostile::one_at_a_time();

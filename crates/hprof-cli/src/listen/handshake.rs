@@ -1,6 +1,6 @@
 //! The first bytes from a peer: an agent's stream starts with the HPROF header (`JAVA PROFILE 1.0.2`, a
 //! NUL, the identifier size and a timestamp). A peer that sends anything else, or no NUL within
-//! [`MAX_HEADER`] bytes, or nothing within [`HEADER_WAIT`], is dropped with an error naming it and the
+//! [`MAX_HEADER`] bytes, or no whole header within [`HEADER_WAIT`] (however it trickles), is dropped with an error naming it and the
 //! limit, and the listener waits for the next one: nothing is buffered without bound.
 
 use std::io::Read;
@@ -16,16 +16,22 @@ const MAGIC: &[u8] = b"JAVA PROFILE ";
 /// Reads up to the header's NUL; returns the bytes read (the header and whatever followed it in the same
 /// reads), to be handled as the start of the stream.
 pub fn read_header(stream: &mut TcpStream, peer: SocketAddr) -> Result<Vec<u8>, String> {
-    let _ = stream.set_read_timeout(Some(HEADER_WAIT));
+    // One deadline for the whole header: a peer trickling a byte at a time must not hold the listener.
+    let deadline = std::time::Instant::now() + HEADER_WAIT;
+    let too_slow = || format!("{peer} sent no HPROF header within {}s", HEADER_WAIT.as_secs());
     let mut got = Vec::with_capacity(256);
     let mut buf = [0u8; 256];
     loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
+            return Err(too_slow());
+        }
         let n = match stream.read(&mut buf) {
             Ok(0) => return Err(format!("{peer} closed the connection before sending an HPROF header")),
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
-                return Err(format!("{peer} sent no HPROF header within {}s", HEADER_WAIT.as_secs()));
+                return Err(too_slow());
             }
             Err(e) => return Err(format!("reading from {peer}: {e}")),
         };
