@@ -37,6 +37,14 @@ fn ps_shows_a_jvms_arguments_escaped() {
 #[test]
 fn attach_names_a_process_that_is_no_jvm_escaped() {
     let mut sleeper = Command::new("sleep").arg0(EVIL).arg("30").stdin(Stdio::null()).spawn().expect("sleep");
+    // The name must be readable before hprof reads it: on a loaded machine /proc/PID/cmdline has been seen
+    // empty right after spawn (hprof then said "()" and the test failed for the wrong reason).
+    let cmdline = format!("/proc/{}/cmdline", sleeper.id());
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !std::fs::read(&cmdline).is_ok_and(|c| c.starts_with(EVIL.as_bytes())) {
+        assert!(std::time::Instant::now() < deadline, "sleep's {cmdline} never showed its argv[0]");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let out = Command::new(jvm_harness::hprof_binary())
         .args(["attach", &sleeper.id().to_string(), "status"])
         .output()
