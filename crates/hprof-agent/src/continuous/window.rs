@@ -2,7 +2,6 @@
 
 use crate::capabilities::cpu_samples::WindowStack;
 use crate::context::Context;
-use hprof_format::model::LineNumber;
 use hprof_format::profiles::{Frame, Label, Profile, Sample, ValueType};
 use rustc_hash::FxHashMap;
 
@@ -33,21 +32,7 @@ fn frame(ctx: &Context, index: u32) -> Frame {
     let Some(stored) = ctx.traces().frame(index) else {
         return Frame { function: "<unknown>".into(), system_name: String::new(), file: String::new(), line: 0 };
     };
-    let f = stored.frame;
-    let function = f.qualified_method();
-    Frame {
-        system_name: if f.method_signature.is_empty() {
-            function.clone()
-        } else {
-            format!("{function}{}", f.method_signature)
-        },
-        function,
-        file: f.source_file.unwrap_or_default(),
-        line: match f.line {
-            LineNumber::Line(n) => n as i64,
-            _ => 0,
-        },
-    }
+    Frame::of(&stored.frame)
 }
 
 fn thread_labels(ctx: &Context, serial: u32) -> Vec<Label> {

@@ -3,26 +3,13 @@
 use hprof_analysis::Dump;
 use hprof_analysis::stacks::{ResolvedStack, StackKind, array_name};
 use hprof_format::binary::{Record, Records};
-use hprof_format::model::{Frame as HprofFrame, LineNumber};
+use hprof_format::model::Frame as HprofFrame;
 use hprof_format::profiles::{Frame, Label, Profile, Sample, ValueType};
 use std::collections::HashMap;
 
 /// A profile frame for one HPROF frame.
 pub fn frame(f: &HprofFrame) -> Frame {
-    let function = f.qualified_method();
-    Frame {
-        system_name: if f.method_signature.is_empty() {
-            function.clone()
-        } else {
-            format!("{function}{}", f.method_signature)
-        },
-        function,
-        file: f.source_file.clone().unwrap_or_default(),
-        line: match f.line {
-            LineNumber::Line(n) => n as i64,
-            _ => 0,
-        },
-    }
+    Frame::of(f)
 }
 
 fn thread_labels(d: &Dump, trace_serial: u32) -> Vec<Label> {

@@ -36,6 +36,26 @@ pub struct Frame {
     pub line: i64,
 }
 
+impl Frame {
+    /// The profile frame of an HPROF frame (the agent's windows and `hprof export` both make them so).
+    pub fn of(f: &crate::model::Frame) -> Frame {
+        let function = f.qualified_method();
+        Frame {
+            system_name: if f.method_signature.is_empty() {
+                function.clone()
+            } else {
+                format!("{function}{}", f.method_signature)
+            },
+            function,
+            file: f.source_file.clone().unwrap_or_default(),
+            line: match f.line {
+                crate::model::LineNumber::Line(n) => n as i64,
+                _ => 0,
+            },
+        }
+    }
+}
+
 /// A sample's label: a string (thread.name) or a number (thread.id).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum LabelValue {
