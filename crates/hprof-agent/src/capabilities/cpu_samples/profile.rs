@@ -59,16 +59,26 @@ impl Profile {
 
     /// Counts one sample of `frames` (top first) taken on `thread_serial`.
     pub fn add(&mut self, ctx: &Context, thread_serial: u32, frames: &[u32]) {
-        let depth = ctx.depth().min(frames.len());
-        let serial = ctx.intern_trace(thread_serial, &frames[..depth]);
-        *self.by_trace.entry(serial).or_default() += 1;
+        self.add_with_native(ctx, thread_serial, frames, 0);
+    }
+
+    /// Counts one sample whose first `native` frames are native ones (`cstack`): whole stacks keep them;
+    /// HPROF's TRACEs only with `cstack=y`. A sample with native frames only (a thread of the JVM's own)
+    /// then is not in CPU SAMPLES at all.
+    pub fn add_with_native(&mut self, ctx: &Context, thread_serial: u32, frames: &[u32], native: usize) {
+        let traced = if ctx.options.native_frames_in_traces() { frames } else { &frames[native.min(frames.len())..] };
+        if !traced.is_empty() {
+            let depth = ctx.depth().min(traced.len());
+            let serial = ctx.intern_trace(thread_serial, &traced[..depth]);
+            *self.by_trace.entry(serial).or_default() += 1;
+            self.total += 1;
+        }
         if self.keep_stacks {
             *self.stacks.entry(frames.into()).or_default() += 1;
         }
         if let Some(w) = self.window.as_mut() {
             *w.entry((thread_serial, frames.into())).or_default() += 1;
         }
-        self.total += 1;
     }
 
     pub fn clear(&mut self) {
