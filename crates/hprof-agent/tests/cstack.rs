@@ -91,7 +91,8 @@ fn native_frames_show_c_code_under_its_java_method_libc_read_under_the_reader_an
 
         // The C function, under the Java native method that called it: most of the spinner's time.
         let spin = samples_under(&stacks, "NativeStacks.spinInC", |f| f == "spin_in_c");
-        let spinner: u64 = stacks.iter().filter(|(f, _)| f.iter().any(|f| f == "NativeStacks.spinInC")).map(|(_, n)| n).sum();
+        let spinner: u64 =
+            stacks.iter().filter(|(f, _)| f.iter().any(|f| f == "NativeStacks.spinInC")).map(|(_, n)| n).sum();
         assert!(spin >= 20 && spin * 10 >= spinner * 8, "{}", detail(&format!("spin_in_c {spin} of {spinner}")));
 
         // libc's read, under FileInputStream's native readBytes.

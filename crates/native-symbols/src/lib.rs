@@ -86,7 +86,9 @@ impl SymbolTable {
             .iter()
             .filter(|s| {
                 let kind = s.st_type();
-                (kind == STT_FUNC || kind == STT_GNU_IFUNC) && s.st_shndx(endian) != SHN_UNDEF && s.st_value(endian) != 0
+                (kind == STT_FUNC || kind == STT_GNU_IFUNC)
+                    && s.st_shndx(endian) != SHN_UNDEF
+                    && s.st_value(endian) != 0
             })
             .filter(|s| (s.st_name(endian) as usize) < strings.len())
             .map(|s| (s.st_value(endian), s.st_size(endian), s.st_name(endian)))
@@ -122,10 +124,10 @@ fn preference(strings: &[u8], name: u32) -> (usize, usize) {
 
 /// A readable function name: C++ without parameters or return type, Rust without its hash, C as it is.
 pub fn demangle(raw: &str) -> String {
-    if raw.starts_with("_R") || is_rust_legacy(raw) {
-        if let Ok(d) = rustc_demangle::try_demangle(raw) {
-            return format!("{d:#}");
-        }
+    if (raw.starts_with("_R") || is_rust_legacy(raw))
+        && let Ok(d) = rustc_demangle::try_demangle(raw)
+    {
+        return format!("{d:#}");
     }
     if raw.starts_with("_Z") {
         let options = cpp_demangle::DemangleOptions::new().no_params().no_return_type();
@@ -141,7 +143,9 @@ fn is_rust_legacy(raw: &str) -> bool {
     raw.starts_with("_ZN")
         && raw.len() > 21
         && raw.ends_with('E')
-        && raw[..raw.len() - 1].rsplit_once("17h").is_some_and(|(_, h)| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+        && raw[..raw.len() - 1]
+            .rsplit_once("17h")
+            .is_some_and(|(_, h)| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 #[cfg(test)]

@@ -26,10 +26,13 @@ pub struct Tick<'a> {
     pub native: &'a [u64],
 }
 
+/// (thread serial, tid, registers, frames or failure code, first frame, (first native frame, native frames)).
+type StoredTick = (u32, i32, Registers, i32, usize, (usize, usize));
+
 /// Ticks copied out of the ring, so that the ring's slots are free again before consumers look at them.
 #[derive(Default)]
 pub struct TickBatch {
-    ticks: Vec<(u32, i32, Registers, i32, usize, (usize, usize))>,
+    ticks: Vec<StoredTick>,
     frames: Vec<ASGCT_CallFrame>,
     native: Vec<u64>,
 }

@@ -197,6 +197,11 @@ impl Shared {
         native
     }
 
+    /// Turns native frames off again (a later session without them); the unwinder stays for the next one.
+    pub fn disable_native(&self) {
+        self.native_on.store(false, Ordering::Release);
+    }
+
     /// The native unwinder, if native frames were turned on.
     pub fn native(&self) -> Option<&NativeUnwinder> {
         self.native.get()

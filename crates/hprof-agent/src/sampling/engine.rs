@@ -50,9 +50,8 @@ pub struct Engine {
     drain: Mutex<TickBatch>,
     /// The resolver thread.
     resolver: StopSwitch,
-    /// Native frames on (`cstack`): the unwinder's objects are kept up to date and the JVM's own threads
-    /// are sampled too.
-    native: AtomicBool,
+    /// `cstack=y`: the JVM's own threads are sampled too (for their native frames).
+    jvm_threads_on: AtomicBool,
     jvm_threads: JvmThreads,
 }
 
@@ -85,23 +84,35 @@ impl Engine {
             consumers: Mutex::default(),
             drain: Mutex::default(),
             resolver: StopSwitch::default(),
-            native: AtomicBool::new(false),
+            jvm_threads_on: AtomicBool::new(false),
             jvm_threads: JvmThreads::default(),
         };
         Ok(ENGINE.get_or_init(|| engine))
     }
 
     /// Turns native frames on (`cstack`) for every tick from now on: prepares the unwinder with the loaded
-    /// objects and tells it where HotSpot keeps Java code (where native frames end).
-    pub fn enable_native(&self) {
+    /// objects and tells it where HotSpot keeps Java code (where native frames end). `jvm_threads`: sample
+    /// the JVM's own threads (GC, compiler) as well, found by name on the resolver's ticks.
+    pub fn enable_native(&self, jvm_threads: bool) {
         let native = self.shared.enable_native();
-        match hotspot::VmStructs::get().ok_or("the JVM exports no structure tables".to_string()).and_then(|vm| vm.code_cache_bounds_at()) {
+        match hotspot::VmStructs::get()
+            .ok_or("the JVM exports no structure tables".to_string())
+            .and_then(|vm| vm.code_cache_bounds_at())
+        {
             Ok((low_at, high_at)) => native.java_code.set(low_at, high_at),
             Err(e) => log::warning(&format!(
                 "cstack: cannot find the JVM's code cache ({e}); native frames run on into Java code"
             )),
         }
-        self.native.store(true, Ordering::Release);
+        if jvm_threads {
+            self.jvm_threads_on.store(true, Ordering::Release);
+        }
+    }
+
+    /// Turns native frames off (a session without them, after one with them).
+    pub fn disable_native(&self) {
+        self.shared.disable_native();
+        self.jvm_threads_on.store(false, Ordering::Release);
     }
 
     /// Makes a stopped engine ready for the next session (an attach after `duration=` or `stop` ended the
@@ -267,7 +278,7 @@ impl Engine {
     fn resolve_until_stopped(&self, ctx: &'static Context, jni: Jni) {
         let period = self.drain_interval();
         while !self.resolver.wait(period) {
-            if self.native.load(Ordering::Acquire) {
+            if self.jvm_threads_on.load(Ordering::Acquire) {
                 self.jvm_threads.scan(
                     ctx,
                     |tid, serial, name| self.arm_thread_by_tid(tid, serial, name),

@@ -40,10 +40,7 @@ impl NativeNames {
     /// The unwinder's objects as of its last refresh (an object loaded since is named on a later drain).
     fn reload_objects(&mut self) {
         let Some(native) = sampler::installed().and_then(|s| s.native()) else { return };
-        self.objects = native
-            .objects()
-            .into_iter()
-            .map(|o| LoadedObject { path: o.path, base: o.base, range: o.range })
-            .collect();
+        self.objects =
+            native.objects().into_iter().map(|o| LoadedObject { path: o.path, base: o.base, range: o.range }).collect();
     }
 }

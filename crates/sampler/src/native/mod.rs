@@ -2,7 +2,7 @@
 //! JVM's own runtime, GC and compiler — unwound in the SIGPROF handler by samply's `framehop` from the
 //! interrupted registers, with the objects' `.eh_frame` tables and frame pointers where there are none.
 //!
-//! What the handler needs is prepared off the signal path: the unwinder with its module list ([`refresh`],
+//! What the handler needs is prepared off the signal path: the unwinder with its module list ([`NativeUnwinder::refresh`],
 //! again whenever an object is loaded), a pool of framehop's rule caches (each used by one handler at a
 //! time), and where Java code lies (HotSpot's code cache: interpreter, stubs, compiled methods), where the
 //! native unwind stops and AsyncGetCallTrace's frames take over, as async-profiler merges them.

@@ -80,13 +80,7 @@ unsafe fn describe(info: &libc::dl_phdr_info, phdrs: &[libc::Elf64_Phdr]) -> Opt
         unsafe { CStr::from_ptr(info.dlpi_name) }.to_string_lossy().into_owned()
     };
     let path = if path.is_empty() { "/proc/self/exe".to_string() } else { path };
-    let mut object = LoadedObject {
-        path,
-        base,
-        range: base + low..base + high,
-        eh_frame_hdr: None,
-        eh_frame: None,
-    };
+    let mut object = LoadedObject { path, base, range: base + low..base + high, eh_frame_hdr: None, eh_frame: None };
     let Some(hdr) = phdrs.iter().find(|p| p.p_type == libc::PT_GNU_EH_FRAME) else { return Some(object) };
     let hdr_range = hdr.p_vaddr..hdr.p_vaddr + hdr.p_memsz;
     // SAFETY: the segment is loaded (PT_GNU_EH_FRAME lies inside a PT_LOAD segment) and read-only.

@@ -87,7 +87,8 @@ unsafe impl Send for NativeUnwinder {}
 impl NativeUnwinder {
     /// Allocates the caches and reads the loaded objects. Not in a signal handler.
     pub fn new() -> NativeUnwinder {
-        let caches = (0..CACHES).map(|_| CacheSlot { busy: AtomicBool::new(false), cache: UnsafeCell::new(Cache::new_in()) });
+        let caches =
+            (0..CACHES).map(|_| CacheSlot { busy: AtomicBool::new(false), cache: UnsafeCell::new(Cache::new_in()) });
         let me = NativeUnwinder {
             current: AtomicPtr::new(std::ptr::null_mut()),
             readers: AtomicUsize::new(0),
@@ -115,10 +116,7 @@ impl NativeUnwinder {
             unwinder.add_module(module_of(object));
         }
         state.0 = generation;
-        state.1 = objects
-            .into_iter()
-            .map(|o| ObjectInfo { path: o.path, base: o.base, range: o.range })
-            .collect();
+        state.1 = objects.into_iter().map(|o| ObjectInfo { path: o.path, base: o.base, range: o.range }).collect();
         let old = self.current.swap(Box::into_raw(Box::new(unwinder)), Ordering::SeqCst);
         if !old.is_null() {
             self.retire(old);
@@ -158,8 +156,10 @@ impl NativeUnwinder {
         if registers.pc == 0 || out.is_empty() || self.is_java_code(registers.pc as u64) {
             return 0;
         }
-        let Some(slot) =
-            self.caches.iter().find(|c| c.busy.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok())
+        let Some(slot) = self
+            .caches
+            .iter()
+            .find(|c| c.busy.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok())
         else {
             self.busy_skips.fetch_add(1, Ordering::Relaxed);
             return 0;
@@ -170,6 +170,7 @@ impl NativeUnwinder {
         // SAFETY: a published unwinder stays allocated while `readers` counts us (see `retire`); the cache is
         // ours alone while its `busy` flag is set.
         if let Some(unwinder) = unsafe { unwinder.as_ref() } {
+            // SAFETY: the cache is ours alone while its `busy` flag, set above, stays set.
             let cache = unsafe { &mut *slot.cache.get() };
             let mut read = |addr: u64| read_word(bounds, addr);
             let regs = UnwindRegsNative::new(registers.pc as u64, registers.sp as u64, registers.fp as u64);

@@ -63,7 +63,11 @@ impl CpuSamples {
         });
         if let Sampler::Async(engine) = &me.sampler {
             if options.native_frames() {
-                engine.enable_native();
+                // The JVM's own threads have no Java frames: sampled only when TRACEs hold native ones too,
+                // so that by default CPU SAMPLES and the flame graph count the same samples.
+                engine.enable_native(options.native_frames_in_traces());
+            } else {
+                engine.disable_native();
             }
             engine.register(me.clone());
         }
