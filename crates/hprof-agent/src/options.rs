@@ -560,10 +560,10 @@ mod tests {
         assert_eq!((o.depth, o.interval_ms, o.cutoff), (8, 20, 0.01));
         assert!(o.thread && !o.lineno);
         assert!(!o.native_frames(), "no stack files: no native frames unless cstack=y");
-        let o = run("cpu=samples,collapsed=x.txt");
-        assert!(o.native_frames() && !o.native_frames_in_traces(), "on in folded stacks by default, not in TRACEs");
-        let o = run("cpu=samples,cstack=y");
-        assert!(o.native_frames() && o.native_frames_in_traces());
+        let folded = run("cpu=samples,collapsed=x.txt");
+        assert!(folded.native_frames() && !folded.native_frames_in_traces(), "in folded stacks, not in TRACEs");
+        let cstack = run("cpu=samples,cstack=y");
+        assert!(cstack.native_frames() && cstack.native_frames_in_traces());
         assert!(!run("cpu=samples,collapsed=x.txt,cstack=n").native_frames());
         assert!(Options::parse(Some("cpu=times,cstack=y")).is_err(), "cstack=y needs the async sampler");
         assert_eq!(o.output_file(), "x.txt");
