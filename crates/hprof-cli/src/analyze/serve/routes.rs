@@ -5,11 +5,10 @@
 
 use super::pages::{esc, page, query, urlencode};
 use crate::analyze::dominators::Analysed;
-use crate::analyze::path::{path_json, path_text};
+use crate::analyze::path::path_text;
 use crate::analyze::{human, matches, parse_id};
 use hprof_analysis::dominators::DominatorTree;
 use hprof_analysis::paths::shortest_path;
-use serde_json::json;
 use std::path::PathBuf;
 
 /// What the server knows about its file, built once and shared by every connection.
@@ -21,6 +20,12 @@ pub struct App {
     pub summary: String,
     /// Why there is no heap to show, when `an` is `None`.
     pub no_heap: String,
+    /// Every profile type the file holds.
+    pub profiles: Vec<super::profile::Profile>,
+    /// The file's threads: (serial, name).
+    pub threads: Vec<(u32, String)>,
+    /// The summary for the API: file, version, records, damage.
+    pub summary_json: serde_json::Value,
 }
 
 /// A route's answer: status, content type and body.
@@ -46,9 +51,15 @@ impl App {
         )
     }
 
-    /// The answer to `GET path?q`.
-    pub fn route(&self, path: &str, q: &str) -> Reply {
-        let (status, content_type, body) = self.answer(path, q);
+    /// The answer to `GET path?q`; `other` is the second file of a diff (`b=`).
+    pub fn route(&self, path: &str, q: &str, other: Option<&App>) -> Reply {
+        let (status, content_type, body) = match path.strip_prefix("/api/") {
+            Some(what) => {
+                let (status, v) = super::api::answer(self, what, q, other);
+                (status, JSON, v.to_string())
+            }
+            _ => self.answer(path, q),
+        };
         // Pages read names from the mapped file: if it shrank meanwhile, the answer is wrong; say so.
         if let Some(Err(e)) = self.an.as_ref().map(|an| an.intact()) {
             return reply(500, HTML, page("The file changed", &format!("<p>{}</p>", esc(&e))));
@@ -58,13 +69,12 @@ impl App {
 
     fn answer(&self, path: &str, q: &str) -> (u16, &'static str, String) {
         let html = HTML;
-        let js = JSON;
         let no_heap = || (404, html, page("No heap dump", &format!("<p id=\"no-heap\">{}.</p>", esc(&self.no_heap))));
         match path {
             "/" => {
                 (200, html, page(&format!("{}", self.file.display()), &format!("<pre>{}</pre>", esc(&self.summary))))
             }
-            "/histo" | "/api/histo" => {
+            "/histo" => {
                 let Some(an) = &self.an else { return no_heap() };
                 let filter = query(q, "filter").unwrap_or_default();
                 let rows: Vec<_> = an
@@ -72,10 +82,6 @@ impl App {
                     .into_iter()
                     .filter(|r| filter.is_empty() || matches(&filter, &an.graph.classes.classes[r.0].name))
                     .collect();
-                if path.starts_with("/api") {
-                    let v: Vec<_> = rows.iter().map(|&(i, n, s, r)| json!({"class": an.graph.classes.classes[i].name, "instances": n, "shallow_bytes": s, "retained_bytes": r})).collect();
-                    return (200, js, json!({"classes": v}).to_string());
-                }
                 let mut b = format!(
                     "<form><input name=\"filter\" value=\"{}\" placeholder=\"class filter\"><button>Filter</button></form>\
                     <table id=\"histogram\"><tr><th>Class</th><th>Instances</th><th>Shallow bytes</th><th>Retained bytes</th></tr>",
@@ -111,7 +117,7 @@ impl App {
                 b.push_str("</table>");
                 (200, html, page(&class, &b))
             }
-            "/dominators" | "/api/dominators" => {
+            "/dominators" => {
                 let Some(an) = &self.an else { return no_heap() };
                 let node = match query(q, "id").filter(|s| !s.is_empty()) {
                     Some(s) => match parse_id(&s).ok().and_then(|id| an.graph.node(id)) {
@@ -121,9 +127,6 @@ impl App {
                     None => None,
                 };
                 let kids = an.biggest(&an.tree.children_of(node), 200);
-                if path.starts_with("/api") {
-                    return (200, js, json!({"object": node.map(|v| an.node_json(v)), "children": kids.iter().map(|&k| an.node_json(k)).collect::<Vec<_>>()}).to_string());
-                }
                 let mut b = String::new();
                 match node {
                     Some(v) => {
@@ -162,19 +165,12 @@ impl App {
                 b.push_str("</table>");
                 (200, html, page("Dominator tree", &b))
             }
-            "/path" | "/api/path" => {
+            "/path" => {
                 let Some(an) = &self.an else { return no_heap() };
                 let Some(v) = query(q, "id").and_then(|s| parse_id(&s).ok()).and_then(|id| an.graph.node(id)) else {
                     return (404, html, page("Not found", "<p>No such object</p>"));
                 };
                 let p = shortest_path(&an.graph, v);
-                if path.starts_with("/api") {
-                    return (
-                        200,
-                        js,
-                        json!({"object": an.node_json(v), "path": p.as_ref().map(|p| path_json(an, p))}).to_string(),
-                    );
-                }
                 let body = match &p {
                     Some(p) => format!("<pre id=\"path\">{}</pre>", esc(&path_text(an, p).join("\n"))),
                     None => "<p>Not reachable from GC roots through strong references.</p>".into(),
