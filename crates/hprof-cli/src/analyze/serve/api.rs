@@ -2,11 +2,11 @@
 //! of the file named by `f=` (its position on the command line); diffs take the second file from `b=`.
 //! Errors are `{"error": "..."}` with a 4xx status.
 
+use super::app::App;
 use super::heap_api;
 use super::inspect;
 use super::pages::query;
 use super::profile::{Profile, diff_tree, threads_json};
-use super::routes::App;
 use serde_json::{Value, json};
 
 /// The answer to `/api/<what>?q`: status and JSON.

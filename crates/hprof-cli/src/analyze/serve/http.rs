@@ -9,10 +9,10 @@
 //! Connections are served concurrently on the runtime's one thread; the routes (some walk the whole
 //! heap graph) run on tokio's blocking pool, so a slow page never holds up another connection.
 
+use super::app::{App, Reply};
 use super::guard::{Access, Verdict};
 use super::index::Index;
-use super::routes::{App, Reply};
-use super::spa;
+use super::{api, spa};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
@@ -164,7 +164,17 @@ async fn page(indexes: &[Arc<Index>], path: &str, query: &str) -> Reply {
         },
     };
     let (p, q) = (path.to_owned(), query.to_owned());
-    match tokio::task::spawn_blocking(move || app.route(&p, &q, other.as_deref())).await {
+    let answer = move || {
+        let reply = match p.strip_prefix("/api/") {
+            Some(what) => {
+                let (status, v) = api::answer(&app, what, &q, other.as_deref());
+                Reply { status, content_type: "application/json", body: v.to_string() }
+            }
+            None => app.page(&p, &q),
+        };
+        app.checked(reply)
+    };
+    match tokio::task::spawn_blocking(answer).await {
         Ok(reply) => reply,
         Err(e) => {
             eprintln!("hprof: serve: {path} failed: {e}");

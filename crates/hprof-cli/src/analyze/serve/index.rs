@@ -3,8 +3,8 @@
 //! page comes up at once on a big dump: `/` shows the progress, `/api/status` gives it as JSON, and the
 //! other pages wait for the index (the connection waits, no thread does).
 
+use super::app::{App, Reply};
 use super::pages::{esc, page};
-use super::routes::{App, Reply};
 use crate::analyze::Bar;
 use hprof_analysis::Progress;
 use serde_json::json;

@@ -4,7 +4,8 @@
 //! - http.rs: the HTTP server (hyper), its limits and timeouts;
 //! - guard.rs: who may read it (the `Host:` check, the token beyond loopback);
 //! - index.rs: the file's index, built once in the background and shared (an `Arc`) by every connection;
-//! - routes.rs: the server-rendered pages (they work without JavaScript); pages.rs: HTML helpers;
+//! - app.rs: what is known about one file; routes.rs: the server-rendered pages (they work without
+//!   JavaScript); pages.rs: HTML helpers;
 //! - api.rs: the JSON API of the single-page application, over heap_api.rs (histogram, dominator tree,
 //!   leaks, dump diff), inspect.rs (object inspector, paths) and profile.rs (flame graphs, callers, diffs);
 //! - spa.rs: the application itself (spa/: HTML, JavaScript and CSS embedded in the binary).
@@ -12,6 +13,7 @@
 //! See docs/security.md for what it exposes and to whom.
 
 mod api;
+mod app;
 mod guard;
 mod heap_api;
 mod http;
@@ -24,11 +26,11 @@ mod spa;
 
 use super::dominators::Analysed;
 use super::{human, open};
+use app::App;
 use guard::Access;
 use hprof_analysis::stacks::{StackKind, stacks, weighted};
 use hprof_analysis::{Dump, Progress};
 use index::Index;
-use routes::App;
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};

@@ -1,42 +1,16 @@
-//! The pages and JSON answers of `hprof serve`: histogram, dominator tree drill-down, paths from GC roots,
-//! leak suspects and the flame graph of a profile's CPU samples. Plain server-rendered HTML (works
-//! without JavaScript), and the same data as JSON under /api/. Nothing here knows about HTTP: a route
-//! takes a path and a query and gives a `Reply`.
+//! The server-rendered pages of `hprof serve` (they work without JavaScript): histogram, dominator tree
+//! drill-down, paths from GC roots, leak suspects and the flame graph of a profile's CPU samples. Nothing
+//! here knows about HTTP: a route takes a path and a query and gives a `Reply`.
 
+use super::app::{App, Reply};
 use super::pages::{esc, page, query, urlencode};
 use crate::analyze::dominators::Analysed;
 use crate::analyze::path::path_text;
 use crate::analyze::{human, matches, parse_id};
 use hprof_analysis::dominators::DominatorTree;
 use hprof_analysis::paths::shortest_path;
-use std::path::PathBuf;
-
-/// What the server knows about its file, built once and shared by every connection.
-pub struct App {
-    pub file: PathBuf,
-    pub an: Option<Analysed>,
-    /// The CPU samples' flame graph (inferno's SVG without its XML prolog), rendered in memory.
-    pub flame_svg: Option<String>,
-    pub summary: String,
-    /// Why there is no heap to show, when `an` is `None`.
-    pub no_heap: String,
-    /// Every profile type the file holds.
-    pub profiles: Vec<super::profile::Profile>,
-    /// The file's threads: (serial, name).
-    pub threads: Vec<(u32, String)>,
-    /// The summary for the API: file, version, records, damage.
-    pub summary_json: serde_json::Value,
-}
-
-/// A route's answer: status, content type and body.
-pub struct Reply {
-    pub status: u16,
-    pub content_type: &'static str,
-    pub body: String,
-}
 
 const HTML: &str = "text/html; charset=utf-8";
-const JSON: &str = "application/json";
 
 fn reply(status: u16, content_type: &'static str, body: String) -> Reply {
     Reply { status, content_type, body }
@@ -51,19 +25,9 @@ impl App {
         )
     }
 
-    /// The answer to `GET path?q`; `other` is the second file of a diff (`b=`).
-    pub fn route(&self, path: &str, q: &str, other: Option<&App>) -> Reply {
-        let (status, content_type, body) = match path.strip_prefix("/api/") {
-            Some(what) => {
-                let (status, v) = super::api::answer(self, what, q, other);
-                (status, JSON, v.to_string())
-            }
-            _ => self.answer(path, q),
-        };
-        // Pages read names from the mapped file: if it shrank meanwhile, the answer is wrong; say so.
-        if let Some(Err(e)) = self.an.as_ref().map(|an| an.intact()) {
-            return reply(500, HTML, page("The file changed", &format!("<p>{}</p>", esc(&e))));
-        }
+    /// The page at `GET path?q`.
+    pub fn page(&self, path: &str, q: &str) -> Reply {
+        let (status, content_type, body) = self.answer(path, q);
         reply(status, content_type, body)
     }
 

@@ -3,9 +3,9 @@
 //! comes up before the index is built and says something even without JavaScript; `/assets/` holds its
 //! script and style. The application reads everything else from the JSON API (api.rs).
 
+use super::app::Reply;
 use super::index::Index;
 use super::pages::esc;
-use super::routes::Reply;
 
 const SHELL: &str = include_str!("spa/index.html");
 const SCRIPT: &str = include_str!("spa/app.js");
