@@ -101,6 +101,10 @@ pub(super) fn read_objects(
     let out_edges = from_plain_u32(vec![0u32; sum as usize]);
     parts.into_par_iter().for_each(|p| place(p, &out_start, &out_edges));
     let out_edges = into_plain_u32(out_edges);
+    // The chunks' buffers were small enough to come from the allocator's arenas, which keep freed memory:
+    // give it back.
+    // SAFETY: malloc_trim only returns free memory of the C allocator's arenas to the system.
+    unsafe { libc::malloc_trim(0) };
     for c in class_of.iter_mut().filter(|c| **c == UNSET) {
         *c = ctx.classes.unknown_class;
     }
