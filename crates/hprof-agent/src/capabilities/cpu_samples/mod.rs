@@ -14,7 +14,7 @@ use crate::hub::{Capability, ControlCommand, DumpReason};
 use crate::log;
 use crate::options::{Options, SamplerKind};
 use crate::output::Checkpoint;
-use crate::sampling::{self, Engine, Frames, TickBatch, TickConsumer};
+use crate::sampling::{self, Engine, Frames, NativeNames, TickBatch, TickConsumer};
 use crate::traces::RawFrame;
 use jvmti::{EventHandler, Jni, sys};
 use profile::Profile;
@@ -36,6 +36,8 @@ pub struct CpuSamples {
     interval_ms: u32,
     collapsed: Option<String>,
     flamegraph: Option<String>,
+    /// Names of the native frames ticks carry (`cstack`).
+    native_names: Mutex<NativeNames>,
 }
 
 impl CpuSamples {
@@ -57,8 +59,16 @@ impl CpuSamples {
             interval_ms: options.interval_ms,
             collapsed: options.collapsed.clone(),
             flamegraph: options.flamegraph.clone(),
+            native_names: Mutex::default(),
         });
         if let Sampler::Async(engine) = &me.sampler {
+            if options.native_frames() {
+                // The JVM's own threads have no Java frames: sampled only when TRACEs hold native ones too,
+                // so that by default CPU SAMPLES and the flame graph count the same samples.
+                engine.enable_native(options.native_frames_in_traces());
+            } else {
+                engine.disable_native();
+            }
             engine.register(me.clone());
         }
         Ok(me)
@@ -141,9 +151,12 @@ impl TickConsumer for CpuSamples {
 
     fn on_ticks(&self, ctx: &Context, jni: Option<Jni>, ticks: &TickBatch) {
         let mut profile = self.lock_profile();
+        let mut names = self.native_names.lock().unwrap_or_else(|e| e.into_inner());
         let mut frames: Vec<u32> = Vec::with_capacity(64);
         for tick in ticks.iter() {
             frames.clear();
+            names.push_frames(ctx, tick.native, &mut frames);
+            let native = frames.len();
             match tick.frames {
                 Frames::Walked(walked) => {
                     for f in walked {
@@ -154,11 +167,13 @@ impl TickConsumer for CpuSamples {
                         frames.push(ctx.traces().pseudo_frame(profile::TRUNCATED));
                     }
                 }
+                // A thread of the JVM's own: its native frames are the whole stack.
+                Frames::Failed(sampler::NOT_A_JAVA_THREAD) if native > 0 => {}
                 Frames::Failed(code) => frames.push(ctx.traces().pseudo_frame(sampling::failure_label(code))),
                 // Taken before this consumer's first drain set the depth: no stack to count.
                 Frames::NotWalked => continue,
             }
-            profile.add(ctx, tick.thread_serial, &frames);
+            profile.add_with_native(ctx, tick.thread_serial, &frames, native);
         }
     }
 }

@@ -59,16 +59,26 @@ impl Profile {
 
     /// Counts one sample of `frames` (top first) taken on `thread_serial`.
     pub fn add(&mut self, ctx: &Context, thread_serial: u32, frames: &[u32]) {
-        let depth = ctx.depth().min(frames.len());
-        let serial = ctx.intern_trace(thread_serial, &frames[..depth]);
-        *self.by_trace.entry(serial).or_default() += 1;
+        self.add_with_native(ctx, thread_serial, frames, 0);
+    }
+
+    /// Counts one sample whose first `native` frames are native ones (`cstack`): whole stacks keep them;
+    /// HPROF's TRACEs only with `cstack=y`. A sample with native frames only (a thread of the JVM's own)
+    /// then is not in CPU SAMPLES at all.
+    pub fn add_with_native(&mut self, ctx: &Context, thread_serial: u32, frames: &[u32], native: usize) {
+        let traced = if ctx.options.native_frames_in_traces() { frames } else { &frames[native.min(frames.len())..] };
+        if !traced.is_empty() {
+            let depth = ctx.depth().min(traced.len());
+            let serial = ctx.intern_trace(thread_serial, &traced[..depth]);
+            *self.by_trace.entry(serial).or_default() += 1;
+            self.total += 1;
+        }
         if self.keep_stacks {
             *self.stacks.entry(frames.into()).or_default() += 1;
         }
         if let Some(w) = self.window.as_mut() {
             *w.entry((thread_serial, frames.into())).or_default() += 1;
         }
-        self.total += 1;
     }
 
     pub fn clear(&mut self) {
@@ -185,5 +195,46 @@ mod tests {
                 ("com.example.Work.main;com.example.Work.outer;com.example.Work.inner".to_owned(), 4),
             ]
         );
+    }
+
+    /// Native frames (`cstack`) are in whole stacks by default, in TRACEs only with cstack=y; a sample with
+    /// native frames only (a JVM thread) is counted in CPU SAMPLES only then.
+    #[test]
+    fn native_frames_reach_traces_only_with_cstack_y() {
+        for (cstack, in_traces) in [("", false), (",cstack=y", true)] {
+            let dir = tempfile::tempdir().unwrap();
+            let (file, folded) = (dir.path().join("cpu.txt"), dir.path().join("stacks.txt"));
+            let ctx = Context::without_jvm(&format!(
+                "cpu=samples,depth=8,file={},collapsed={}{cstack}",
+                file.display(),
+                folded.display()
+            ));
+            let work = ctx.traces().named_frame(Frame {
+                class_name: "Work".into(),
+                method_name: "spin".into(),
+                method_signature: "()V".into(),
+                source_file: None,
+                line: LineNumber::Native,
+            });
+            let spin_in_c = ctx.traces().pseudo_frame("spin_in_c");
+            let gc = ctx.traces().pseudo_frame("G1ParScanThreadState::trim_queue");
+            let mut profile = Profile::new(true);
+            profile.add_with_native(&ctx, 200001, &[spin_in_c, work], 1);
+            profile.add_with_native(&ctx, 200002, &[gc], 1);
+            let report = profile.report(&ctx, 0.0);
+            let top: Vec<Vec<String>> = report
+                .rows
+                .iter()
+                .map(|r| ctx.traces().frames_of(r.trace_serial).iter().map(|f| f.frame.qualified_method()).collect())
+                .collect();
+            if in_traces {
+                assert_eq!(report.total, 2, "{top:?}");
+                assert!(top.contains(&vec!["spin_in_c".to_owned(), "Work.spin".to_owned()]), "{top:?}");
+            } else {
+                assert_eq!((report.total, top), (1, vec![vec!["Work.spin".to_owned()]]));
+            }
+            let stacks: Vec<String> = profile.weighted_stacks(&ctx).into_iter().map(|s| s.frames.join(";")).collect();
+            assert!(stacks.contains(&"Work.spin;spin_in_c".to_owned()), "whole stacks keep native frames: {stacks:?}");
+        }
     }
 }
