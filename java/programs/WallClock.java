@@ -19,7 +19,7 @@ import java.util.concurrent.ThreadFactory;
  * Phase "virtual" (args[1] seconds, default 2; JDK 21+ only, reached through reflection so that this
  * compiles for release 17): 1,000 virtual threads vt-0 … vt-999 sleeping 20 ms at a time in
  * virtualNap, and two, vt-spin-0 and vt-spin-1, spinning in virtualSpin (mounted on a carrier).
- * Each phase's start and end, in ms since the JVM started, are printed as
+ * Each phase's start (once its threads run) and end, in ms since the JVM started, are printed as
  *   phase <name> start-ms=<ms> end-ms=<ms>
  */
 public class WallClock {
@@ -115,7 +115,6 @@ public class WallClock {
     static void platformPhase(double seconds) throws Exception {
         Pipe pipe = Pipe.open();
         long[] sleeper = new long[2], blocker = new long[2], reader = new long[2];
-        long startMs = sinceJvmStart();
         List<Thread> threads = new ArrayList<>();
         threads.add(start("sleeper", () -> sleeperLoop(sleeper)));
         threads.add(start("holder", WallClock::holderLoop));
@@ -132,6 +131,7 @@ public class WallClock {
             one.clear();
             pipe.sink().write(one);
         });
+        long startMs = sinceJvmStart();
         Thread.sleep((long) (seconds * 1000));
         stop = true;
         for (Thread t : threads) t.join();
@@ -162,7 +162,6 @@ public class WallClock {
         Object builder = Thread.class.getMethod("ofVirtual").invoke(null);
         Class<?> ofVirtual = Class.forName("java.lang.Thread$Builder$OfVirtual");
         stop = false;
-        long startMs = sinceJvmStart();
         List<Thread> threads = new ArrayList<>();
         for (int i = 0; i < 1002; i++) {
             String name = i < 1000 ? "vt-" + i : "vt-spin-" + (i - 1000);
@@ -172,6 +171,7 @@ public class WallClock {
             t.start();
             threads.add(t);
         }
+        long startMs = sinceJvmStart();
         Thread.sleep((long) (seconds * 1000));
         stop = true;
         for (Thread t : threads) t.join();

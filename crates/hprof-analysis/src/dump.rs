@@ -314,6 +314,10 @@ impl Dump {
         let Some(f) = self.frames.get(&id) else {
             return Frame::pseudo(&format!("<unknown frame 0x{id:x}>"));
         };
+        // No class: a pseudo-frame of hprof-rs (`[sleeping]`, `[truncated]`, `[GC active]`, …).
+        if f.class_serial == 0 {
+            return Frame::pseudo(&self.string(f.method_name_id).unwrap_or_default());
+        }
         let class_name = self
             .class_serials
             .get(&f.class_serial)

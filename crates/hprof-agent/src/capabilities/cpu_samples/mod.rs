@@ -8,6 +8,7 @@
 mod filters;
 mod profile;
 mod safepoint_sampler;
+mod tick_clock;
 mod wall_sampler;
 
 use crate::agent_thread::StopSwitch;
@@ -25,7 +26,7 @@ pub use profile::{TimedSample, WindowStack};
 use safepoint_sampler::SafepointSampler;
 use wall_sampler::WallSampler;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 enum Sampler {
     Async(&'static Engine),
@@ -87,11 +88,24 @@ impl CpuSamples {
     /// The safepoint or wall sampler's thread.
     fn background(&self, ctx: &'static Context, jni: Jni) {
         let period = Duration::from_millis(self.interval_ms as u64);
-        while !self.sampler_thread.wait(period) {
+        let mut clock = tick_clock::TickClock::new(period, Instant::now());
+        loop {
+            let wait = match self.sampler {
+                Sampler::Wall(_) => clock.until_next(Instant::now()),
+                _ => period,
+            };
+            if self.sampler_thread.wait(wait) {
+                break;
+            }
             let frames = self.max_frames(ctx);
             jni.with_local_frame(64, || match &self.sampler {
                 Sampler::Safepoint(s) => s.sample_once(ctx, jni, frames, &self.profile),
-                Sampler::Wall(s) => s.sample_once(ctx, jni, frames, &self.profile),
+                Sampler::Wall(s) => {
+                    let intervals = clock.tick(Instant::now());
+                    if intervals > 0 {
+                        s.sample_once(ctx, jni, frames, intervals, &self.profile)
+                    }
+                }
                 Sampler::Async(_) => {}
             });
         }

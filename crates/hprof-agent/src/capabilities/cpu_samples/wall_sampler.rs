@@ -116,18 +116,20 @@ impl WallSampler {
     }
 
     /// The root frame's state. JVMTI calls an unmounted virtual thread (top frame Continuation.yield0)
-    /// RUNNABLE on JDK 21; it is parked, or sleeping if it parked in Thread.sleep.
+    /// RUNNABLE on JDK 21, and one in Thread.sleep PARKED: both are told by their frames.
     fn state_of(&self, ctx: &Context, state: u32, frames: &[u32]) -> &'static str {
         let unmounted = frames.first().is_some_and(|&f| self.kind(ctx, f) == FrameKind::Yield);
-        if unmounted && state & sys::JVMTI_THREAD_STATE_WAITING == 0 {
-            let sleeping = frames.iter().take(8).any(|&f| self.kind(ctx, f) == FrameKind::Sleep);
-            return if sleeping { "[sleeping]" } else { "[parked]" };
+        let label = if unmounted && state & sys::JVMTI_THREAD_STATE_WAITING == 0 { "[parked]" } else { state_label(state) };
+        if label == "[parked]" && frames.iter().take(12).any(|&f| self.kind(ctx, f) == FrameKind::Sleep) {
+            "[sleeping]"
+        } else {
+            label
         }
-        state_label(state)
     }
 
-    /// One tick: the stacks and states of every thread to sample (or the cap's share of them).
-    pub fn sample_once(&self, ctx: &Context, jni: Jni, max_frames: usize, profile: &Mutex<Profile>) {
+    /// One tick, standing for `intervals` intervals of wall time: the stacks and states of every thread to
+    /// sample (or the cap's share of them).
+    pub fn sample_once(&self, ctx: &Context, jni: Jni, max_frames: usize, intervals: u64, profile: &Mutex<Profile>) {
         if !self.switches.all_on() {
             return;
         }
@@ -190,6 +192,7 @@ impl WallSampler {
                     frames.push(ctx.traces().pseudo_frame(super::profile::TRUNCATED));
                 }
                 let root = Some(ctx.traces().pseudo_frame(state));
+                let weight = weight * intervals;
                 p.add(ctx, Sample { thread_serial: candidates[i].1, frames: &frames, root, weight, time_ms });
             }
         }
