@@ -71,6 +71,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    memory_cap::give_back_at_once();
     hprof_analysis::source::set_max_inflated(cli.max_inflated);
     if let Some(bytes) = cli.max_memory {
         memory_cap::set(bytes, &analyze::human(bytes));
