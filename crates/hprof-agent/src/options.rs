@@ -431,7 +431,11 @@ fn non_empty(name: &str, value: &str) -> Result<String, OptionError> {
 }
 
 fn non_empty_glob(name: &str, value: &str) -> Result<String, OptionError> {
-    if value.is_empty() { Err(bad(name, value, "a thread name pattern such as worker-*")) } else { Ok(value.to_owned()) }
+    if value.is_empty() {
+        Err(bad(name, value, "a thread name pattern such as worker-*"))
+    } else {
+        Ok(value.to_owned())
+    }
 }
 
 /// `java.util.*;*Parser.parse`: frame patterns, `;`-separated (`,` separates options).

@@ -128,18 +128,12 @@ fn wall_shares_match_the_programs_clocks_virtual_threads_are_named_and_time_rang
         }
         // 1,000 virtual threads parked in virtualNap: sampled by their own names (beyond the 256-thread cap,
         // by turns), and the two spinning ones by theirs, never as their carriers.
-        let napping: HashSet<&str> = s
-            .iter()
-            .filter(|x| x.1.iter().any(|f| f == "WallClock.virtualNap"))
-            .map(|x| x.0.as_str())
-            .collect();
+        let napping: HashSet<&str> =
+            s.iter().filter(|x| x.1.iter().any(|f| f == "WallClock.virtualNap")).map(|x| x.0.as_str()).collect();
         assert!(napping.iter().all(|t| t.starts_with("vt-")), "JDK {v}: virtualNap on {napping:?}");
         assert!(napping.len() >= 990, "JDK {v}: only {} of 1000 virtual threads sampled", napping.len());
-        let spin: HashSet<&str> = s
-            .iter()
-            .filter(|x| x.1.iter().any(|f| f == "WallClock.virtualSpin"))
-            .map(|x| x.0.as_str())
-            .collect();
+        let spin: HashSet<&str> =
+            s.iter().filter(|x| x.1.iter().any(|f| f == "WallClock.virtualSpin")).map(|x| x.0.as_str()).collect();
         assert!(!spin.is_empty() && spin.iter().all(|t| t.starts_with("vt-spin-")), "JDK {v}: virtualSpin on {spin:?}");
         let nap_states: HashSet<&str> = s
             .iter()

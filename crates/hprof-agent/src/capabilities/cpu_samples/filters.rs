@@ -67,10 +67,7 @@ impl Filters {
         for &f in frames {
             let (inc, exc) = *self.frame_matches.entry(f).or_insert_with(|| {
                 let n = name(f);
-                (
-                    self.include.iter().any(|p| glob_match(p, &n)),
-                    self.exclude.iter().any(|p| glob_match(p, &n)),
-                )
+                (self.include.iter().any(|p| glob_match(p, &n)), self.exclude.iter().any(|p| glob_match(p, &n)))
             });
             if exc {
                 return false;

@@ -24,9 +24,9 @@ use jvmti::{Event, EventHandler, Interest, Jni, Jvmti, sys};
 use profile::{Profile, Sample};
 pub use profile::{TimedSample, WindowStack};
 use safepoint_sampler::SafepointSampler;
-use wall_sampler::WallSampler;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use wall_sampler::WallSampler;
 
 enum Sampler {
     Async(&'static Engine),
@@ -176,12 +176,7 @@ impl CpuSamples {
             }
         }
         if let Some(path) = &self.flamegraph
-            && let Err(e) = hprof_format::flame::write_flamegraph(
-                std::path::Path::new(path),
-                &stacks,
-                title,
-                unit,
-            )
+            && let Err(e) = hprof_format::flame::write_flamegraph(std::path::Path::new(path), &stacks, title, unit)
         {
             log::error(&format!("cannot write flame graph to {path}: {e}"));
         }

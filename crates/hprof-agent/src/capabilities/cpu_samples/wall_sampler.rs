@@ -119,7 +119,8 @@ impl WallSampler {
     /// RUNNABLE on JDK 21, and one in Thread.sleep PARKED: both are told by their frames.
     fn state_of(&self, ctx: &Context, state: u32, frames: &[u32]) -> &'static str {
         let unmounted = frames.first().is_some_and(|&f| self.kind(ctx, f) == FrameKind::Yield);
-        let label = if unmounted && state & sys::JVMTI_THREAD_STATE_WAITING == 0 { "[parked]" } else { state_label(state) };
+        let label =
+            if unmounted && state & sys::JVMTI_THREAD_STATE_WAITING == 0 { "[parked]" } else { state_label(state) };
         if label == "[parked]" && frames.iter().take(12).any(|&f| self.kind(ctx, f) == FrameKind::Sleep) {
             "[sleeping]"
         } else {
