@@ -36,6 +36,9 @@ clock=perf|posix         the CPU-time clock that paces sampler=async:           
                          skewed when threads compete for CPUs (also the fallback for perf)
 collapsed=<file>         full-depth stacks in folded format (flamegraph.pl, speedscope)   off
 flamegraph=<file>        interactive flame graph, .html or .svg                           off
+cstack=y|n               native frames (JNI, libc, the JVM's GC and compiler) on top of    auto
+                         Java frames, and the JVM's own threads; auto = in flamegraph=,
+                         collapsed=, otlp= and pyroscope=, not in TRACEs; y = in TRACEs too
 alloc_interval=<bytes>   heap=sites samples allocations every ~<bytes> (e.g. 512k)        off
                          and reports estimates; off = every allocation counted exactly
 threads=<glob>           cpu=samples/wall: sample only threads whose name matches         all

@@ -68,6 +68,9 @@ pub struct Options {
     pub clock: CpuClock,
     pub collapsed: Option<String>,
     pub flamegraph: Option<String>,
+    /// `cstack=`: native (and kernel) frames on top of the Java ones. `None` (not given): in flame graphs,
+    /// folded stacks and uploads, not in HPROF's TRACEs; `Some(true)`: everywhere; `Some(false)`: nowhere.
+    pub cstack: Option<bool>,
     /// `alloc_interval=` in bytes: sample allocations instead of counting every one.
     pub alloc_interval: Option<u32>,
     /// `duration=` in seconds: the session ends after it (reports written, sampling stopped; the JVM runs on).
@@ -143,6 +146,7 @@ impl Default for Options {
             clock: CpuClock::Perf,
             collapsed: None,
             flamegraph: None,
+            cstack: None,
             alloc_interval: None,
             duration_s: None,
             continuous: Continuous::default(),
@@ -284,6 +288,7 @@ impl Options {
                     }
                 }
                 "collapsed" => o.collapsed = Some(non_empty(name, value)?),
+                "cstack" => o.cstack = Some(yes_no(name, value)?),
                 "flamegraph" => {
                     let f = non_empty(name, value)?;
                     if !(f.ends_with(".html") || f.ends_with(".svg")) {
@@ -391,7 +396,30 @@ impl Options {
         if self.alloc_interval.is_some() && !self.alloc_sites {
             return Err(OptionError("option alloc_interval= needs heap=sites or heap=all".into()));
         }
+        if self.cstack == Some(true) && (self.cpu != Some(CpuMode::Samples) || self.sampler != SamplerKind::Async) {
+            return Err(OptionError(
+                "option cstack=y needs cpu=samples with sampler=async (native frames are unwound from its signal)"
+                    .into(),
+            ));
+        }
         Ok(())
+    }
+
+    /// Whether samples carry native frames: `cstack=y`, or by default where whole stacks are written
+    /// (flame graphs, folded stacks, uploads) — never with `cstack=n` or without sampler=async.
+    pub fn native_frames(&self) -> bool {
+        let whole_stacks = self.collapsed.is_some() || self.flamegraph.is_some() || self.continuous.enabled();
+        self.cpu == Some(CpuMode::Samples)
+            && self.sampler == SamplerKind::Async
+            && match self.cstack {
+                Some(on) => on,
+                None => whole_stacks,
+            }
+    }
+
+    /// Whether HPROF's TRACEs (CPU SAMPLES) hold the native frames too: only when `cstack=y` was given.
+    pub fn native_frames_in_traces(&self) -> bool {
+        self.cstack == Some(true) && self.native_frames()
     }
 
     /// Whether the flat profile runs (`cpu=flat`, or `-Xprof` next to another `cpu=`).
@@ -587,6 +615,13 @@ mod tests {
         assert_eq!(o.cpu, Some(CpuMode::Samples));
         assert_eq!((o.depth, o.interval_ms, o.cutoff), (8, 20, 0.01));
         assert!(o.thread && !o.lineno);
+        assert!(!o.native_frames(), "no stack files: no native frames unless cstack=y");
+        let folded = run("cpu=samples,collapsed=x.txt");
+        assert!(folded.native_frames() && !folded.native_frames_in_traces(), "in folded stacks, not in TRACEs");
+        let cstack = run("cpu=samples,cstack=y");
+        assert!(cstack.native_frames() && cstack.native_frames_in_traces());
+        assert!(!run("cpu=samples,collapsed=x.txt,cstack=n").native_frames());
+        assert!(Options::parse(Some("cpu=times,cstack=y")).is_err(), "cstack=y needs the async sampler");
         assert_eq!(o.output_file(), "x.txt");
         let o = run("net=localhost:9000,heap=sites");
         assert_eq!(o.net, Some(("localhost".into(), 9000)));

@@ -17,7 +17,7 @@ use crate::hub::{Capability, ControlCommand, DumpReason};
 use crate::log;
 use crate::options::{Options, SamplerKind};
 use crate::output::Checkpoint;
-use crate::sampling::{self, Engine, Frames, TickBatch, TickConsumer};
+use crate::sampling::{self, Engine, Frames, NativeNames, TickBatch, TickConsumer};
 use crate::traces::RawFrame;
 use filters::Filters;
 use jvmti::{Event, EventHandler, Interest, Jni, Jvmti, sys};
@@ -42,6 +42,8 @@ pub struct CpuSamples {
     interval_ms: u32,
     collapsed: Option<String>,
     flamegraph: Option<String>,
+    /// Names of the native frames ticks carry (`cstack`).
+    native_names: Mutex<NativeNames>,
 }
 
 impl CpuSamples {
@@ -67,8 +69,16 @@ impl CpuSamples {
             interval_ms: options.interval_ms,
             collapsed: options.collapsed.clone(),
             flamegraph: options.flamegraph.clone(),
+            native_names: Mutex::default(),
         });
         if let Sampler::Async(engine) = &me.sampler {
+            if options.native_frames() {
+                // The JVM's own threads have no Java frames: sampled only when TRACEs hold native ones too,
+                // so that by default CPU SAMPLES and the flame graph count the same samples.
+                engine.enable_native(options.native_frames_in_traces());
+            } else {
+                engine.disable_native();
+            }
             engine.register(me.clone());
         }
         Ok(me)
@@ -193,9 +203,12 @@ impl TickConsumer for CpuSamples {
         // Ticks carry no time of their own: they are timed as drained, at most 200 ms late.
         let time_ms = ctx.elapsed_ms();
         let mut profile = self.lock_profile();
+        let mut names = self.native_names.lock().unwrap_or_else(|e| e.into_inner());
         let mut frames: Vec<u32> = Vec::with_capacity(64);
         for tick in ticks.iter() {
             frames.clear();
+            names.push_frames(ctx, tick.native, &mut frames);
+            let native = frames.len();
             match tick.frames {
                 Frames::Walked(walked) => {
                     for f in walked {
@@ -206,11 +219,14 @@ impl TickConsumer for CpuSamples {
                         frames.push(ctx.traces().pseudo_frame(profile::TRUNCATED));
                     }
                 }
+                // A thread of the JVM's own: its native frames are the whole stack.
+                Frames::Failed(sampler::NOT_A_JAVA_THREAD) if native > 0 => {}
                 Frames::Failed(code) => frames.push(ctx.traces().pseudo_frame(sampling::failure_label(code))),
                 // Taken before this consumer's first drain set the depth: no stack to count.
                 Frames::NotWalked => continue,
             }
-            let sample = Sample { thread_serial: tick.thread_serial, frames: &frames, root: None, weight: 1, time_ms };
+            let sample =
+                Sample { thread_serial: tick.thread_serial, frames: &frames, native, root: None, weight: 1, time_ms };
             profile.add(ctx, sample);
         }
     }

@@ -27,6 +27,8 @@ pub struct Sample<'a> {
     pub thread_serial: u32,
     /// Frame indexes, top first.
     pub frames: &'a [u32],
+    /// How many of the top frames are native ones (`cstack`).
+    pub native: usize,
     /// A pseudo-frame below the stack, kept whatever `depth=` cuts: cpu=wall's thread state.
     pub root: Option<u32>,
     /// How many samples this one stands for (cpu=wall samples some threads for others beyond its cap).
@@ -98,7 +100,9 @@ impl Profile {
         i
     }
 
-    /// Counts one sample, unless the filters drop it.
+    /// Counts one sample, unless the filters drop it. Its first `native` frames are native ones (`cstack`):
+    /// whole stacks keep them; HPROF's TRACEs only with `cstack=y`. A sample with native frames only (a
+    /// thread of the JVM's own) then is not in CPU SAMPLES at all.
     pub fn add(&mut self, ctx: &Context, s: Sample) {
         if !self.keeps_thread(ctx, s.thread_serial)
             || !self.filters.keeps_stack(s.frames, |i| {
@@ -107,12 +111,19 @@ impl Profile {
         {
             return;
         }
-        let depth = ctx.depth().min(s.frames.len());
-        let serial = match s.root {
-            None => ctx.intern_trace(s.thread_serial, &s.frames[..depth]),
-            Some(root) => ctx.intern_trace(s.thread_serial, &[&s.frames[..depth], &[root]].concat()),
-        };
-        *self.by_trace.entry(serial).or_default() += s.weight;
+        let traced =
+            if ctx.options.native_frames_in_traces() { s.frames } else { &s.frames[s.native.min(s.frames.len())..] };
+        let mut serial = None;
+        if !traced.is_empty() || s.root.is_some() {
+            let depth = ctx.depth().min(traced.len());
+            let trace = match s.root {
+                None => ctx.intern_trace(s.thread_serial, &traced[..depth]),
+                Some(root) => ctx.intern_trace(s.thread_serial, &[&traced[..depth], &[root]].concat()),
+            };
+            *self.by_trace.entry(trace).or_default() += s.weight;
+            self.total += s.weight;
+            serial = Some(trace);
+        }
         let full = || -> Box<[u32]> {
             match s.root {
                 None => s.frames.into(),
@@ -125,10 +136,9 @@ impl Profile {
         if let Some(w) = self.window.as_mut() {
             *w.entry((s.thread_serial, full())).or_default() += s.weight;
         }
-        if let Some(t) = self.timeline.as_mut() {
+        if let (Some(t), Some(serial)) = (self.timeline.as_mut(), serial) {
             t.push((s.time_ms, serial, s.weight.min(u32::MAX as u64) as u32));
         }
-        self.total += s.weight;
     }
 
     pub fn clear(&mut self) {
@@ -183,7 +193,7 @@ mod tests {
     use hprof_format::model::{Frame, LineNumber};
 
     fn sample(thread_serial: u32, frames: &[u32]) -> Sample<'_> {
-        Sample { thread_serial, frames, root: None, weight: 1, time_ms: 0 }
+        Sample { thread_serial, frames, native: 0, root: None, weight: 1, time_ms: 0 }
     }
 
     #[test]
@@ -249,5 +259,46 @@ mod tests {
                 ("com.example.Work.main;com.example.Work.outer;com.example.Work.inner".to_owned(), 4),
             ]
         );
+    }
+
+    /// Native frames (`cstack`) are in whole stacks by default, in TRACEs only with cstack=y; a sample with
+    /// native frames only (a JVM thread) is counted in CPU SAMPLES only then.
+    #[test]
+    fn native_frames_reach_traces_only_with_cstack_y() {
+        for (cstack, in_traces) in [("", false), (",cstack=y", true)] {
+            let dir = tempfile::tempdir().unwrap();
+            let (file, folded) = (dir.path().join("cpu.txt"), dir.path().join("stacks.txt"));
+            let ctx = Context::without_jvm(&format!(
+                "cpu=samples,depth=8,file={},collapsed={}{cstack}",
+                file.display(),
+                folded.display()
+            ));
+            let work = ctx.traces().named_frame(Frame {
+                class_name: "Work".into(),
+                method_name: "spin".into(),
+                method_signature: "()V".into(),
+                source_file: None,
+                line: LineNumber::Native,
+            });
+            let spin_in_c = ctx.traces().pseudo_frame("spin_in_c");
+            let gc = ctx.traces().pseudo_frame("G1ParScanThreadState::trim_queue");
+            let mut profile = Profile::new(true);
+            profile.add(&ctx, Sample { native: 1, ..sample(200001, &[spin_in_c, work]) });
+            profile.add(&ctx, Sample { native: 1, ..sample(200002, &[gc]) });
+            let report = profile.report(&ctx, 0.0);
+            let top: Vec<Vec<String>> = report
+                .rows
+                .iter()
+                .map(|r| ctx.traces().frames_of(r.trace_serial).iter().map(|f| f.frame.qualified_method()).collect())
+                .collect();
+            if in_traces {
+                assert_eq!(report.total, 2, "{top:?}");
+                assert!(top.contains(&vec!["spin_in_c".to_owned(), "Work.spin".to_owned()]), "{top:?}");
+            } else {
+                assert_eq!((report.total, top), (1, vec![vec!["Work.spin".to_owned()]]));
+            }
+            let stacks: Vec<String> = profile.weighted_stacks(&ctx).into_iter().map(|s| s.frames.join(";")).collect();
+            assert!(stacks.contains(&"Work.spin;spin_in_c".to_owned()), "whole stacks keep native frames: {stacks:?}");
+        }
     }
 }

@@ -53,7 +53,14 @@ impl SafepointSampler {
                 }
                 profile.add(
                     ctx,
-                    Sample { thread_serial: serial, frames: &frames, root: None, weight: 1, time_ms: ctx.elapsed_ms() },
+                    Sample {
+                        thread_serial: serial,
+                        frames: &frames,
+                        native: 0,
+                        root: None,
+                        weight: 1,
+                        time_ms: ctx.elapsed_ms(),
+                    },
                 );
             }
         }

@@ -194,7 +194,10 @@ impl WallSampler {
                 }
                 let root = Some(ctx.traces().pseudo_frame(state));
                 let weight = weight * intervals;
-                p.add(ctx, Sample { thread_serial: candidates[i].1, frames: &frames, root, weight, time_ms });
+                p.add(
+                    ctx,
+                    Sample { thread_serial: candidates[i].1, frames: &frames, native: 0, root, weight, time_ms },
+                );
             }
         }
         for t in platform {
