@@ -88,28 +88,40 @@ fn collapsed_between(file: &std::path::Path, from_ms: u64, to_ms: u64) -> Vec<(S
 #[test]
 fn wall_shares_match_the_programs_clocks_virtual_threads_are_named_and_time_ranges_select_phases() {
     for jdk in all_jdks() {
-        let dir = scratch("wall");
-        // 6 s of the platform phase at 10 ms: about 600 samples per thread.
-        let run = Java::new(&jdk, dir.path())
-            .agentpath("cpu=wall,interval=10,thread=y,depth=64,format=b,file=wall.hprof")
-            .class("WallClock")
-            .args(&["6", "2"])
-            .run();
-        run.assert_success();
-        let own = program_figures(&run.stdout, "own ");
-        let bytes = run.read_bytes("wall.hprof");
-        let s = samples(&bytes);
         let v = jdk.version;
-
-        for (thread, state, own_key) in [
-            ("sleeper", "[sleeping]", "sleeper-sleeping"),
-            ("blocker", "[blocked_on_monitor]", "blocker-blocked"),
-            ("reader", "[in_native]", "reader-reading"),
-        ] {
-            let ours = state_share(&s, thread, state);
-            let theirs = own[own_key];
-            assert!((ours - theirs).abs() <= 3.0, "JDK {v}: {thread} {state} {ours:.1}% vs its own clock {theirs:.1}%");
-        }
+        // A statistical check on a shared machine: a tick the scheduler delays samples the moment a CPU
+        // frees, which correlates with the threads' own switches; one miss beyond 3 points is measured once
+        // more (printed), two in a row fail.
+        let mut attempt = 0;
+        let (_dir, run, s) = loop {
+            attempt += 1;
+            let dir = scratch("wall");
+            // 6 s of the platform phase at 10 ms: about 600 samples per thread.
+            let run = Java::new(&jdk, dir.path())
+                .agentpath("cpu=wall,interval=10,thread=y,depth=64,format=b,file=wall.hprof")
+                .class("WallClock")
+                .args(&["6", "2"])
+                .run();
+            run.assert_success();
+            let own = program_figures(&run.stdout, "own ");
+            let s = samples(&run.read_bytes("wall.hprof"));
+            let misses: Vec<String> = [
+                ("sleeper", "[sleeping]", "sleeper-sleeping"),
+                ("blocker", "[blocked_on_monitor]", "blocker-blocked"),
+                ("reader", "[in_native]", "reader-reading"),
+            ]
+            .into_iter()
+            .filter_map(|(thread, state, own_key)| {
+                let (ours, theirs) = (state_share(&s, thread, state), own[own_key]);
+                ((ours - theirs).abs() > 3.0).then(|| format!("{thread} {state} {ours:.1}% vs its own {theirs:.1}%"))
+            })
+            .collect();
+            if misses.is_empty() {
+                break (dir, run, s);
+            }
+            assert!(attempt < 2, "JDK {v}, second attempt: {misses:?}");
+            eprintln!("wall shares: JDK {v}: {misses:?}; measuring once more");
+        };
         let spinning = state_share(&s, "spinner", "[running]");
         assert!(spinning >= 97.0, "JDK {v}: spinner running {spinning:.1}%");
 
