@@ -195,14 +195,18 @@ fn android_dumps_are_read_by_every_heap_command() {
     assert_eq!(top[0]["arrays"], 3);
     // char[4] under the 32-bit layout is 12 + 8 = 20, aligned 24.
     assert_eq!(top[0]["wasted_bytes"], 2 * (size("java.lang.String") + 24), "{w}");
+    let zygote = find(&w["heaps"], "name", "zygote");
+    assert_eq!(zygote["objects"], 8, "the classes: {w}");
+    let app = find(&w["heaps"], "name", "app");
+    assert_eq!(app["objects"], h["total_instances"].as_u64().unwrap() - 8, "{w}");
     let maps = find(&w["collections"], "class", "java.util.HashMap");
     assert_eq!((maps["instances"].as_u64(), maps["empty"].as_u64()), (Some(1), Some(1)), "{w}");
 
     let l = hprof_json(&["loaders", "--json", &grown]);
-    let app = find(&l["loaders"], "class", "dalvik.system.PathClassLoader");
-    assert_eq!(app["classes"], 1, "{l}");
-    assert_eq!(app["instances"], 4, "{l}");
-    assert_eq!(app["parent"], "0x0", "{l}");
+    let loader = find(&l["loaders"], "class", "dalvik.system.PathClassLoader");
+    assert_eq!(loader["classes"], 1, "{l}");
+    assert_eq!(loader["instances"], 4, "{l}");
+    assert_eq!(loader["parent"], "0x0", "{l}");
 
     let t = hprof_json(&["threads", "--json", &grown]);
     let main = find(&t["threads"], "name", "main");
@@ -211,9 +215,18 @@ fn android_dumps_are_read_by_every_heap_command() {
     assert_eq!(frame["objects"][0]["class"], "char[]", "{main}");
     assert_eq!(frame["objects"][0]["shallow_bytes"], (12 + 2000_u64).div_ceil(8) * 8, "{main}");
 
-    let g = hprof_json(&["diff", "--objects", "--json", &base, &grown]);
-    assert_eq!(g["new_objects"], 4, "{g}");
-    let group = &g["groups"][0];
-    assert_eq!(group["holder"], "java.lang.Object[]@0x9000", "{g}");
-    assert_eq!(find(&group["classes"], "class", "com.example.Holder")["objects"], 4, "{g}");
+    // The array that grew refers to other ids now: too many changed for auto to trust identity here.
+    for (how, by) in [("auto", "class and path"), ("path", "class and path"), ("identity", "identity")] {
+        let g = hprof_json(&["diff", "--objects", "--json", "--match", how, &base, &grown]);
+        assert_eq!(g["matched_by"], by, "{g}");
+        assert_eq!(g["new_objects"], 4, "{how}: {g}");
+        let group = &g["groups"][0];
+        assert_eq!(group["holder"], "java.lang.Object[]@0x9000", "{how}: {g}");
+        assert_eq!(find(&group["classes"], "class", "com.example.Holder")["objects"], 4, "{how}: {g}");
+        let steps = group["path"]["steps"].as_array().unwrap();
+        assert_eq!(steps.last().unwrap()["field"], "static items", "{how}: {g}");
+    }
+    // A dump against itself: nothing new, and identity holds.
+    let same = hprof_json(&["diff", "--objects", "--json", &grown, &grown]);
+    assert_eq!((same["matched_by"].as_str(), same["new_objects"].as_u64()), (Some("identity"), Some(0)), "{same}");
 }
