@@ -344,8 +344,11 @@ impl Options {
                 "options collapsed= and flamegraph= need cpu=samples or monitor=y to have stacks to draw".into(),
             ));
         }
-        if self.continuous.enabled() && self.cpu != Some(CpuMode::Samples) {
-            return Err(OptionError("options otlp= and pyroscope= need cpu=samples (the profile they upload)".into()));
+        if self.continuous.enabled() && self.cpu != Some(CpuMode::Samples) && !self.alloc_sites && !self.monitor {
+            return Err(OptionError(
+                "options otlp= and pyroscope= need cpu=samples, heap=sites or monitor=y (the profiles they upload)"
+                    .into(),
+            ));
         }
         if !self.continuous.enabled()
             && (self.continuous.service.is_some()
