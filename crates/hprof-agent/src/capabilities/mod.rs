@@ -38,12 +38,13 @@ pub fn build(options: &Options) -> Result<Vec<Registered>, String> {
         engine.begin_session();
     }
     let mut capabilities = Vec::new();
-    // The profile types uploaded every window (otlp=, pyroscope=), one per capability.
+    // The profile types uploaded every window (otlp=, pyroscope=), one per capability: cpu, alloc, lock.
     let mut windows: Vec<Box<dyn WindowSource>> = Vec::new();
+    let mut lock_window = None;
     if options.monitor {
         let monitors: &'static monitors::Monitors = Box::leak(Box::new(monitors::Monitors::new(options)));
         capabilities.push(Registered::of(monitors));
-        windows.push(Box::new(continuous::Lock(monitors)));
+        lock_window = Some(Box::new(continuous::Lock(monitors)) as Box<dyn WindowSource>);
     }
     if options.heap_dump {
         capabilities.push(Registered::new(heap_dump::HeapDump::new()));
@@ -58,6 +59,7 @@ pub fn build(options: &Options) -> Result<Vec<Registered>, String> {
         capabilities.push(Registered::new(cpu.clone()));
         windows.insert(0, Box::new(continuous::Cpu(cpu)));
     }
+    windows.extend(lock_window);
     if options.flat_profile() {
         capabilities.push(Registered::new(flat_profile::FlatProfile::new(options)?));
     }
