@@ -10,6 +10,7 @@
 //!   object graph (sorted ids → dense indices, class and shallow size per object, references as CSR).
 //! - [`dominators`]: the dominator tree (semi-NCA) with retained sizes.
 //! - [`paths`]: shortest paths from GC roots.
+//! - [`insight`]: waste, class loaders, threads and object-level growth, as data for the front end.
 //! - [`stacks`]: CPU samples and allocation sites as weighted stacks, for flame graphs and pprof.
 //!
 //! Nothing here trusts the input: every length is checked against the bytes that remain, and damage is
@@ -22,6 +23,7 @@ pub mod dump;
 pub mod field_layout;
 pub mod heap;
 pub mod injected;
+pub mod insight;
 pub mod layout;
 pub mod map_guard;
 pub mod paths;

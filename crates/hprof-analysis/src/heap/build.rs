@@ -32,6 +32,7 @@ impl HeapGraph {
         crate::mem_trace("graph");
         let hd = heap_dump_of(dump)?;
         let (chunks, walk_damage) = chunks(dump, hd);
+        crate::mem_trace("chunks");
         let total_bytes: u64 = chunks.iter().map(|c| (c.end - c.start) as u64).sum();
 
         progress.start("indexing objects", total_bytes);
@@ -45,15 +46,17 @@ impl HeapGraph {
             .collect();
         progress.finish();
         let n: usize = parts.iter().map(|p| p.ids.len()).sum();
-        let mut ids = Vec::with_capacity(n);
+        if n >= u32::MAX as usize {
+            return Err(Error::Missing(format!("{n} objects: more than this analyser's 4 billion")));
+        }
+        let mut id_runs = Vec::with_capacity(parts.len());
         let mut classes = Vec::new();
         let mut raw_roots = Vec::new();
         let mut evidence = LayoutEvidence::default();
         let mut counts = SubRecordCounts::default();
         let mut damage = None;
         for p in parts {
-            ids.extend_from_slice(&p.ids);
-            drop(p.ids);
+            id_runs.push(p.ids);
             classes.extend(p.classes);
             raw_roots.extend(p.roots);
             evidence.merge(p.evidence);
@@ -64,15 +67,8 @@ impl HeapGraph {
         }
         let damage = damage.or(walk_damage);
         crate::mem_trace("pass 1 done");
-        // Stable and adaptive: files list objects mostly in address order, in long sorted runs.
-        ids.par_sort();
-        ids.dedup();
-        ids.shrink_to_fit();
-        if ids.len() >= u32::MAX as usize {
-            return Err(Error::Missing(format!("{} objects: more than this analyser's 4 billion", ids.len())));
-        }
+        let ids = ObjectIds::from_chunks(id_runs);
         let n = ids.len();
-        let ids = ObjectIds::new(ids);
         crate::mem_trace("ids");
         let evidence = evidence_in_address_order(dump, &chunks, evidence, counts.objects());
         let (layout_choice, sizes, _) = settle_layout(dump, &classes, &evidence, forced);

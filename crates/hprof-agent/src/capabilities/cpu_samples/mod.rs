@@ -155,6 +155,7 @@ impl TickConsumer for CpuSamples {
         let mut frames: Vec<u32> = Vec::with_capacity(64);
         for tick in ticks.iter() {
             frames.clear();
+            names.push_kernel_frames(ctx, tick.kernel, &mut frames);
             names.push_frames(ctx, tick.native, &mut frames);
             let native = frames.len();
             match tick.frames {
