@@ -57,7 +57,7 @@ pub fn build(options: &Options) -> Result<Vec<Registered>, String> {
     if options.cpu == Some(CpuMode::Samples) {
         let cpu = cpu_samples::CpuSamples::new(options)?;
         capabilities.push(Registered::new(cpu.clone()));
-        windows.insert(0, Box::new(continuous::Cpu(cpu)));
+        windows.insert(0, Box::new(continuous::Cpu::new(cpu, options)));
     }
     windows.extend(lock_window);
     if options.flat_profile() {

@@ -1,11 +1,12 @@
-//! The profile types of an upload window, one per capability: cpu=samples' `cpu`, heap=sites' `alloc`,
-//! monitor=y's `lock` (cpu=wall's `wall` goes the same way). Each is a [`WindowSource`] that turns what its
+//! The profile types of an upload window, one per capability: cpu=samples' `cpu` (cpu=wall's `wall`),
+//! heap=sites' `alloc`, monitor=y's `lock`. Each is a [`WindowSource`] that turns what its
 //! capability counted since the last window into a neutral profile, named and numbered.
 
 use crate::capabilities::alloc_sites::AllocSites;
 use crate::capabilities::cpu_samples::CpuSamples;
 use crate::capabilities::monitors::Monitors;
 use crate::context::Context;
+use crate::options::{Options, SamplerKind};
 use hprof_format::profiles::{Frame, Label, Profile, Sample, ValueType};
 use jvmti::Jni;
 use rustc_hash::FxHashMap;
@@ -20,20 +21,31 @@ pub trait WindowSource: Send + Sync {
     fn take(&self, ctx: &Context, jni: Option<Jni>) -> Profile;
 }
 
-/// cpu=samples: samples and CPU time (samples × interval), full stacks per thread.
-pub struct Cpu(pub Arc<CpuSamples>);
+/// cpu=samples: samples and CPU time (samples × interval), full stacks per thread; with cpu=wall, wall-clock
+/// time instead, as profile type `wall`.
+pub struct Cpu {
+    samples: Arc<CpuSamples>,
+    kind: &'static str,
+}
+
+impl Cpu {
+    pub fn new(samples: Arc<CpuSamples>, options: &Options) -> Cpu {
+        let kind = if options.sampler == SamplerKind::Wall { "wall" } else { "cpu" };
+        Cpu { samples, kind }
+    }
+}
 
 impl WindowSource for Cpu {
     fn kind(&self) -> &'static str {
-        "cpu"
+        self.kind
     }
 
     fn take(&self, ctx: &Context, jni: Option<Jni>) -> Profile {
-        let period = ctx.options.interval_ms as i64 * 1_000_000;
+        let (kind, period) = (self.kind, ctx.options.interval_ms as i64 * 1_000_000);
         let mut frames = Frames::new(ctx);
         let mut threads: FxHashMap<u32, Vec<Label>> = FxHashMap::default();
         let samples = self
-            .0
+            .samples
             .take_window(ctx, jni)
             .into_iter()
             .map(|(thread, stack, count)| Sample {
@@ -43,8 +55,8 @@ impl WindowSource for Cpu {
             })
             .collect();
         Profile {
-            sample_types: vec![ValueType::new("samples", "count"), ValueType::new("cpu", "nanoseconds")],
-            period_type: Some(ValueType::new("cpu", "nanoseconds")),
+            sample_types: vec![ValueType::new("samples", "count"), ValueType::new(kind, "nanoseconds")],
+            period_type: Some(ValueType::new(kind, "nanoseconds")),
             period,
             samples,
             ..Profile::default()
