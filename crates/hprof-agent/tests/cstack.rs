@@ -1,7 +1,8 @@
 //! cstack on real JVMs: native frames on top of Java ones — a JNI method's C function (`spin_in_c`, from
 //! java/native/NativeStacks.c compiled here) under its Java native method, libc's `read` under
 //! FileInputStream for a thread reading a pipe, and the JVM's own GC threads sampled by name with their
-//! collector's functions named — in folded stacks, and in TRACEs with cstack=y. One run per JDK.
+//! collector's functions named, kernel frames under the pipe's read (perf call chains) — in folded stacks,
+//! and in TRACEs with cstack=y. One run per JDK.
 
 mod report_support;
 
@@ -23,6 +24,19 @@ fn build_native(dir: &Path) -> Option<PathBuf> {
         .status()
         .ok()?;
     status.success().then_some(lib)
+}
+
+/// Whether this process may take kernel call chains: perf_event_paranoid at most 1, or CAP_PERFMON (38) or
+/// CAP_SYS_ADMIN (21) among its effective capabilities.
+fn kernel_stacks_allowed() -> bool {
+    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let caps = status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|c| u64::from_str_radix(c.trim(), 16).ok())
+        .unwrap_or(0);
+    paranoid.trim().parse::<i32>().is_ok_and(|p| p <= 1) || caps & (1 << 38 | 1 << 21) != 0
 }
 
 /// Folded stacks (`a;b;c count`), root first, with their counts.
@@ -101,6 +115,21 @@ fn native_frames_show_c_code_under_its_java_method_libc_read_under_the_reader_an
         });
         assert!(reads >= 5, "{}", detail(&format!("{reads} samples in read under readBytes")));
 
+        // The kernel's frames under read (the pipe's copy), from perf call chains where the kernel lets this
+        // process see them; else one warning that says why.
+        let warnings = run.stderr.matches("cstack: no kernel frames").count();
+        let in_kernel = samples_under(&stacks, "java.io.FileInputStream.readBytes", |f| f.ends_with("_[k]"));
+        if kernel_stacks_allowed() {
+            assert!(warnings == 0 && in_kernel >= 3, "{}", detail(&format!("{in_kernel} kernel samples under read")));
+            assert!(
+                stacks.iter().any(|(f, _)| f.iter().any(|f| f.ends_with("_read_[k]"))),
+                "{}",
+                detail("no kernel read function named")
+            );
+        } else {
+            assert!(warnings == 1 && in_kernel == 0, "{what}: {warnings} warnings, {in_kernel}: {}", run.stderr);
+        }
+
         // GC worker threads, sampled by name, in their collector's functions (TRACEs hold native frames with
         // cstack=y, and name their thread with thread=y).
         let text = run.read("java.hprof.txt");
@@ -119,4 +148,19 @@ fn native_frames_show_c_code_under_its_java_method_libc_read_under_the_reader_an
         );
         println!("{what}: spin_in_c {spin}/{spinner}, read {reads}, GC frames e.g. {:?}", gc_frames.first());
     }
+}
+
+/// Where kernel frames cannot be had — here POSIX CPU timers, which have no call chains — cstack says so once
+/// and the profile goes on with native frames.
+#[test]
+fn without_kernel_call_chains_cstack_says_so_once() {
+    let dir = scratch("cstack-posix");
+    let run = Java::new(&jvm_harness::jdk17(), dir.path())
+        .agentpath("cpu=samples,cstack=y,clock=posix,collapsed=stacks.txt")
+        .class("Hello")
+        .run();
+    run.assert_success();
+    let warnings: Vec<&str> = run.stderr.lines().filter(|l| l.contains("cstack: no kernel frames")).collect();
+    assert_eq!(warnings.len(), 1, "{}", run.stderr);
+    assert!(warnings[0].contains("POSIX timers"), "{}", warnings[0]);
 }

@@ -6,6 +6,7 @@ mod install;
 mod listen;
 mod memory_cap;
 mod size_arg;
+mod time_arg;
 
 use clap::{Parser, Subcommand};
 

@@ -197,4 +197,12 @@ fn agent_dumps_show_the_programs_waste_leaked_loaders_and_frame_locals() {
     let dir = scratch("insight-agent");
     let (a, _, e) = run_and_dump(&jdk, dir.path(), true);
     check_dump(&a, &e, "JDK 17 agent");
+    // Each command within --max-memory, or stopped with the option named.
+    for cmd in ["waste", "loaders", "threads"] {
+        let o = Command::new(hprof_binary()).args(["--max-memory", "1M", cmd, a.to_str().unwrap()]).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains("--max-memory 1.0 MiB"), "{cmd}: {err}");
+        let o = Command::new(hprof_binary()).args(["--max-memory", "256M", cmd, a.to_str().unwrap()]).output().unwrap();
+        assert!(o.status.success(), "{cmd} in 256 MiB: {}", String::from_utf8_lossy(&o.stderr));
+    }
 }

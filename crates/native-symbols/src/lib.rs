@@ -8,6 +8,9 @@
 //! table, symbol tables and their strings, bounds-checked by the `object` crate. An object whose file cannot
 //! be read (the vDSO, a deleted file) names its addresses `[name]`.
 
+mod kernel;
+
+pub use kernel::KernelSymbols;
 use object::Endianness;
 use object::elf::{FileHeader64, SHN_UNDEF, SHT_DYNSYM, SHT_SYMTAB, STT_FUNC, STT_GNU_IFUNC, Sym64};
 use object::read::elf::{FileHeader, SectionHeader, Sym};

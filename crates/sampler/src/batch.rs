@@ -24,10 +24,13 @@ pub struct Tick<'a> {
     pub frames: Frames<'a>,
     /// Native frames on top of `frames` (`cstack`), the interrupted pc first; empty without.
     pub native: &'a [u64],
+    /// Kernel frames on top of `native` (`cstack` with perf clocks), innermost first; empty without.
+    pub kernel: &'a [u64],
 }
 
-/// (thread serial, tid, registers, frames or failure code, first frame, (first native frame, native frames)).
-type StoredTick = (u32, i32, Registers, i32, usize, (usize, usize));
+/// (thread serial, tid, registers, frames or failure code, first frame, (first native frame, native frames),
+/// (first kernel frame, kernel frames)).
+type StoredTick = (u32, i32, Registers, i32, usize, (usize, usize), (usize, usize));
 
 /// Ticks copied out of the ring, so that the ring's slots are free again before consumers look at them.
 #[derive(Default)]
@@ -56,7 +59,18 @@ impl TickBatch {
         let native_start = self.native.len();
         let native = (s.num_native as usize).min(s.native.len());
         self.native.extend_from_slice(&s.native[..native]);
-        self.ticks.push((s.thread_serial, s.tid, s.registers, s.num_frames, start, (native_start, native)));
+        let kernel_start = self.native.len();
+        let kernel = (s.num_kernel as usize).min(s.kernel.len());
+        self.native.extend_from_slice(&s.kernel[..kernel]);
+        self.ticks.push((
+            s.thread_serial,
+            s.tid,
+            s.registers,
+            s.num_frames,
+            start,
+            (native_start, native),
+            (kernel_start, kernel),
+        ));
     }
 
     pub fn len(&self) -> usize {
@@ -68,17 +82,22 @@ impl TickBatch {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = Tick<'_>> {
-        self.ticks.iter().map(|&(thread_serial, tid, registers, num_frames, start, (native_start, native))| Tick {
-            thread_serial,
-            tid,
-            registers,
-            frames: match num_frames {
-                NOT_WALKED => Frames::NotWalked,
-                n if n <= 0 => Frames::Failed(n),
-                n => Frames::Walked(&self.frames[start..start + n as usize]),
+        self.ticks.iter().map(
+            |&(thread_serial, tid, registers, num_frames, start, (native_start, native), (kernel_start, kernel))| {
+                Tick {
+                    thread_serial,
+                    tid,
+                    registers,
+                    frames: match num_frames {
+                        NOT_WALKED => Frames::NotWalked,
+                        n if n <= 0 => Frames::Failed(n),
+                        n => Frames::Walked(&self.frames[start..start + n as usize]),
+                    },
+                    native: &self.native[native_start..native_start + native],
+                    kernel: &self.native[kernel_start..kernel_start + kernel],
+                }
             },
-            native: &self.native[native_start..native_start + native],
-        })
+        )
     }
 }
 
@@ -97,6 +116,12 @@ mod tests {
             registers: Registers { pc: 0x1000, sp: 0x2000, fp: 0x3000 },
             num_frames,
             frames,
+            num_kernel: 1,
+            kernel: {
+                let mut k = [0; crate::native::MAX_KERNEL_FRAMES];
+                k[0] = 0xffff_0000 + serial as u64;
+                k
+            },
             num_native: 2,
             native: {
                 let mut n = [0; crate::native::MAX_NATIVE_FRAMES];
@@ -122,5 +147,6 @@ mod tests {
         assert_eq!(ticks[3].registers.pc, 0x1000);
         assert_eq!(ticks[3].thread_serial, 4);
         assert_eq!(ticks[2].native, &[0x10, 3], "each tick keeps its own native frames");
+        assert_eq!(ticks[2].kernel, &[0xffff_0003], "and kernel frames");
     }
 }

@@ -55,6 +55,8 @@ pub(crate) struct ThreadSlot {
     /// Non-zero while the thread runs the agent's own work inside a JVM callback (see `agent_work`), where
     /// the walker cannot see Java frames: such samples are labelled as the agent's cost.
     pub(crate) agent_work: AtomicI32,
+    /// Where the kernel call chains of the slot's perf clock were last read up to (see `kernel_callchain`).
+    perf_tail: AtomicU64,
     /// The thread's stack, for the native unwinder (0, 0: unknown, read through the kernel).
     stack_low: AtomicUsize,
     stack_high: AtomicUsize,
@@ -106,6 +108,8 @@ pub struct Shared {
     /// The native unwinder (`cstack`), once a consumer asked for native frames.
     native: OnceLock<NativeUnwinder>,
     native_on: AtomicBool,
+    /// Kernel frames from the perf clocks' call chains (`cstack`), for clocks opened from now on.
+    kernel_stacks: AtomicBool,
 }
 
 /// Which kind of clock a thread got.
@@ -150,6 +154,7 @@ impl Shared {
                 agent_work: AtomicI32::new(0),
                 period_ns: AtomicU64::new(0),
                 jitter: AtomicU64::new(0),
+                perf_tail: AtomicU64::new(0),
                 stack_low: AtomicUsize::new(0),
                 stack_high: AtomicUsize::new(0),
             })
@@ -168,6 +173,7 @@ impl Shared {
             walk_frames: AtomicUsize::new(MAX_FRAMES),
             native: OnceLock::new(),
             native_on: AtomicBool::new(false),
+            kernel_stacks: AtomicBool::new(false),
         }));
         SHARED.store(shared as *const Shared as *mut Shared, Ordering::Release);
         // SAFETY: a zeroed sigaction is a valid empty one, filled with our handler's address and flags; `previous`
@@ -195,6 +201,27 @@ impl Shared {
         let native = self.native.get_or_init(NativeUnwinder::new);
         self.native_on.store(true, Ordering::Release);
         native
+    }
+
+    /// Asks the perf clocks opened from now on for kernel call chains, if this process may have them
+    /// (`perf_event_paranoid` ≤ 1 or CAP_PERFMON) and clocks are perf clocks; else says why not.
+    pub fn enable_kernel_stacks(&self) -> Result<(), String> {
+        if !self.use_perf.load(Ordering::Relaxed) {
+            return Err(
+                "the CPU clocks are POSIX timers (clock=posix, or perf events refused), which have no call chains"
+                    .into(),
+            );
+        }
+        perf_clock::kernel_stacks_allowed().map_err(|e| {
+            let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
+            format!(
+                "perf events may not watch the kernel ({e}; /proc/sys/kernel/perf_event_paranoid is {}, kernel call \
+                 chains need 1 or less, or CAP_PERFMON)",
+                paranoid.trim()
+            )
+        })?;
+        self.kernel_stacks.store(true, Ordering::Release);
+        Ok(())
     }
 
     /// Turns native frames off again (a later session without them); the unwinder stays for the next one.
@@ -256,7 +283,9 @@ impl Shared {
         slot.enabled.store(enabled, Ordering::Release);
         let mut refused = None;
         if self.use_perf.load(Ordering::Relaxed) {
-            match perf_clock::open_for_thread(tid, period_ns, libc::SIGPROF, enabled) {
+            slot.perf_tail.store(0, Ordering::Relaxed);
+            let kernel_stacks = self.kernel_stacks.load(Ordering::Acquire) && self.native_on.load(Ordering::Acquire);
+            match perf_clock::open_for_thread(tid, period_ns, libc::SIGPROF, enabled, kernel_stacks) {
                 Ok(clock) if (clock.fd as usize) < FD_TABLE => {
                     slot.perf_ring.store(clock.ring, Ordering::Release);
                     slot.perf_fd.store(clock.fd, Ordering::Release);
@@ -537,6 +566,11 @@ unsafe fn sample_into_ring(shared: &Shared, index: usize, ucontext: *mut c_void)
         let bounds =
             StackBounds { low: slot.stack_low.load(Ordering::Relaxed), high: slot.stack_high.load(Ordering::Relaxed) };
         data.num_native = native.unwind(data.registers, bounds, &mut data.native) as u32;
+    }
+    data.num_kernel = 0;
+    let fd = slot.perf_fd.load(Ordering::Acquire);
+    if native.is_some() && depth > 0 && fd >= 0 && shared.kernel_stacks.load(Ordering::Relaxed) {
+        data.num_kernel = perf_clock::kernel_callchain(slot.perf_clock(fd), &slot.perf_tail, &mut data.kernel) as u32;
     }
     if depth > 0 && env.is_null() {
         data.num_frames = NOT_A_JAVA_THREAD;

@@ -104,6 +104,9 @@ impl Engine {
                 "cstack: cannot find the JVM's code cache ({e}); native frames run on into Java code"
             )),
         }
+        if let Err(why) = self.shared.enable_kernel_stacks() {
+            log::warning(&format!("cstack: no kernel frames: {why}"));
+        }
         if jvm_threads {
             self.jvm_threads_on.store(true, Ordering::Release);
         }

@@ -3,7 +3,7 @@
 //! other pseudo-frames. Off the signal path: on the thread that drains the ring.
 
 use crate::context::Context;
-use native_symbols::{LoadedObject, Symbolizer};
+use native_symbols::{KernelSymbols, LoadedObject, Symbolizer};
 use rustc_hash::FxHashMap;
 
 /// What an address in no loaded object is called (code the JVM generated outside its code cache).
@@ -15,6 +15,9 @@ pub struct NativeNames {
     objects: Vec<LoadedObject>,
     /// Lookup address → frame index.
     frames: FxHashMap<u64, u32>,
+    /// `/proc/kallsyms`, read on the first kernel frame; and kernel address → frame index.
+    kernel: Option<KernelSymbols>,
+    kernel_frames: FxHashMap<u64, u32>,
 }
 
 impl NativeNames {
@@ -33,6 +36,29 @@ impl NativeNames {
             let name = self.symbolizer.name(&self.objects, at);
             let frame = ctx.traces().pseudo_frame(name.as_deref().unwrap_or(UNKNOWN_NATIVE));
             self.frames.insert(at, frame);
+            out.push(frame);
+        }
+    }
+
+    /// Appends the frame indexes of `kernel` (innermost first) to `out`, named `function_[k]`.
+    pub fn push_kernel_frames(&mut self, ctx: &Context, kernel: &[u64], out: &mut Vec<u32>) {
+        for &pc in kernel {
+            if let Some(&frame) = self.kernel_frames.get(&pc) {
+                out.push(frame);
+                continue;
+            }
+            let symbols = self.kernel.get_or_insert_with(|| {
+                let symbols = KernelSymbols::load();
+                if symbols.is_empty() {
+                    crate::log::warning(
+                        "cstack: /proc/kallsyms shows no kernel addresses (kptr_restrict); kernel frames are named \
+                         [kernel]",
+                    );
+                }
+                symbols
+            });
+            let frame = ctx.traces().pseudo_frame(&symbols.name(pc));
+            self.kernel_frames.insert(pc, frame);
             out.push(frame);
         }
     }

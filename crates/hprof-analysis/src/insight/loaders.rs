@@ -100,7 +100,10 @@ pub fn loaders(dump: &Dump, g: &HeapGraph, tree: &DominatorTree) -> LoadersRepor
         out.push(LoaderInfo {
             id,
             class: g.class_name(v).to_owned(),
-            name: r.field_node(v, "name").and_then(|s| r.string_text(s, 200)),
+            name: r
+                .field_node(v, "name")
+                .and_then(|s| r.string_text(s, 200))
+                .map(|n| hprof_format::names::printable(&n).into_owned()),
             parent,
             classes: n,
             instances: inst,

@@ -88,7 +88,9 @@ pub fn threads(dump: &Dump, g: &HeapGraph, tree: &DominatorTree) -> Vec<ThreadIn
             .iter()
             .find(|t| t.serial == serial && !t.name.is_empty())
             .map(|t| t.name.clone())
-            .or_else(|| thread_obj.and_then(|t| r.field_node(t, "name")).and_then(|s| r.text_of(s, 200)));
+            .or_else(|| thread_obj.and_then(|t| r.field_node(t, "name")).and_then(|s| r.text_of(s, 200)))
+            // A name from the heap reaches terminals: escaped like every name from the file.
+            .map(|n| hprof_format::names::printable(&n).into_owned());
         let mut by_depth: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
         let mut other = Vec::new();
         for &(v, w) in &roots {

@@ -89,6 +89,8 @@ pub struct WasteReport {
     /// Primitive arrays (other than strings' values) equal to another: copies beyond the first.
     pub duplicate_arrays: Cost,
     pub top_duplicate_arrays: Vec<DuplicateArray>,
+    /// Android's heaps (zygote, app, image) with what each holds; empty for other dumps.
+    pub heaps: Vec<super::heaps::HeapShare>,
 }
 
 impl WasteReport {
@@ -440,6 +442,7 @@ pub fn waste(dump: &Dump, g: &HeapGraph, opts: &WasteOptions) -> WasteReport {
         zero_arrays,
         duplicate_arrays,
         top_duplicate_arrays: dup_groups,
+        heaps: super::heaps::heaps(dump, g),
     }
 }
 

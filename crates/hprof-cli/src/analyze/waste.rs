@@ -50,6 +50,9 @@ fn cost_json(w: &WasteReport, c: &Cost) -> Value {
 pub fn report_json(w: &WasteReport) -> Value {
     json!({
         "heap_bytes": w.heap_bytes,
+        "heaps": w.heaps.iter().map(|h| json!({
+            "name": h.name, "objects": h.objects, "bytes": h.bytes, "share": w.share(h.bytes),
+        })).collect::<Vec<_>>(),
         "wasted_bytes": w.total_wasted(),
         "wasted_share": w.share(w.total_wasted()),
         "strings": cost_json(w, &w.strings),
@@ -95,6 +98,11 @@ fn print_text(w: &WasteReport) {
         human(w.total_wasted()),
         pct(w.total_wasted())
     );
+    if !w.heaps.is_empty() {
+        let hs: Vec<String> =
+            w.heaps.iter().map(|h| format!("{} {} ({:.1}%)", h.name, human(h.bytes), pct(h.bytes))).collect();
+        println!("Heaps: {}.", hs.join(", "));
+    }
     println!();
     println!(
         "Duplicate strings: {} of {} strings hold a value another string holds; the copies cost {} ({:.1}%).",

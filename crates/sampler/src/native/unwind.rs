@@ -20,6 +20,8 @@ use std::time::{Duration, Instant};
 
 /// Native frames kept per sample.
 pub const MAX_NATIVE_FRAMES: usize = 128;
+/// Kernel frames kept per sample.
+pub const MAX_KERNEL_FRAMES: usize = 64;
 /// Rule caches: handlers unwinding at once (one per CPU at most, plus a margin for nested signals).
 const CACHES: usize = 64;
 

@@ -1,6 +1,7 @@
 //! The samples so far: counts per trace (for CPU SAMPLES) and per full stack (for flame graphs), and the
 //! conversion of a raw walk into frame indexes of the agent's trace table.
 
+use super::filters::Filters;
 use crate::context::Context;
 use crate::traces::RawFrame;
 use hprof_format::flame::WeightedStack;
@@ -18,6 +19,24 @@ type WindowTable = FxHashMap<(u32, Box<[u32]>), u64>;
 /// One stack of an upload window: (thread serial, frames top first, samples).
 pub type WindowStack = (u32, Box<[u32]>, u64);
 
+/// One entry of the timeline: (ms since the session started, trace serial, samples).
+pub type TimedSample = (u32, u32, u32);
+
+/// One sample, as a sampler hands it over.
+pub struct Sample<'a> {
+    pub thread_serial: u32,
+    /// Frame indexes, top first.
+    pub frames: &'a [u32],
+    /// How many of the top frames are native ones (`cstack`).
+    pub native: usize,
+    /// A pseudo-frame below the stack, kept whatever `depth=` cuts: cpu=wall's thread state.
+    pub root: Option<u32>,
+    /// How many samples this one stands for (cpu=wall samples some threads for others beyond its cap).
+    pub weight: u64,
+    /// When it was taken, in ms since the session started.
+    pub time_ms: u32,
+}
+
 #[derive(Default)]
 pub struct Profile {
     by_trace: FxHashMap<u32, u64>,
@@ -29,11 +48,35 @@ pub struct Profile {
     total: u64,
     /// (method, bci) → frame index, so that a hot frame is resolved once.
     frame_cache: FxHashMap<RawFrame, u32>,
+    /// threads=, include=, exclude=.
+    filters: Filters,
+    /// Samples with their times, not yet written (format=b keeps a timeline).
+    timeline: Option<Vec<TimedSample>>,
 }
 
 impl Profile {
     pub fn new(keep_stacks: bool) -> Profile {
         Profile { keep_stacks, ..Profile::default() }
+    }
+
+    pub fn with_filters(mut self, filters: Filters) -> Profile {
+        self.filters = filters;
+        self
+    }
+
+    /// Keeps every sample's time and trace until [`Profile::take_timeline`].
+    pub fn keep_timeline(&mut self) {
+        self.timeline = Some(Vec::new());
+    }
+
+    /// The samples' times since the last call, in order.
+    pub fn take_timeline(&mut self) -> Vec<TimedSample> {
+        self.timeline.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    /// Whether samples of this thread count (`threads=`); its name is looked up once.
+    pub fn keeps_thread(&mut self, ctx: &Context, thread_serial: u32) -> bool {
+        self.filters.keeps_thread(thread_serial, || ctx.thread_by_serial(thread_serial).map(|t| t.name.clone()))
     }
 
     /// Counts full stacks per thread for upload windows as well.
@@ -57,27 +100,44 @@ impl Profile {
         i
     }
 
-    /// Counts one sample of `frames` (top first) taken on `thread_serial`.
-    pub fn add(&mut self, ctx: &Context, thread_serial: u32, frames: &[u32]) {
-        self.add_with_native(ctx, thread_serial, frames, 0);
-    }
-
-    /// Counts one sample whose first `native` frames are native ones (`cstack`): whole stacks keep them;
-    /// HPROF's TRACEs only with `cstack=y`. A sample with native frames only (a thread of the JVM's own)
-    /// then is not in CPU SAMPLES at all.
-    pub fn add_with_native(&mut self, ctx: &Context, thread_serial: u32, frames: &[u32], native: usize) {
-        let traced = if ctx.options.native_frames_in_traces() { frames } else { &frames[native.min(frames.len())..] };
-        if !traced.is_empty() {
-            let depth = ctx.depth().min(traced.len());
-            let serial = ctx.intern_trace(thread_serial, &traced[..depth]);
-            *self.by_trace.entry(serial).or_default() += 1;
-            self.total += 1;
+    /// Counts one sample, unless the filters drop it. Its first `native` frames are native ones (`cstack`):
+    /// whole stacks keep them; HPROF's TRACEs only with `cstack=y`. A sample with native frames only (a
+    /// thread of the JVM's own) then is not in CPU SAMPLES at all.
+    pub fn add(&mut self, ctx: &Context, s: Sample) {
+        if !self.keeps_thread(ctx, s.thread_serial)
+            || !self.filters.keeps_stack(s.frames, |i| {
+                ctx.traces().frame(i).map(|f| f.frame.qualified_method()).unwrap_or_default()
+            })
+        {
+            return;
         }
+        let traced =
+            if ctx.options.native_frames_in_traces() { s.frames } else { &s.frames[s.native.min(s.frames.len())..] };
+        let mut serial = None;
+        if !traced.is_empty() || s.root.is_some() {
+            let depth = ctx.depth().min(traced.len());
+            let trace = match s.root {
+                None => ctx.intern_trace(s.thread_serial, &traced[..depth]),
+                Some(root) => ctx.intern_trace(s.thread_serial, &[&traced[..depth], &[root]].concat()),
+            };
+            *self.by_trace.entry(trace).or_default() += s.weight;
+            self.total += s.weight;
+            serial = Some(trace);
+        }
+        let full = || -> Box<[u32]> {
+            match s.root {
+                None => s.frames.into(),
+                Some(root) => [s.frames, &[root]].concat().into(),
+            }
+        };
         if self.keep_stacks {
-            *self.stacks.entry(frames.into()).or_default() += 1;
+            *self.stacks.entry(full()).or_default() += s.weight;
         }
         if let Some(w) = self.window.as_mut() {
-            *w.entry((thread_serial, frames.into())).or_default() += 1;
+            *w.entry((s.thread_serial, full())).or_default() += s.weight;
+        }
+        if let (Some(t), Some(serial)) = (self.timeline.as_mut(), serial) {
+            t.push((s.time_ms, serial, s.weight.min(u32::MAX as u64) as u32));
         }
     }
 
@@ -132,6 +192,10 @@ mod tests {
     use super::*;
     use hprof_format::model::{Frame, LineNumber};
 
+    fn sample(thread_serial: u32, frames: &[u32]) -> Sample<'_> {
+        Sample { thread_serial, frames, native: 0, root: None, weight: 1, time_ms: 0 }
+    }
+
     #[test]
     fn samples_are_cut_to_depth_kept_apart_by_thread_and_ranked_by_count() {
         let dir = tempfile::tempdir().unwrap();
@@ -149,11 +213,11 @@ mod tests {
         let (main, outer, inner) = (frame("main", 5), frame("outer", 12), frame("inner", 30));
         let mut profile = Profile::new(true);
         for _ in 0..3 {
-            profile.add(&ctx, 200001, &[inner, outer, main]);
+            profile.add(&ctx, sample(200001, &[inner, outer, main]));
         }
-        profile.add(&ctx, 200001, &[outer, main]);
+        profile.add(&ctx, sample(200001, &[outer, main]));
         // The same stack on another thread is another trace with thread=y.
-        profile.add(&ctx, 200002, &[inner, outer, main]);
+        profile.add(&ctx, sample(200002, &[inner, outer, main]));
 
         let report = profile.report(&ctx, ctx.options.cutoff);
         ctx.reports().cpu(&report);
@@ -219,8 +283,8 @@ mod tests {
             let spin_in_c = ctx.traces().pseudo_frame("spin_in_c");
             let gc = ctx.traces().pseudo_frame("G1ParScanThreadState::trim_queue");
             let mut profile = Profile::new(true);
-            profile.add_with_native(&ctx, 200001, &[spin_in_c, work], 1);
-            profile.add_with_native(&ctx, 200002, &[gc], 1);
+            profile.add(&ctx, Sample { native: 1, ..sample(200001, &[spin_in_c, work]) });
+            profile.add(&ctx, Sample { native: 1, ..sample(200002, &[gc]) });
             let report = profile.report(&ctx, 0.0);
             let top: Vec<Vec<String>> = report
                 .rows
