@@ -34,6 +34,17 @@ public class HeapInsight {
         public final byte[] state = new byte[4096];
     }
 
+    /** A loader with a lifecycle like Tomcat's web application loader, destroyed without close(). */
+    static class WebappLoader extends URLClassLoader {
+        enum LifecycleState { STARTED, STOPPED, DESTROYED }
+
+        volatile LifecycleState state = LifecycleState.STARTED;
+
+        WebappLoader(URL[] path) {
+            super(path, null);
+        }
+    }
+
     static class Grown {
         final byte[] payload = new byte[GROWN_BYTES];
     }
@@ -79,6 +90,10 @@ public class HeapInsight {
             if (i < LEAKED_LOADERS) LEAK.add(p);
             l.close();
         }
+        WebappLoader webapp = new WebappLoader(path);
+        LEAK.add(webapp.loadClass("HeapInsight$Plugin").getDeclaredConstructor().newInstance());
+        webapp.state = WebappLoader.LifecycleState.DESTROYED;
+        webapp = null;
         active = new URLClassLoader(path, null);
         active.loadClass("HeapInsight$Plugin").getDeclaredConstructor().newInstance();
 
@@ -92,7 +107,7 @@ public class HeapInsight {
         System.out.println("expect dup_a=" + (DUP_A + 1) + " dup_a_len=" + a.length() + " dup_b=" + (DUP_B + 1) + " dup_b_len=" + b.length());
         System.out.println("expect empty_maps=" + EMPTY_MAPS + " boxes=" + BOXES + " box_capacity=" + BOX_CAPACITY);
         System.out.println("expect dup_arrays=" + DUP_ARRAYS + " dup_array_len=" + DUP_ARRAY_LEN);
-        System.out.println("expect leaked_loaders=" + LEAKED_LOADERS + " grown=" + GROWN);
+        System.out.println("expect leaked_loaders=" + LEAKED_LOADERS + " destroyed_loaders=1 grown=" + GROWN);
         System.out.println("ready");
         File trigger = new File(args.length > 0 ? args[0] : "grow");
         while (!trigger.exists()) Thread.sleep(20);

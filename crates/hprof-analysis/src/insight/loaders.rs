@@ -24,6 +24,8 @@ pub struct LoaderInfo {
     pub retained_bytes: u64,
     /// Closed (a `URLClassLoader` after `close()`), i.e. undeployed.
     pub closed: bool,
+    /// Why it looks undeployed (closed, or a lifecycle `state` such as Tomcat's `DESTROYED`), if it does.
+    pub undeployed: Option<String>,
 }
 
 /// A class name that several loaders defined.
@@ -37,7 +39,7 @@ pub struct DuplicateClass {
 #[derive(Debug, Clone)]
 pub struct HeldLoader {
     pub loader: u64,
-    pub why: &'static str,
+    pub why: String,
     pub path: Option<LabelledPath>,
 }
 
@@ -88,6 +90,7 @@ pub fn loaders(dump: &Dump, g: &HeapGraph, tree: &DominatorTree) -> LoadersRepor
             instances: inst,
             retained_bytes: 0,
             closed: false,
+            undeployed: None,
         });
     }
     for &v in &loader_nodes {
@@ -109,6 +112,7 @@ pub fn loaders(dump: &Dump, g: &HeapGraph, tree: &DominatorTree) -> LoadersRepor
             instances: inst,
             retained_bytes: tree.retained[v as usize],
             closed: is_closed(&r, v),
+            undeployed: undeployed(&r, v),
         });
     }
     out.sort_by(|a, b| b.retained_bytes.cmp(&a.retained_bytes).then(b.classes.cmp(&a.classes)).then(a.id.cmp(&b.id)));
@@ -128,23 +132,36 @@ pub fn loaders(dump: &Dump, g: &HeapGraph, tree: &DominatorTree) -> LoadersRepor
         .collect();
     duplicate_classes.sort_by(|a, b| b.loaders.len().cmp(&a.loaders.len()).then(a.name.cmp(&b.name)));
 
-    let closed: Vec<&LoaderInfo> = out.iter().filter(|l| l.closed).collect();
+    let gone: Vec<&LoaderInfo> = out.iter().filter(|l| l.undeployed.is_some()).collect();
     let mut held = Vec::new();
-    if !closed.is_empty() {
+    if !gone.is_empty() {
         let forest = RootForest::new(g);
-        for l in closed {
+        for l in gone {
             let Some(v) = g.node(l.id) else { continue };
             if !forest.reachable(v) {
                 continue;
             }
             held.push(HeldLoader {
                 loader: l.id,
-                why: "closed, yet reachable from a GC root",
+                why: format!("{}, yet reachable from a GC root", l.undeployed.as_deref().unwrap_or("undeployed")),
                 path: forest.path(g, v).map(|p| labelled(dump, g, &p)),
             });
         }
     }
     LoadersReport { loaders: out, duplicate_classes, held }
+}
+
+/// Lifecycle states after an undeploy (Tomcat's `LifecycleState`, and any loader's enum named alike).
+const GONE_STATES: [&str; 5] = ["STOPPING", "STOPPED", "DESTROYING", "DESTROYED", "FAILED"];
+
+/// Why loader `v` looks undeployed: closed, or its `state` field an enum constant in [`GONE_STATES`].
+fn undeployed(r: &ObjectReader<'_>, v: u32) -> Option<String> {
+    if is_closed(r, v) {
+        return Some("closed".into());
+    }
+    let state = r.field_node(v, "state")?;
+    let name = r.field_node(state, "name").and_then(|n| r.string_text(n, 40))?;
+    GONE_STATES.contains(&name.as_str()).then(|| format!("state {name}"))
 }
 
 /// A `URLClassLoader` after `close()`: its class path (`ucp`) says `closed`. Loaders of other kinds

@@ -50,6 +50,7 @@ pub fn report_json(r: &LoadersReport, top: usize) -> Value {
         "loaders": r.loaders.iter().take(top).map(|l| json!({
             "id": hex(l.id), "class": l.class, "name": l.name, "parent": l.parent.map(hex),
             "classes": l.classes, "instances": l.instances, "retained_bytes": l.retained_bytes, "closed": l.closed,
+            "undeployed": l.undeployed,
         })).collect::<Vec<_>>(),
         "loader_count": r.loaders.len(),
         "duplicate_classes": r.duplicate_classes.iter().take(top).map(|d| json!({
@@ -81,7 +82,7 @@ pub fn run(a: &Args) -> Result<(), String> {
             Some(p) => format!(" (parent: {})", hex(p)),
             None => String::new(),
         };
-        let closed = if l.closed { "  CLOSED" } else { "" };
+        let closed = l.undeployed.as_ref().map(|u| format!("  UNDEPLOYED ({u})")).unwrap_or_default();
         let at = if l.id == 0 { String::new() } else { format!("@{}", hex(l.id)) };
         println!(
             "{:>12} {:>8} {:>10}  {}{at}{name}{parent}{closed}",
@@ -98,7 +99,7 @@ pub fn run(a: &Args) -> Result<(), String> {
         println!("  {} × {}  ({})", d.loaders.len(), d.name, ls.join(", "));
     }
     println!();
-    println!("Loaders closed (undeployed) yet still held: {}", r.held.len());
+    println!("Loaders undeployed (closed or stopped) yet still held: {}", r.held.len());
     for h in &r.held {
         println!();
         println!("  {} — {}", hex(h.loader), h.why);
