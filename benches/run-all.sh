@@ -12,3 +12,5 @@ benches/jvmpi/alloc.sh
 echo "===== benches/cpu-samples/onoff.sh (the sampler's steady-state cost; then JFR's sampler the same way)"
 benches/cpu-samples/onoff.sh 60 0.2 10
 benches/cpu-samples/onoff.sh 60 0.2 3 jfr
+echo "===== benches/cpu-samples/wall.sh (cpu=wall at 1,000 threads; async-profiler's wall mode when built)"
+benches/cpu-samples/wall.sh 5

@@ -69,9 +69,19 @@ impl Profile {
         self.timeline = Some(Vec::new());
     }
 
-    /// The samples' times since the last call, in order.
+    /// The samples' times since the last call, in order of time; samples of one trace at one time (a wall
+    /// tick's threads that share a trace) merged into one entry.
     pub fn take_timeline(&mut self) -> Vec<TimedSample> {
-        self.timeline.as_mut().map(std::mem::take).unwrap_or_default()
+        let mut t = self.timeline.as_mut().map(std::mem::take).unwrap_or_default();
+        t.sort_unstable_by_key(|&(ms, trace, _)| (ms, trace));
+        t.dedup_by(|later, kept| {
+            let same = (later.0, later.1) == (kept.0, kept.1);
+            if same {
+                kept.2 = kept.2.saturating_add(later.2);
+            }
+            same
+        });
+        t
     }
 
     /// Whether samples of this thread count (`threads=`); its name is looked up once.
@@ -194,6 +204,25 @@ mod tests {
 
     fn sample(thread_serial: u32, frames: &[u32]) -> Sample<'_> {
         Sample { thread_serial, frames, native: 0, root: None, weight: 1, time_ms: 0 }
+    }
+
+    #[test]
+    fn the_timeline_merges_one_traces_samples_at_one_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Context::without_jvm(&format!("cpu=wall,format=b,file={}", dir.path().join("p.hprof").display()));
+        let f = ctx.traces().pseudo_frame("[sleeping]");
+        let g = ctx.traces().pseudo_frame("[running]");
+        let mut profile = Profile::new(false);
+        profile.keep_timeline();
+        for (ms, frame, weight) in [(20, f, 2), (10, f, 1), (20, g, 1), (20, f, 3)] {
+            profile.add(&ctx, Sample { time_ms: ms, weight, ..sample(200001, &[frame]) });
+        }
+        let t = profile.take_timeline();
+        let weights: Vec<(u32, u32)> = t.iter().map(|&(ms, _, w)| (ms, w)).collect();
+        assert_eq!(weights.len(), 3, "{t:?}");
+        assert!(weights.contains(&(10, 1)) && weights.contains(&(20, 5)) && weights.contains(&(20, 1)), "{t:?}");
+        assert!(t.windows(2).all(|w| w[0].0 <= w[1].0), "in order of time");
+        assert!(profile.take_timeline().is_empty(), "taken once");
     }
 
     #[test]
