@@ -35,6 +35,9 @@ pub enum ExportFormat {
     /// OpenTelemetry profiles: an ExportProfilesServiceRequest (protobuf, profiles v1development), the body
     /// an OTLP/HTTP collector takes on `/v1development/profiles`.
     Otlp,
+    /// A heap dump or profile as Parquet tables, one file per table in the directory given by --output
+    /// (objects, references, classes, roots, stacks, samples, sites, threads, dump; see docs/sql.md).
+    Parquet,
 }
 
 #[derive(clap::Args)]
@@ -43,7 +46,7 @@ pub struct ExportArgs {
     pub format: ExportFormat,
     /// A binary profile written with cpu=samples (or heap=sites for --alloc).
     pub file: PathBuf,
-    /// Output file (default: standard output).
+    /// Output file (default: standard output); with --format parquet, the directory of the tables.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Allocation sites instead of CPU samples: for pprof and otlp, alloc_objects, alloc_space,
@@ -56,6 +59,12 @@ pub struct ExportArgs {
     /// Print a JSON summary of what was written (needs -o).
     #[arg(long)]
     pub json: bool,
+    /// With --format parquet: no string or primitive value leaves the file (String texts, boxed values,
+    /// thread names are NULL).
+    #[arg(long)]
+    pub redact: bool,
+    #[command(flatten)]
+    pub graph: super::GraphArgs,
 }
 
 fn load(file: &Path, alloc: bool) -> Result<(Dump, StackKind, Vec<ResolvedStack>), String> {
@@ -108,6 +117,10 @@ pub fn run_flame(a: &FlameArgs) -> Result<(), String> {
 }
 
 pub fn run_export(a: &ExportArgs) -> Result<(), String> {
+    if a.format == ExportFormat::Parquet {
+        return run_parquet(a);
+    }
+    // CPU samples or allocation sites, whatever the file also holds.
     let (d, kind, s) = load(&a.file, a.alloc)?;
     let bytes = match a.format {
         ExportFormat::Collapsed => {
@@ -125,6 +138,7 @@ pub fn run_export(a: &ExportArgs) -> Result<(), String> {
                 otlp::Origin { resource: &resource, scope_name: "hprof-rs", scope_version: env!("CARGO_PKG_VERSION") };
             otlp::encode(&origin, &[profile_export::profile(&d, kind, &s)])
         }
+        ExportFormat::Parquet => unreachable!("written by run_parquet above"),
     };
     match &a.output {
         Some(p) => {
@@ -138,4 +152,21 @@ pub fn run_export(a: &ExportArgs) -> Result<(), String> {
         )?;
     }
     damage(&a.file, &[d.damage.as_ref()])
+}
+
+fn run_parquet(a: &ExportArgs) -> Result<(), String> {
+    let dir = a.output.as_ref().ok_or("--format parquet needs --output DIR (the directory of the tables)")?;
+    let done = crate::tables::export(&a.file, dir, a.redact, &a.graph, &Bar::new())?;
+    if a.json {
+        let tables: serde_json::Map<String, serde_json::Value> =
+            done.rows.iter().map(|(t, n)| (t.to_string(), json!(n))).collect();
+        print_json(
+            &json!({"format": "parquet", "output": dir.display().to_string(), "redacted": a.redact, "tables": tables}),
+        )?;
+    } else {
+        for (t, n) in &done.rows {
+            println!("{:>12}  {}", n, dir.join(format!("{t}.parquet")).display());
+        }
+    }
+    done.damage
 }
