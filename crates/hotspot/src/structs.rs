@@ -203,6 +203,13 @@ impl VmStructs {
         }
     }
 
+    /// The addresses of `CodeCache::_low_bound` and `_high_bound`, which hold where the code cache (the
+    /// interpreter, stubs and compiled methods: all Java code) begins and ends once it is reserved: where a
+    /// native unwinder meets Java frames.
+    pub fn code_cache_bounds_at(&self) -> Result<(usize, usize), String> {
+        Ok((self.static_address("CodeCache", "_low_bound")?, self.static_address("CodeCache", "_high_bound")?))
+    }
+
     /// `sizeof` a HotSpot type.
     pub fn type_size(&self, ty: &str) -> Result<usize, String> {
         self.types.get(ty).copied().ok_or_else(|| format!("the JVM exports no type {ty}"))

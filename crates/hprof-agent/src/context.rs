@@ -181,6 +181,11 @@ impl Context {
         self.started
     }
 
+    /// Milliseconds since the session started (a sample's time on the timeline).
+    pub fn elapsed_ms(&self) -> u32 {
+        self.started.elapsed().as_millis().min(u32::MAX as u128) as u32
+    }
+
     /// The current maximum trace depth (depth=, or what the front end set since).
     pub fn depth(&self) -> usize {
         self.depth.load(Ordering::Relaxed) as usize

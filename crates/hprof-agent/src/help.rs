@@ -9,13 +9,14 @@ Option Name and Value  Description                      Default
 ---------------------  -----------                      -------
 heap=dump|sites|all    heap profiling                   all
 cpu=samples|times|old  CPU usage                        off
+cpu=wall               wall clock: every thread, any state off
 cpu=flat               -Xprof's flat profile (or -Xprof) off
 monitor=y|n            monitor contention               n
 format=a|b             text(txt) or binary output       a
 file=<file>            write data to file               java.hprof[{.txt}]
 net=<host>:<port>      send data over a socket          off
 depth=<size>           stack trace depth                4
-interval=<ms>          sample interval in ms            10
+interval=<ms>          sample interval in ms            10 (cpu=wall: 50)
 cutoff=<value>         output cutoff point              0.0001
 lineno=y|n             line number in traces?           y
 thread=y|n             thread in traces?                n
@@ -35,8 +36,15 @@ clock=perf|posix         the CPU-time clock that paces sampler=async:           
                          skewed when threads compete for CPUs (also the fallback for perf)
 collapsed=<file>         full-depth stacks in folded format (flamegraph.pl, speedscope)   off
 flamegraph=<file>        interactive flame graph, .html or .svg                           off
+cstack=y|n               native frames (JNI, libc, the JVM's GC and compiler) on top of    auto
+                         Java frames, and the JVM's own threads; auto = in flamegraph=,
+                         collapsed=, otlp= and pyroscope=, not in TRACEs; y = in TRACEs too
 alloc_interval=<bytes>   heap=sites samples allocations every ~<bytes> (e.g. 512k)        off
                          and reports estimates; off = every allocation counted exactly
+threads=<glob>           cpu=samples/wall: sample only threads whose name matches         all
+                         (* any run, ? one character), e.g. threads=worker-*
+include=<pat;pat>        keep only stacks with a frame (Class.method) matching a pattern   all
+exclude=<pat;pat>        drop stacks with a frame matching a pattern, e.g. *.sleep0       none
 duration=<seconds>       end the session after this long: reports written, sampling       off
                          stopped, the program runs on (hprof attach PID …,duration=30)
 

@@ -24,7 +24,12 @@ pub enum SamplerKind {
     Async,
     /// HPROF's way: stacks of all RUNNABLE threads at a safepoint, every interval.
     Safepoint,
+    /// `cpu=wall`: every live thread, running or not, every interval, with its state as the root frame.
+    Wall,
 }
+
+/// The default interval of `cpu=wall` (every thread is sampled, so a tick costs more than a CPU sample).
+pub const WALL_INTERVAL_MS: u32 = 50;
 
 /// The CPU clock that paces `sampler=async`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,12 +68,21 @@ pub struct Options {
     pub clock: CpuClock,
     pub collapsed: Option<String>,
     pub flamegraph: Option<String>,
+    /// `cstack=`: native (and kernel) frames on top of the Java ones. `None` (not given): in flame graphs,
+    /// folded stacks and uploads, not in HPROF's TRACEs; `Some(true)`: everywhere; `Some(false)`: nowhere.
+    pub cstack: Option<bool>,
     /// `alloc_interval=` in bytes: sample allocations instead of counting every one.
     pub alloc_interval: Option<u32>,
     /// `duration=` in seconds: the session ends after it (reports written, sampling stopped; the JVM runs on).
     pub duration_s: Option<u32>,
     /// Continuous profiles: `otlp=`, `pyroscope=` and their settings (see docs/continuous.md).
     pub continuous: Continuous,
+    /// `threads=GLOB`: sample only threads whose name matches (`*` and `?`).
+    pub threads: Option<String>,
+    /// `include=`/`exclude=`: keep only stacks with a frame matching one of `include`, drop stacks with a frame
+    /// matching one of `exclude` (`;`-separated patterns, `*` and `?`, on `Class.method`).
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
     /// Warnings to print once the options are accepted (obsolete or platform-specific options).
     pub warnings: Vec<String>,
 }
@@ -132,9 +146,13 @@ impl Default for Options {
             clock: CpuClock::Perf,
             collapsed: None,
             flamegraph: None,
+            cstack: None,
             alloc_interval: None,
             duration_s: None,
             continuous: Continuous::default(),
+            threads: None,
+            include: Vec::new(),
+            exclude: Vec::new(),
             warnings: Vec::new(),
         }
     }
@@ -172,6 +190,8 @@ impl Options {
         let mut o = Options::default();
         let mut heap_given = false;
         let mut format_given = false;
+        let mut interval_given = false;
+        let mut sampler_given = false;
         let input = input.unwrap_or("").trim();
         for item in input.split(',').filter(|s| !s.is_empty()) {
             let (name, value) = match item.split_once('=') {
@@ -201,10 +221,14 @@ impl Options {
                 "cpu" => {
                     o.cpu = Some(match value {
                         "samples" => CpuMode::Samples,
+                        "wall" => {
+                            o.sampler = SamplerKind::Wall;
+                            CpuMode::Samples
+                        }
                         "flat" => CpuMode::Flat,
                         "times" => CpuMode::Times,
                         "old" => CpuMode::Old,
-                        _ => return Err(bad(name, value, "samples, flat, times or old")),
+                        _ => return Err(bad(name, value, "samples, wall, flat, times or old")),
                     })
                 }
                 "monitor" => o.monitor = yes_no(name, value)?,
@@ -224,7 +248,10 @@ impl Options {
                 }
                 "net" => o.net = Some(parse_net(value)?),
                 "depth" => o.depth = number(name, value, 0, MAX_DEPTH)?,
-                "interval" => o.interval_ms = number(name, value, 1, 3_600_000)?,
+                "interval" => {
+                    interval_given = true;
+                    o.interval_ms = number(name, value, 1, 3_600_000)?
+                }
                 "cutoff" => o.cutoff = ratio(name, value)?,
                 "lineno" => o.lineno = yes_no(name, value)?,
                 "thread" => o.thread = yes_no(name, value)?,
@@ -242,12 +269,17 @@ impl Options {
                     o.warnings.push("gc_okay is obsolete and has no effect".into());
                 }
                 "sampler" => {
+                    sampler_given = true;
                     o.sampler = match value {
                         "async" => SamplerKind::Async,
                         "safepoint" => SamplerKind::Safepoint,
-                        _ => return Err(bad(name, value, "async or safepoint")),
+                        "wall" => SamplerKind::Wall,
+                        _ => return Err(bad(name, value, "async, safepoint or wall")),
                     }
                 }
+                "threads" => o.threads = Some(non_empty_glob(name, value)?),
+                "include" => o.include = patterns(name, value)?,
+                "exclude" => o.exclude = patterns(name, value)?,
                 "clock" => {
                     o.clock = match value {
                         "perf" => CpuClock::Perf,
@@ -256,6 +288,7 @@ impl Options {
                     }
                 }
                 "collapsed" => o.collapsed = Some(non_empty(name, value)?),
+                "cstack" => o.cstack = Some(yes_no(name, value)?),
                 "flamegraph" => {
                     let f = non_empty(name, value)?;
                     if !(f.ends_with(".html") || f.ends_with(".svg")) {
@@ -298,6 +331,12 @@ impl Options {
                 o.warnings.push("net= always streams the binary format; format=a is ignored".into());
             }
             o.format = OutputFormat::Binary;
+        }
+        if sampler_given && o.sampler != SamplerKind::Wall && input.split(',').any(|i| i.trim() == "cpu=wall") {
+            return Err(OptionError("option cpu=wall cannot be used with sampler=async or sampler=safepoint".into()));
+        }
+        if o.sampler == SamplerKind::Wall && !interval_given {
+            o.interval_ms = WALL_INTERVAL_MS;
         }
         if !heap_given && o.cpu.is_none() && !o.monitor {
             o.heap_dump = true;
@@ -349,10 +388,38 @@ impl Options {
         {
             return Err(OptionError("options service=, labels= and otlp_headers= need otlp= or pyroscope=".into()));
         }
+        if (self.threads.is_some() || !self.include.is_empty() || !self.exclude.is_empty())
+            && self.cpu != Some(CpuMode::Samples)
+        {
+            return Err(OptionError("options threads=, include= and exclude= need cpu=samples or cpu=wall".into()));
+        }
         if self.alloc_interval.is_some() && !self.alloc_sites {
             return Err(OptionError("option alloc_interval= needs heap=sites or heap=all".into()));
         }
+        if self.cstack == Some(true) && (self.cpu != Some(CpuMode::Samples) || self.sampler != SamplerKind::Async) {
+            return Err(OptionError(
+                "option cstack=y needs cpu=samples with sampler=async (native frames are unwound from its signal)"
+                    .into(),
+            ));
+        }
         Ok(())
+    }
+
+    /// Whether samples carry native frames: `cstack=y`, or by default where whole stacks are written
+    /// (flame graphs, folded stacks, uploads) — never with `cstack=n` or without sampler=async.
+    pub fn native_frames(&self) -> bool {
+        let whole_stacks = self.collapsed.is_some() || self.flamegraph.is_some() || self.continuous.enabled();
+        self.cpu == Some(CpuMode::Samples)
+            && self.sampler == SamplerKind::Async
+            && match self.cstack {
+                Some(on) => on,
+                None => whole_stacks,
+            }
+    }
+
+    /// Whether HPROF's TRACEs (CPU SAMPLES) hold the native frames too: only when `cstack=y` was given.
+    pub fn native_frames_in_traces(&self) -> bool {
+        self.cstack == Some(true) && self.native_frames()
     }
 
     /// Whether the flat profile runs (`cpu=flat`, or `-Xprof` next to another `cpu=`).
@@ -389,6 +456,23 @@ fn yes_no(name: &str, value: &str) -> Result<bool, OptionError> {
 
 fn non_empty(name: &str, value: &str) -> Result<String, OptionError> {
     if value.is_empty() { Err(bad(name, value, "a file name")) } else { Ok(value.to_owned()) }
+}
+
+fn non_empty_glob(name: &str, value: &str) -> Result<String, OptionError> {
+    if value.is_empty() {
+        Err(bad(name, value, "a thread name pattern such as worker-*"))
+    } else {
+        Ok(value.to_owned())
+    }
+}
+
+/// `java.util.*;*Parser.parse`: frame patterns, `;`-separated (`,` separates options).
+fn patterns(name: &str, value: &str) -> Result<Vec<String>, OptionError> {
+    let list: Vec<String> = value.split(';').map(str::trim).filter(|p| !p.is_empty()).map(str::to_owned).collect();
+    if list.is_empty() {
+        return Err(bad(name, value, "one or more frame patterns separated by ';', such as java.io.*;*.read"));
+    }
+    Ok(list)
 }
 
 fn number(name: &str, value: &str, min: u32, max: u32) -> Result<u32, OptionError> {
@@ -531,6 +615,13 @@ mod tests {
         assert_eq!(o.cpu, Some(CpuMode::Samples));
         assert_eq!((o.depth, o.interval_ms, o.cutoff), (8, 20, 0.01));
         assert!(o.thread && !o.lineno);
+        assert!(!o.native_frames(), "no stack files: no native frames unless cstack=y");
+        let folded = run("cpu=samples,collapsed=x.txt");
+        assert!(folded.native_frames() && !folded.native_frames_in_traces(), "in folded stacks, not in TRACEs");
+        let cstack = run("cpu=samples,cstack=y");
+        assert!(cstack.native_frames() && cstack.native_frames_in_traces());
+        assert!(!run("cpu=samples,collapsed=x.txt,cstack=n").native_frames());
+        assert!(Options::parse(Some("cpu=times,cstack=y")).is_err(), "cstack=y needs the async sampler");
         assert_eq!(o.output_file(), "x.txt");
         let o = run("net=localhost:9000,heap=sites");
         assert_eq!(o.net, Some(("localhost".into(), 9000)));
@@ -576,6 +667,21 @@ mod tests {
         assert!(err("cpu=samples,otlp=http://h,upload_interval=10x").contains("upload_interval=10x"));
         assert!(err("cpu=samples,otlp=http://h,upload_interval=100ms").contains("upload_interval"));
         assert!(err("cpu=samples,service=a").contains("need otlp="));
+    }
+
+    #[test]
+    fn wall_mode_samples_every_50_ms_unless_told_and_takes_filters() {
+        let o = run("cpu=wall");
+        assert_eq!((o.cpu, o.sampler, o.interval_ms), (Some(CpuMode::Samples), SamplerKind::Wall, 50));
+        assert_eq!(run("cpu=wall,interval=20").interval_ms, 20);
+        assert_eq!(run("interval=20,cpu=wall").interval_ms, 20);
+        let o = run("cpu=wall,threads=worker-*,include=Work.*;*.run,exclude=java.lang.Thread.sleep*");
+        assert_eq!(o.threads.as_deref(), Some("worker-*"));
+        assert_eq!(o.include, ["Work.*", "*.run"]);
+        assert_eq!(o.exclude, ["java.lang.Thread.sleep*"]);
+        assert!(err("cpu=wall,sampler=async").contains("cpu=wall cannot be used with sampler="));
+        assert!(err("heap=sites,threads=main").contains("need cpu=samples or cpu=wall"));
+        assert!(err("cpu=wall,include=;").contains("include=; is not valid"));
     }
 
     #[test]

@@ -166,6 +166,23 @@ impl ThreadTable {
         Some((record, true))
     }
 
+    /// A record for one of the JVM's own threads (GC workers, compiler threads), which JVMTI does not show:
+    /// known by its kernel id and name only, sampled for its native frames (`cstack`). Writes THREAD START.
+    pub fn register_jvm_thread(&self, ctx: &(impl ThreadEnv + ?Sized), name: &str, tid: i32) -> Arc<ThreadRecord> {
+        let record = Arc::new(ThreadRecord {
+            serial: self.next_serial.fetch_add(1, Ordering::Relaxed),
+            object_id: ctx.ids().next(),
+            name: name.to_owned(),
+            group_name: "system".into(),
+            parent_group_name: String::new(),
+            os_tid: AtomicI32::new(tid),
+            alive: AtomicBool::new(true),
+        });
+        self.all.lock().unwrap_or_else(|e| e.into_inner()).push(record.clone());
+        ctx.thread_started(&record.to_model());
+        record
+    }
+
     /// The record of a registered thread (null = the current thread).
     pub fn of(&self, ctx: &(impl ThreadEnv + ?Sized), thread: sys::jthread) -> Option<Arc<ThreadRecord>> {
         let ptr = ctx.jvmti().thread_local_storage(thread).ok()? as *const ThreadRecord;

@@ -9,6 +9,10 @@ use std::time::Duration;
 const OPTIONS: &[&str] = &[
     "heap=",
     "cpu=",
+    "cpu=wall",
+    "threads=",
+    "include=",
+    "exclude=",
     "monitor=",
     "format=",
     "file=",

@@ -431,9 +431,14 @@ impl DominatorTree {
     }
 }
 
-/// Lists of `(owner, item)` pairs grouped by owner (`0..owners`), as CSR (start offsets, items), filled
-/// from the end so that no second array of positions is needed.
-fn csr(pairs: impl Iterator<Item = (usize, u32)> + Clone, owners: usize, items: usize) -> (Vec<u32>, Vec<u32>) {
+/// Lists of `(owner, item)` pairs grouped by owner (`0..owners`), as CSR (start offsets, items), each list
+/// in the pairs' order. Filled from the end (so that no second array of positions is needed), walking the
+/// pairs backwards.
+fn csr(
+    pairs: impl DoubleEndedIterator<Item = (usize, u32)> + Clone,
+    owners: usize,
+    items: usize,
+) -> (Vec<u32>, Vec<u32>) {
     let mut start = vec![0u32; owners + 1];
     for (o, _) in pairs.clone() {
         start[o + 1] += 1;
@@ -443,16 +448,12 @@ fn csr(pairs: impl Iterator<Item = (usize, u32)> + Clone, owners: usize, items: 
     }
     let mut list = vec![0u32; start[owners] as usize];
     debug_assert!(list.len() <= items);
-    for (o, item) in pairs {
+    for (o, item) in pairs.rev() {
         start[o + 1] -= 1;
         list[start[o + 1] as usize] = item;
     }
     start.rotate_left(1);
     start[owners] = list.len() as u32;
-    // Filling from the end reversed each list: restore ascending order.
-    for o in 0..owners {
-        list[start[o] as usize..start[o + 1] as usize].reverse();
-    }
     (start, list)
 }
 

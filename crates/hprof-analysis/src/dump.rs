@@ -88,6 +88,8 @@ pub struct Dump {
     pub threads: Vec<ThreadRecord>,
     /// Each CPU SAMPLES record: total, then (count, trace serial).
     pub cpu_samples: Vec<(u32, Vec<(u32, u32)>)>,
+    /// hprof-rs's SAMPLE TIMES, every record's entries: (ms since the session started, trace serial, samples).
+    pub sample_times: Vec<(u32, u32, u32)>,
     pub heap_dumps: Vec<HeapDumpSegments>,
     /// The first damage found; everything before it was read.
     pub damage: Option<FormatError>,
@@ -126,6 +128,7 @@ impl Dump {
             traces: FxHashMap::default(),
             threads: Vec::new(),
             cpu_samples: Vec::new(),
+            sample_times: Vec::new(),
             heap_dumps: Vec::new(),
             damage: None,
             notes: Vec::new(),
@@ -268,6 +271,7 @@ impl Dump {
                 }
             }
             Record::CpuSamples { total, samples } => self.cpu_samples.push((total, samples)),
+            Record::SampleTimes { samples } => self.sample_times.extend(samples),
             Record::Unknown { tag, .. } => *unknown.entry(tag).or_default() += 1,
             _ => {}
         }
@@ -310,6 +314,10 @@ impl Dump {
         let Some(f) = self.frames.get(&id) else {
             return Frame::pseudo(&format!("<unknown frame 0x{id:x}>"));
         };
+        // No class: a pseudo-frame of hprof-rs (`[sleeping]`, `[truncated]`, `[GC active]`, …).
+        if f.class_serial == 0 {
+            return Frame::pseudo(&self.string(f.method_name_id).unwrap_or_default());
+        }
         let class_name = self
             .class_serials
             .get(&f.class_serial)

@@ -10,6 +10,7 @@
 //!   object graph (sorted ids → dense indices, class and shallow size per object, references as CSR).
 //! - [`dominators`]: the dominator tree (semi-NCA) with retained sizes.
 //! - [`paths`]: shortest paths from GC roots.
+//! - [`insight`]: waste, class loaders, threads and object-level growth, as data for the front end.
 //! - [`stacks`]: CPU samples and allocation sites as weighted stacks, for flame graphs and pprof.
 //!
 //! Nothing here trusts the input: every length is checked against the bytes that remain, and damage is
@@ -22,6 +23,7 @@ pub mod dump;
 pub mod field_layout;
 pub mod heap;
 pub mod injected;
+pub mod insight;
 pub mod layout;
 pub mod map_guard;
 pub mod paths;
@@ -89,5 +91,12 @@ pub fn mem_trace(at: &str) {
         status.lines().find(|l| l.starts_with(k)).map(|l| l.split_whitespace().nth(1).unwrap_or("?").to_owned())
     };
     let (rss, peak) = (get("VmRSS:").unwrap_or_default(), get("VmHWM:").unwrap_or_default());
-    eprintln!("mem {at}: {secs:.2} s, rss {rss} kB, peak {peak} kB");
+    // CPU time (user + system) so far: steadier than the wall clock on a shared machine.
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let ticks: u64 = after_name.split_whitespace().skip(11).take(2).filter_map(|t| t.parse::<u64>().ok()).sum();
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let cpu = ticks as f64 / hz;
+    eprintln!("mem {at}: {secs:.2} s, cpu {cpu:.2} s, rss {rss} kB, peak {peak} kB");
 }

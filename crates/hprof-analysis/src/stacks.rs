@@ -65,6 +65,27 @@ pub fn stacks(dump: &Dump, kind: StackKind) -> Vec<ResolvedStack> {
             }
         }
     }
+    resolve(dump, by_trace)
+}
+
+/// The CPU samples taken from `from_ms` (inclusive) to `to_ms` (exclusive), in ms since the session
+/// started, from hprof-rs's SAMPLE TIMES records; `None` if the file has none (not written by hprof-rs with
+/// format=b).
+pub fn cpu_stacks_between(dump: &Dump, from_ms: u64, to_ms: u64) -> Option<Vec<ResolvedStack>> {
+    if dump.sample_times.is_empty() {
+        return None;
+    }
+    let mut by_trace: FxHashMap<(u32, Option<String>), u64> = FxHashMap::default();
+    for &(ms, trace, weight) in &dump.sample_times {
+        if (from_ms..to_ms).contains(&(ms as u64)) {
+            *by_trace.entry((trace, None)).or_default() += weight as u64;
+        }
+    }
+    Some(resolve(dump, by_trace))
+}
+
+/// Traces (and an allocation site's class, as the leaf) with their weights, as stacks, heaviest first.
+fn resolve(dump: &Dump, by_trace: FxHashMap<(u32, Option<String>), u64>) -> Vec<ResolvedStack> {
     let mut out: Vec<ResolvedStack> = by_trace
         .into_iter()
         .map(|((trace, leaf), weight)| {

@@ -7,6 +7,7 @@ mod listen;
 mod memory_cap;
 mod size_arg;
 mod tables;
+mod time_arg;
 
 use clap::{Parser, Subcommand};
 
@@ -49,8 +50,16 @@ enum Command {
     Path(analyze::path::Args),
     /// Leak suspects: what retains a large share of the heap, its accumulation point, and the path to it.
     Leaks(analyze::leaks::Args),
-    /// Per-class growth between two heap dumps.
+    /// Per-class growth between two heap dumps; `--objects`: the new objects, grouped by what keeps them.
     Diff(analyze::diff::Args),
+    /// Memory spent on nothing: duplicate strings, empty and underused collections, boxed primitives in
+    /// collections, zero-filled and duplicate primitive arrays, each with its share of the heap.
+    Waste(analyze::waste::Args),
+    /// Class loaders: their classes, retained bytes and parents; classes several loaders defined; loaders
+    /// closed (undeployed) yet still held, with the path that holds each.
+    Loaders(analyze::loaders::Args),
+    /// Each thread's stack with the objects its frames hold, and what each thread and frame retains.
+    Threads(analyze::threads::Args),
     /// Flame graph (HTML or SVG) of CPU samples or allocation sites.
     Flame(analyze::flame::FlameArgs),
     /// Export CPU samples or allocation sites as pprof (gzipped profile.proto), OTLP profiles or collapsed
@@ -72,6 +81,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    memory_cap::give_back_at_once();
     hprof_analysis::source::set_max_inflated(cli.max_inflated);
     if let Some(bytes) = cli.max_memory {
         memory_cap::set(bytes, &analyze::human(bytes));
@@ -87,6 +97,9 @@ fn main() -> ExitCode {
         Command::Path(a) => analyze::path::run(&a),
         Command::Leaks(a) => analyze::leaks::run(&a),
         Command::Diff(a) => analyze::diff::run(&a),
+        Command::Waste(a) => analyze::waste::run(&a),
+        Command::Loaders(a) => analyze::loaders::run(&a),
+        Command::Threads(a) => analyze::threads::run(&a),
         Command::Flame(a) => analyze::flame::run_flame(&a),
         Command::Export(a) => analyze::flame::run_export(&a),
         Command::Serve(a) => analyze::serve::run(&a),

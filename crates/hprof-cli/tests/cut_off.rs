@@ -38,6 +38,10 @@ fn every_command_says_a_cut_off_dump_is_incomplete() {
         vec!["dominators", f, "--top", "3"],
         vec!["leaks", f],
         vec!["diff", f, f],
+        vec!["diff", "--objects", f, f],
+        vec!["waste", f],
+        vec!["loaders", f],
+        vec!["threads", f],
     ] {
         let o = Command::new(hprof()).args(&args).output().unwrap();
         let err = String::from_utf8_lossy(&o.stderr);

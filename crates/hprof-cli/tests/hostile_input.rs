@@ -99,6 +99,9 @@ fn names_with_escape_sequences_are_printed_escaped() {
         vec!["path", f, "0x3100"],
         vec!["leaks", f, "--threshold", "1"],
         vec!["diff", f, f],
+        vec!["waste", f],
+        vec!["loaders", f],
+        vec!["threads", f],
         vec!["export", f, "--format", "collapsed"],
     ] {
         let m = measure(&args, Duration::from_secs(30));
@@ -107,7 +110,7 @@ fn names_with_escape_sequences_are_printed_escaped() {
         assert!(!all.contains('\x1b') && !all.contains('\x07'), "hprof {args:?} printed a raw escape: {all:?}");
         // Collapsed stacks rewrite spaces and semicolons; the escapes are the point.
         let shown = if args[0] == "export" { "evil\\x1b]0:owned\\x07\\x1b[2J\\r\\n" } else { hostile::EVIL_SHOWN };
-        if !matches!(args[0], "leaks" | "diff") {
+        if !matches!(args[0], "leaks" | "diff" | "waste" | "loaders" | "threads") {
             assert!(all.contains(shown), "hprof {args:?} did not show the name escaped: {all}");
         }
     }
@@ -321,6 +324,10 @@ fn memory_stays_within_ten_times_the_file() {
         vec!["leaks", &file],
         vec!["diff", &file, &file],
         vec!["print", &file],
+        vec!["waste", &file],
+        vec!["loaders", &file],
+        vec!["threads", &file],
+        vec!["diff", "--objects", &file, &file],
     ];
     for cmd in commands {
         let m = measure(&cmd, Duration::from_secs(120));

@@ -16,6 +16,9 @@ pub mod record {
     pub const CONTROL_SETTINGS: u8 = 0x0E;
     pub const HEAP_DUMP_SEGMENT: u8 = 0x1C;
     pub const HEAP_DUMP_END: u8 = 0x2C;
+    /// hprof-rs's own: each sample's time (ms since the session started), trace and weight, so that a time
+    /// range can be chosen (`hprof flame --from --to`). Readers that do not know it skip it by its length.
+    pub const SAMPLE_TIMES: u8 = 0xA1;
 
     pub fn name(tag: u8) -> &'static str {
         match tag {
@@ -33,6 +36,7 @@ pub mod record {
             CONTROL_SETTINGS => "CONTROL SETTINGS",
             HEAP_DUMP_SEGMENT => "HEAP DUMP SEGMENT",
             HEAP_DUMP_END => "HEAP DUMP END",
+            SAMPLE_TIMES => "SAMPLE TIMES (hprof-rs)",
             // Callers add "record (tag 0x..)": "unknown record" would read "unknown record record".
             _ => "unknown",
         }

@@ -13,7 +13,13 @@ fn sources(event_type: sys::jint) -> Option<&'static [Event]> {
     Some(match event_type {
         JVMPI_EVENT_METHOD_ENTRY | JVMPI_EVENT_METHOD_ENTRY2 => &[Event::MethodEntry],
         JVMPI_EVENT_METHOD_EXIT => &[Event::MethodExit],
-        JVMPI_EVENT_OBJECT_ALLOC => &[Event::SampledObjectAlloc, Event::VmObjectAlloc],
+        // The collection events first: allocation caches are kept per collection epoch (`gc.rs`).
+        JVMPI_EVENT_OBJECT_ALLOC => &[
+            Event::GarbageCollectionStart,
+            Event::GarbageCollectionFinish,
+            Event::SampledObjectAlloc,
+            Event::VmObjectAlloc,
+        ],
         JVMPI_EVENT_OBJECT_FREE | JVMPI_EVENT_CLASS_UNLOAD => &[Event::ObjectFree],
         // IDs are tags and never move: enabling succeeds and no event is ever due.
         JVMPI_EVENT_OBJECT_MOVE => &[],

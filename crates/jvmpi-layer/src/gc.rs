@@ -6,7 +6,16 @@
 
 use crate::abi::*;
 use crate::layer::{deliver, layer};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Collection epochs: moved at the start and at the end of every collection pause, so odd while one runs.
+/// Object addresses read within one even epoch name the same objects (`alloc_thread.rs`).
+static EPOCH: AtomicU64 = AtomicU64::new(0);
+
+/// The current collection epoch; odd while a collection runs.
+pub fn epoch() -> u64 {
+    EPOCH.load(Ordering::Acquire)
+}
 
 pub fn disable() {
     if let Some(l) = layer() {
@@ -28,6 +37,7 @@ pub fn run() {
 
 /// GarbageCollectionStart, on the thread doing the collection (not a Java thread: env_id is null).
 pub fn on_start() {
+    EPOCH.fetch_add(1, Ordering::AcqRel);
     let Some(l) = layer() else { return };
     if l.is_enabled(JVMPI_EVENT_GC_START) {
         let mut ev = JVMPI_Event::new(JVMPI_EVENT_GC_START, std::ptr::null_mut());
@@ -37,6 +47,7 @@ pub fn on_start() {
 
 /// GarbageCollectionFinish, with the heap figures `heap_figures` can read (-1 where unknown).
 pub fn on_finish() {
+    EPOCH.fetch_add(1, Ordering::AcqRel);
     let Some(l) = layer() else { return };
     if l.is_enabled(JVMPI_EVENT_GC_FINISH) {
         let mut ev = JVMPI_Event::new(JVMPI_EVENT_GC_FINISH, std::ptr::null_mut());

@@ -12,6 +12,7 @@
 /// The ABI, from its own crate.
 pub use jvmpi_sys as abi;
 mod alloc;
+mod alloc_thread;
 mod callbacks;
 mod calltrace;
 mod class_load;

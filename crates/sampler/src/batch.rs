@@ -22,13 +22,22 @@ pub struct Tick<'a> {
     pub tid: i32,
     pub registers: Registers,
     pub frames: Frames<'a>,
+    /// Native frames on top of `frames` (`cstack`), the interrupted pc first; empty without.
+    pub native: &'a [u64],
+    /// Kernel frames on top of `native` (`cstack` with perf clocks), innermost first; empty without.
+    pub kernel: &'a [u64],
 }
+
+/// (thread serial, tid, registers, frames or failure code, first frame, (first native frame, native frames),
+/// (first kernel frame, kernel frames)).
+type StoredTick = (u32, i32, Registers, i32, usize, (usize, usize), (usize, usize));
 
 /// Ticks copied out of the ring, so that the ring's slots are free again before consumers look at them.
 #[derive(Default)]
 pub struct TickBatch {
-    ticks: Vec<(u32, i32, Registers, i32, usize)>,
+    ticks: Vec<StoredTick>,
     frames: Vec<ASGCT_CallFrame>,
+    native: Vec<u64>,
 }
 
 // SAFETY: the frames' jmethodIDs are opaque handles, valid on any thread of the JVM; the batch is only
@@ -39,6 +48,7 @@ impl TickBatch {
     pub fn clear(&mut self) {
         self.ticks.clear();
         self.frames.clear();
+        self.native.clear();
     }
 
     pub fn push(&mut self, s: &SlotData) {
@@ -46,7 +56,21 @@ impl TickBatch {
         if s.num_frames > 0 {
             self.frames.extend_from_slice(&s.frames[..s.num_frames as usize]);
         }
-        self.ticks.push((s.thread_serial, s.tid, s.registers, s.num_frames, start));
+        let native_start = self.native.len();
+        let native = (s.num_native as usize).min(s.native.len());
+        self.native.extend_from_slice(&s.native[..native]);
+        let kernel_start = self.native.len();
+        let kernel = (s.num_kernel as usize).min(s.kernel.len());
+        self.native.extend_from_slice(&s.kernel[..kernel]);
+        self.ticks.push((
+            s.thread_serial,
+            s.tid,
+            s.registers,
+            s.num_frames,
+            start,
+            (native_start, native),
+            (kernel_start, kernel),
+        ));
     }
 
     pub fn len(&self) -> usize {
@@ -58,16 +82,22 @@ impl TickBatch {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = Tick<'_>> {
-        self.ticks.iter().map(|&(thread_serial, tid, registers, num_frames, start)| Tick {
-            thread_serial,
-            tid,
-            registers,
-            frames: match num_frames {
-                NOT_WALKED => Frames::NotWalked,
-                n if n <= 0 => Frames::Failed(n),
-                n => Frames::Walked(&self.frames[start..start + n as usize]),
+        self.ticks.iter().map(
+            |&(thread_serial, tid, registers, num_frames, start, (native_start, native), (kernel_start, kernel))| {
+                Tick {
+                    thread_serial,
+                    tid,
+                    registers,
+                    frames: match num_frames {
+                        NOT_WALKED => Frames::NotWalked,
+                        n if n <= 0 => Frames::Failed(n),
+                        n => Frames::Walked(&self.frames[start..start + n as usize]),
+                    },
+                    native: &self.native[native_start..native_start + native],
+                    kernel: &self.native[kernel_start..kernel_start + kernel],
+                }
             },
-        })
+        )
     }
 }
 
@@ -86,6 +116,18 @@ mod tests {
             registers: Registers { pc: 0x1000, sp: 0x2000, fp: 0x3000 },
             num_frames,
             frames,
+            num_kernel: 1,
+            kernel: {
+                let mut k = [0; crate::native::MAX_KERNEL_FRAMES];
+                k[0] = 0xffff_0000 + serial as u64;
+                k
+            },
+            num_native: 2,
+            native: {
+                let mut n = [0; crate::native::MAX_NATIVE_FRAMES];
+                n[..2].copy_from_slice(&[0x10, serial as u64]);
+                n
+            },
         }
     }
 
@@ -104,5 +146,7 @@ mod tests {
         assert!(matches!(ticks[3].frames, Frames::Walked(f) if f.len() == 1 && f[0].lineno == 0));
         assert_eq!(ticks[3].registers.pc, 0x1000);
         assert_eq!(ticks[3].thread_serial, 4);
+        assert_eq!(ticks[2].native, &[0x10, 3], "each tick keeps its own native frames");
+        assert_eq!(ticks[2].kernel, &[0xffff_0003], "and kernel frames");
     }
 }

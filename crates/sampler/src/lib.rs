@@ -17,6 +17,7 @@ pub mod agent_work;
 mod batch;
 pub mod clocks;
 mod cost;
+pub mod native;
 mod perf_clock;
 mod registers;
 mod ring;
@@ -26,7 +27,7 @@ pub use batch::{Frames, Tick, TickBatch};
 pub use cost::SamplerCost;
 pub use registers::Registers;
 pub use ring::{Claim, MAX_FRAMES, SampleRing, SlotData};
-pub use signal::{ClockKind, NOT_WALKED, Shared, installed};
+pub use signal::{ClockKind, NOT_A_JAVA_THREAD, NOT_WALKED, Shared, installed};
 
 /// The kernel's id of the calling thread (what clocks are armed for and samples carry).
 pub fn current_tid() -> i32 {

@@ -23,6 +23,16 @@ const ATTR_SIZE: u32 = 112;
 const FLAG_DISABLED: u64 = 1 << 0;
 const FLAG_EXCLUDE_KERNEL: u64 = 1 << 5;
 const FLAG_EXCLUDE_HV: u64 = 1 << 6;
+/// Kernel frames only in call chains: the user part is the native unwinder's.
+const FLAG_EXCLUDE_CALLCHAIN_USER: u64 = 1 << 22;
+const PERF_SAMPLE_CALLCHAIN: u64 = 1 << 5;
+const PERF_RECORD_SAMPLE: u32 = 9;
+/// Call chain entries at and above this are context markers (PERF_CONTEXT_KERNEL, _USER, …), not addresses.
+const PERF_CONTEXT_MAX: u64 = -4095i64 as u64;
+/// Where `data_head`, `data_offset` and `data_size` are in the ring's control page (perf_event_mmap_page).
+const DATA_HEAD_AT: usize = 1024;
+const DATA_OFFSET_AT: usize = 1040;
+const DATA_SIZE_AT: usize = 1048;
 
 const IOC_ENABLE: libc::c_ulong = 0x2400;
 const IOC_DISABLE: libc::c_ulong = 0x2401;
@@ -108,10 +118,19 @@ fn refresh_forced() -> bool {
 /// Opens a task-clock event on thread `tid` of this process (the caller or another) that sends `signal` to
 /// that thread every `period_ns` of its CPU time, running if `armed` (else see [`start`]). Closing it stops
 /// the clock.
-pub fn open_for_thread(tid: i32, period_ns: u64, signal: libc::c_int, armed: bool) -> io::Result<PerfClock> {
+/// With `kernel_stacks`, each overflow's record carries the kernel's call chain (kernel frames only), which
+/// [`kernel_callchain`] reads in the handler.
+pub fn open_for_thread(
+    tid: i32,
+    period_ns: u64,
+    signal: libc::c_int,
+    armed: bool,
+    kernel_stacks: bool,
+) -> io::Result<PerfClock> {
     // Kernel time counts as the thread's CPU time too; where the kernel part may not be watched
     // (perf_event_paranoid), fall back to user time only.
-    let fd = open(tid, period_ns, 0).or_else(|_| open(tid, period_ns, FLAG_EXCLUDE_KERNEL | FLAG_EXCLUDE_HV))?;
+    let fd = open(tid, period_ns, 0, kernel_stacks)
+        .or_else(|_| open(tid, period_ns, FLAG_EXCLUDE_KERNEL | FLAG_EXCLUDE_HV, false))?;
     let ring = if refresh_forced() {
         0
     } else {
@@ -138,13 +157,16 @@ pub fn open_for_thread(tid: i32, period_ns: u64, signal: libc::c_int, armed: boo
 }
 
 /// `tid`: the thread to watch (perf's `pid` argument takes a thread id).
-fn open(tid: i32, period_ns: u64, extra_flags: u64) -> io::Result<i32> {
+fn open(tid: i32, period_ns: u64, extra_flags: u64, kernel_stacks: bool) -> io::Result<i32> {
+    let (sample_type, chain_flags) =
+        if kernel_stacks { (PERF_SAMPLE_CALLCHAIN, FLAG_EXCLUDE_CALLCHAIN_USER) } else { (0, 0) };
     let attr = PerfEventAttr {
         type_: PERF_TYPE_SOFTWARE,
         size: ATTR_SIZE,
         config: PERF_COUNT_SW_TASK_CLOCK,
         sample_period: period_ns,
-        flags: FLAG_DISABLED | extra_flags,
+        sample_type,
+        flags: FLAG_DISABLED | extra_flags | chain_flags,
         wakeup_events: 1,
         ..Default::default()
     };
@@ -184,6 +206,81 @@ pub fn stop(fd: i32) {
     unsafe {
         libc::ioctl(fd, IOC_DISABLE, 0);
     }
+}
+
+/// Whether this process may take kernel call chains (`perf_event_paranoid` ≤ 1, or CAP_PERFMON): opens and
+/// closes a task-clock event on the calling thread as [`open_for_thread`] would with kernel stacks. Not in a
+/// signal handler.
+pub fn kernel_stacks_allowed() -> io::Result<()> {
+    let fd = open(0, 10_000_000, 0, true)?;
+    // SAFETY: the descriptor was just opened and is closed once.
+    unsafe { libc::close(fd) };
+    Ok(())
+}
+
+/// The kernel frames of the clock's latest overflow record into `out` (innermost first), reading the ring
+/// from `tail` (where the last call stopped, advanced here) to the kernel's head. Async-signal-safe: reads of
+/// the shared mapping and atomics. Returns 0 in the refresh mode (no ring) or when the ring was overrun.
+pub fn kernel_callchain(clock: PerfClock, tail: &std::sync::atomic::AtomicU64, out: &mut [u64]) -> usize {
+    use std::sync::atomic::{Ordering, fence};
+    if clock.ring == 0 || out.is_empty() {
+        return 0;
+    }
+    let control = clock.ring;
+    // SAFETY: the control page of the RING_BYTES mapping, read-only, mapped as long as the clock is open.
+    let (head, offset, size) = unsafe {
+        (
+            std::ptr::read_volatile((control + DATA_HEAD_AT) as *const u64),
+            std::ptr::read_volatile((control + DATA_OFFSET_AT) as *const u64),
+            std::ptr::read_volatile((control + DATA_SIZE_AT) as *const u64),
+        )
+    };
+    fence(Ordering::Acquire);
+    let (offset, size) = if offset == 0 || size == 0 { (4096u64, 4096u64) } else { (offset, size) };
+    if offset + size > RING_BYTES as u64 || !size.is_power_of_two() {
+        return 0;
+    }
+    let from = tail.swap(head, Ordering::Relaxed);
+    if head < from || head - from > size {
+        return 0;
+    }
+    let word = |at: u64| -> u64 {
+        let mut bytes = [0u8; 8];
+        for (i, b) in bytes.iter_mut().enumerate() {
+            let byte = control + (offset + (at + i as u64) % size) as usize;
+            // SAFETY: `% size` keeps the byte inside the data area, which lies inside the mapping (checked above).
+            *b = unsafe { std::ptr::read_volatile(byte as *const u8) };
+        }
+        u64::from_le_bytes(bytes)
+    };
+    let mut pos = from;
+    let mut last_sample = None;
+    while pos + 8 <= head {
+        let header = word(pos);
+        let (kind, len) = (header as u32, header >> 48);
+        if len < 8 || pos + len > head {
+            break;
+        }
+        if kind == PERF_RECORD_SAMPLE {
+            last_sample = Some((pos, len));
+        }
+        pos += len;
+    }
+    let Some((at, len)) = last_sample else { return 0 };
+    let entries = word(at + 8).min((len.saturating_sub(16)) / 8);
+    let mut n = 0;
+    for i in 0..entries {
+        let ip = word(at + 16 + 8 * i);
+        if ip >= PERF_CONTEXT_MAX {
+            continue;
+        }
+        if n == out.len() {
+            break;
+        }
+        out[n] = ip;
+        n += 1;
+    }
+    n
 }
 
 /// Reads `si_fd` of an I/O signal (x86_64/aarch64 layout: `si_band` at 16, `si_fd` at 24).

@@ -6,6 +6,7 @@
 //! into it; the consumer sees the slot once its sequence says it is complete. When the ring is full the
 //! sample is dropped and counted, never waited for.
 
+use crate::native::{MAX_KERNEL_FRAMES, MAX_NATIVE_FRAMES};
 use crate::registers::Registers;
 use jvmti::sys::ASGCT_CallFrame;
 use std::cell::UnsafeCell;
@@ -28,6 +29,12 @@ pub struct SlotData {
     /// Frames written, or one of AsyncGetCallTrace's negative failure codes.
     pub num_frames: i32,
     pub frames: [ASGCT_CallFrame; MAX_FRAMES],
+    /// Native frames on top of the Java ones (`cstack`): the interrupted pc, then return addresses.
+    pub num_native: u32,
+    pub native: [u64; MAX_NATIVE_FRAMES],
+    /// Kernel frames on top of the native ones (`cstack`, from the perf clock's call chain), innermost first.
+    pub num_kernel: u32,
+    pub kernel: [u64; MAX_KERNEL_FRAMES],
 }
 
 pub struct SampleRing {
@@ -79,6 +86,10 @@ impl SampleRing {
                     registers: Registers::default(),
                     num_frames: 0,
                     frames: [ASGCT_CallFrame { lineno: 0, method_id: std::ptr::null_mut() }; MAX_FRAMES],
+                    num_native: 0,
+                    native: [0; MAX_NATIVE_FRAMES],
+                    num_kernel: 0,
+                    kernel: [0; MAX_KERNEL_FRAMES],
                 }),
             })
             .collect();

@@ -18,12 +18,14 @@
 
 use crate::clocks::monotonic_ns;
 use crate::cost::SamplerCost;
+use crate::native::{NativeUnwinder, StackBounds};
 use crate::perf_clock::{self, PerfClock};
 use crate::registers::Registers;
 use crate::ring::{MAX_FRAMES, SampleRing};
 use jvmti::sys::JNIEnv;
 use jvmti::{AsyncGetCallTrace, Jni, Vm};
 use std::ffi::c_void;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicIsize, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 /// Per-thread state the handler reads. Lives in a fixed arena for the process's lifetime, so a late
@@ -53,6 +55,11 @@ pub(crate) struct ThreadSlot {
     /// Non-zero while the thread runs the agent's own work inside a JVM callback (see `agent_work`), where
     /// the walker cannot see Java frames: such samples are labelled as the agent's cost.
     pub(crate) agent_work: AtomicI32,
+    /// Where the kernel call chains of the slot's perf clock were last read up to (see `kernel_callchain`).
+    perf_tail: AtomicU64,
+    /// The thread's stack, for the native unwinder (0, 0: unknown, read through the kernel).
+    stack_low: AtomicUsize,
+    stack_high: AtomicUsize,
 }
 
 /// Samples between two changes of a continuous perf clock's period.
@@ -98,6 +105,11 @@ pub struct Shared {
     /// stack, so that the platform's cost of a sample (timer interrupt, signal delivery, re-arming) can be
     /// told from the walk's.
     dry: bool,
+    /// The native unwinder (`cstack`), once a consumer asked for native frames.
+    native: OnceLock<NativeUnwinder>,
+    native_on: AtomicBool,
+    /// Kernel frames from the perf clocks' call chains (`cstack`), for clocks opened from now on.
+    kernel_stacks: AtomicBool,
 }
 
 /// Which kind of clock a thread got.
@@ -142,6 +154,9 @@ impl Shared {
                 agent_work: AtomicI32::new(0),
                 period_ns: AtomicU64::new(0),
                 jitter: AtomicU64::new(0),
+                perf_tail: AtomicU64::new(0),
+                stack_low: AtomicUsize::new(0),
+                stack_high: AtomicUsize::new(0),
             })
             .collect();
         let shared: &'static Shared = Box::leak(Box::new(Shared {
@@ -156,6 +171,9 @@ impl Shared {
             measuring: std::env::var_os("HPROF_CPU_STATS").is_some(),
             dry: std::env::var_os("HPROF_SAMPLER_DRY").is_some(),
             walk_frames: AtomicUsize::new(MAX_FRAMES),
+            native: OnceLock::new(),
+            native_on: AtomicBool::new(false),
+            kernel_stacks: AtomicBool::new(false),
         }));
         SHARED.store(shared as *const Shared as *mut Shared, Ordering::Release);
         // SAFETY: a zeroed sigaction is a valid empty one, filled with our handler's address and flags; `previous`
@@ -174,6 +192,46 @@ impl Shared {
             PREVIOUS.store(previous, Ordering::Release);
         }
         Ok(shared)
+    }
+
+    /// Turns native frames on (`cstack`): prepares the unwinder (reads every loaded object's unwind tables)
+    /// and returns it, so that the caller can tell it where Java code lies and refresh its objects. Not in a
+    /// signal handler.
+    pub fn enable_native(&self) -> &NativeUnwinder {
+        let native = self.native.get_or_init(NativeUnwinder::new);
+        self.native_on.store(true, Ordering::Release);
+        native
+    }
+
+    /// Asks the perf clocks opened from now on for kernel call chains, if this process may have them
+    /// (`perf_event_paranoid` ≤ 1 or CAP_PERFMON) and clocks are perf clocks; else says why not.
+    pub fn enable_kernel_stacks(&self) -> Result<(), String> {
+        if !self.use_perf.load(Ordering::Relaxed) {
+            return Err(
+                "the CPU clocks are POSIX timers (clock=posix, or perf events refused), which have no call chains"
+                    .into(),
+            );
+        }
+        perf_clock::kernel_stacks_allowed().map_err(|e| {
+            let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
+            format!(
+                "perf events may not watch the kernel ({e}; /proc/sys/kernel/perf_event_paranoid is {}, kernel call \
+                 chains need 1 or less, or CAP_PERFMON)",
+                paranoid.trim()
+            )
+        })?;
+        self.kernel_stacks.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// Turns native frames off again (a later session without them); the unwinder stays for the next one.
+    pub fn disable_native(&self) {
+        self.native_on.store(false, Ordering::Release);
+    }
+
+    /// The native unwinder, if native frames were turned on.
+    pub fn native(&self) -> Option<&NativeUnwinder> {
+        self.native.get()
     }
 
     /// How many frames the handler walks from now on (0, registers only, to [`MAX_FRAMES`]).
@@ -214,6 +272,10 @@ impl Shared {
         slot.env.store(env.map_or(std::ptr::null_mut(), Jni::raw), Ordering::Relaxed);
         slot.perf_fd.store(-1, Ordering::Relaxed);
         slot.perf_ring.store(0, Ordering::Relaxed);
+        let bounds =
+            if tid == crate::current_tid() { crate::native::current_stack_bounds() } else { StackBounds::default() };
+        slot.stack_low.store(bounds.low, Ordering::Relaxed);
+        slot.stack_high.store(bounds.high, Ordering::Relaxed);
         let period_ns = interval_ms as u64 * 1_000_000;
         slot.period_ns.store(period_ns, Ordering::Relaxed);
         // Any non-zero seed; the thread id keeps threads' sequences apart.
@@ -221,7 +283,9 @@ impl Shared {
         slot.enabled.store(enabled, Ordering::Release);
         let mut refused = None;
         if self.use_perf.load(Ordering::Relaxed) {
-            match perf_clock::open_for_thread(tid, period_ns, libc::SIGPROF, enabled) {
+            slot.perf_tail.store(0, Ordering::Relaxed);
+            let kernel_stacks = self.kernel_stacks.load(Ordering::Acquire) && self.native_on.load(Ordering::Acquire);
+            match perf_clock::open_for_thread(tid, period_ns, libc::SIGPROF, enabled, kernel_stacks) {
                 Ok(clock) if (clock.fd as usize) < FD_TABLE => {
                     slot.perf_ring.store(clock.ring, Ordering::Release);
                     slot.perf_fd.store(clock.fd, Ordering::Release);
@@ -302,6 +366,8 @@ impl Shared {
         // A signal already queued for the old thread finds a different tid and is ignored.
         slot.tid.store(0, Ordering::Release);
         slot.agent_work.store(0, Ordering::Release);
+        slot.stack_low.store(0, Ordering::Release);
+        slot.stack_high.store(0, Ordering::Release);
         slot.in_use.store(false, Ordering::Release);
     }
 
@@ -477,12 +543,16 @@ unsafe fn sample_into_ring(shared: &Shared, index: usize, ucontext: *mut c_void)
         return;
     }
     let depth = shared.walk_frames.load(Ordering::Relaxed).min(MAX_FRAMES) as i32;
+    let native = if shared.native_on.load(Ordering::Acquire) { shared.native.get() } else { None };
     let mut env = slot.env.load(Ordering::Acquire);
     if env.is_null() && depth > 0 {
         // GetEnv reads the JVM's thread-local current thread and takes no lock — the same call async-profiler
-        // makes from its handler.
-        let Some(jni) = shared.vm.and_then(Vm::jni) else { return };
-        env = jni.raw();
+        // makes from its handler. A thread of the JVM's own (GC, compiler) has none: only native frames.
+        match shared.vm.and_then(Vm::jni) {
+            Some(jni) => env = jni.raw(),
+            None if native.is_some() => {}
+            None => return,
+        }
     }
     let Some(mut claim) = shared.ring.claim() else { return };
     let data = claim.data();
@@ -491,7 +561,20 @@ unsafe fn sample_into_ring(shared: &Shared, index: usize, ucontext: *mut c_void)
     // SAFETY: `ucontext` is the kernel's, passed through from the handler.
     data.registers = unsafe { Registers::from_ucontext(ucontext) };
     data.num_frames = NOT_WALKED;
-    if depth > 0 {
+    data.num_native = 0;
+    if let (Some(native), true) = (native, depth > 0) {
+        let bounds =
+            StackBounds { low: slot.stack_low.load(Ordering::Relaxed), high: slot.stack_high.load(Ordering::Relaxed) };
+        data.num_native = native.unwind(data.registers, bounds, &mut data.native) as u32;
+    }
+    data.num_kernel = 0;
+    let fd = slot.perf_fd.load(Ordering::Acquire);
+    if native.is_some() && depth > 0 && fd >= 0 && shared.kernel_stacks.load(Ordering::Relaxed) {
+        data.num_kernel = perf_clock::kernel_callchain(slot.perf_clock(fd), &slot.perf_tail, &mut data.kernel) as u32;
+    }
+    if depth > 0 && env.is_null() {
+        data.num_frames = NOT_A_JAVA_THREAD;
+    } else if depth > 0 {
         let start = if shared.measuring { monotonic_ns() } else { 0 };
         // SAFETY: we are in the signal handler on the interrupted thread, with that thread's JNIEnv and the
         // kernel's context.
@@ -508,6 +591,9 @@ unsafe fn sample_into_ring(shared: &Shared, index: usize, ucontext: *mut c_void)
     }
     claim.commit();
 }
+
+/// `num_frames` of a tick on a thread of the JVM's own (no JNIEnv), which has native frames only.
+pub const NOT_A_JAVA_THREAD: i32 = -101;
 
 /// `num_frames` of a tick taken while no consumer wanted frames.
 pub const NOT_WALKED: i32 = i32::MIN;

@@ -35,6 +35,11 @@ impl Context {
         self.threads.register(self, thread, on_own_thread)
     }
 
+    /// A record for one of the JVM's own threads (see [`crate::threads::ThreadTable::register_jvm_thread`]).
+    pub fn register_jvm_thread(&self, name: &str, tid: i32) -> Arc<ThreadRecord> {
+        self.threads.register_jvm_thread(self, name, tid)
+    }
+
     /// The serial of `thread`, 0 if it is not registered.
     pub fn thread_serial(&self, thread: sys::jthread) -> u32 {
         self.threads.serial_of(self, thread)

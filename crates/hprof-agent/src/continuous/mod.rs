@@ -95,9 +95,11 @@ fn uploads(s: &Settings, profile: &Profile, start: u64, end: u64) -> Vec<Upload>
         });
     }
     if let Some(base) = &s.pyroscope {
+        // Pyroscope's profile type: cpu, or wall for cpu=wall.
+        let kind = profile.period_type.as_ref().map_or("cpu", |t| t.kind.as_str());
         out.push(Upload {
             target: "pyroscope",
-            url: pyroscope_url(base, &s.service, "cpu", &s.labels, start, end, profile.period),
+            url: pyroscope_url(base, &s.service, kind, &s.labels, start, end, profile.period),
             content_type: "application/octet-stream",
             headers: Arc::new(Vec::new()),
             body: pprof::encode_gzip(profile),

@@ -5,9 +5,15 @@ use crate::context::Context;
 use hprof_format::profiles::{Frame, Label, Profile, Sample, ValueType};
 use rustc_hash::FxHashMap;
 
-/// The window from `start` to `end` (Unix nanoseconds): samples and CPU time (samples × interval).
+/// What a window's samples measure: CPU time (cpu=samples) or wall-clock time (cpu=wall).
+fn kind(ctx: &Context) -> &'static str {
+    if ctx.options.sampler == crate::options::SamplerKind::Wall { "wall" } else { "cpu" }
+}
+
+/// The window from `start` to `end` (Unix nanoseconds): samples and CPU (or wall) time, samples × interval.
 pub fn cpu(ctx: &Context, stacks: Vec<WindowStack>, start: u64, end: u64) -> Profile {
     let period = ctx.options.interval_ms as i64 * 1_000_000;
+    let kind = kind(ctx);
     let mut frames: FxHashMap<u32, Frame> = FxHashMap::default();
     let mut threads: FxHashMap<u32, Vec<Label>> = FxHashMap::default();
     let samples = stacks
@@ -19,8 +25,8 @@ pub fn cpu(ctx: &Context, stacks: Vec<WindowStack>, start: u64, end: u64) -> Pro
         })
         .collect();
     Profile {
-        sample_types: vec![ValueType::new("samples", "count"), ValueType::new("cpu", "nanoseconds")],
-        period_type: Some(ValueType::new("cpu", "nanoseconds")),
+        sample_types: vec![ValueType::new("samples", "count"), ValueType::new(kind, "nanoseconds")],
+        period_type: Some(ValueType::new(kind, "nanoseconds")),
         period,
         time_nanos: start,
         duration_nanos: end.saturating_sub(start),

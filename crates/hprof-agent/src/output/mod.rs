@@ -7,11 +7,14 @@
 
 mod binary;
 mod front_end;
+mod heap_dump;
 mod reports;
 mod side_files;
 mod sink;
 
-pub use binary::{BinaryEncoder, ID_SIZE};
+use binary::BinaryEncoder;
+pub use binary::ID_SIZE;
+pub use heap_dump::{LentFile, PlaceDump, copy_range};
 pub use reports::Reports;
 pub use sink::Sink;
 
@@ -50,6 +53,8 @@ struct State {
     encoder: Encoder,
     /// Which trace serials have been written (index = serial - 300001).
     traces_written: Vec<bool>,
+    /// The empty STACK TRACE 300000 that heap dumps' objects name ([`Output::empty_trace`]).
+    empty_trace_written: bool,
 }
 
 pub struct Output {
@@ -108,7 +113,7 @@ impl Output {
             old_prof,
             description,
             command_stream,
-            state: Mutex::new(Some(State { encoder, traces_written: Vec::new() })),
+            state: Mutex::new(Some(State { encoder, traces_written: Vec::new(), empty_trace_written: false })),
             failed: Default::default(),
             finish: Mutex::new(finish),
         })
@@ -300,24 +305,11 @@ impl Output {
         })
     }
 
-    /// Free-form text records (the text heap dump). Ignored in binary output.
-    pub fn text(&self, f: impl FnOnce(&mut dyn Write) -> io::Result<()>) {
-        self.text_only(f)
-    }
-
     /// Runs a text writer on the open text stream; ignored in binary output.
     fn text_only(&self, f: impl FnOnce(&mut dyn Write) -> io::Result<()>) {
         self.with_state(|s| match &mut s.encoder {
             Encoder::Text(w) => f(w),
             Encoder::Binary(_) => Ok(()),
-        })
-    }
-
-    /// Direct access to the binary encoder (heap dump segments). Ignored in text output.
-    pub fn binary(&self, f: impl FnOnce(&mut BinaryEncoder) -> io::Result<()>) {
-        self.with_state(|s| match &mut s.encoder {
-            Encoder::Text(_) => Ok(()),
-            Encoder::Binary(b) => f(b),
         })
     }
 

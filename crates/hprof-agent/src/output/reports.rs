@@ -36,6 +36,23 @@ impl<'a> Reports<'a> {
         self.output.cpu(self.tables, report)
     }
 
+    /// SAMPLE TIMES (binary only: the text format has no place for them), after the traces they name.
+    pub fn sample_times(&self, samples: &[(u32, u32, u32)]) {
+        self.output.with_state(|s| {
+            if !matches!(s.encoder, Encoder::Binary(_)) {
+                return Ok(());
+            }
+            let mut serials: Vec<u32> = samples.iter().map(|&(_, t, _)| t).collect();
+            serials.sort_unstable();
+            serials.dedup();
+            write_traces(s, self.tables, serials)?;
+            match &mut s.encoder {
+                Encoder::Binary(b) => b.writer().sample_times(samples),
+                Encoder::Text(_) => Ok(()),
+            }
+        })
+    }
+
     /// MONITOR TIME (text only), after the traces it refers to.
     pub fn monitor_time(&self, report: &MonitorTimeReport) {
         self.output.monitor_time(self.tables, report)

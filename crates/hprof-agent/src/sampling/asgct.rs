@@ -18,6 +18,7 @@ pub fn failure_label(code: i32) -> &'static str {
         sys::ASGCT_DEOPT => "[deoptimizing]",
         sys::ASGCT_SAFEPOINT => "[at safepoint]",
         sampler::agent_work::TRACKING_ALLOCATIONS => "[hprof: tracking allocations]",
+        sampler::NOT_A_JAVA_THREAD => "[not a Java thread]",
         _ => "[stack walk failed]",
     }
 }

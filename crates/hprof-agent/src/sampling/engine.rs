@@ -2,6 +2,7 @@
 //! consumers that registered for ticks, and the resolver thread that drains the ring and hands every tick
 //! to each consumer.
 
+use super::jvm_threads::JvmThreads;
 use super::switches::ThreadSwitches;
 use crate::agent_thread::StopSwitch;
 use crate::clocks;
@@ -49,6 +50,9 @@ pub struct Engine {
     drain: Mutex<TickBatch>,
     /// The resolver thread.
     resolver: StopSwitch,
+    /// `cstack=y`: the JVM's own threads are sampled too (for their native frames).
+    jvm_threads_on: AtomicBool,
+    jvm_threads: JvmThreads,
 }
 
 static ENGINE: OnceLock<Engine> = OnceLock::new();
@@ -80,8 +84,38 @@ impl Engine {
             consumers: Mutex::default(),
             drain: Mutex::default(),
             resolver: StopSwitch::default(),
+            jvm_threads_on: AtomicBool::new(false),
+            jvm_threads: JvmThreads::default(),
         };
         Ok(ENGINE.get_or_init(|| engine))
+    }
+
+    /// Turns native frames on (`cstack`) for every tick from now on: prepares the unwinder with the loaded
+    /// objects and tells it where HotSpot keeps Java code (where native frames end). `jvm_threads`: sample
+    /// the JVM's own threads (GC, compiler) as well, found by name on the resolver's ticks.
+    pub fn enable_native(&self, jvm_threads: bool) {
+        let native = self.shared.enable_native();
+        match hotspot::VmStructs::get()
+            .ok_or("the JVM exports no structure tables".to_string())
+            .and_then(|vm| vm.code_cache_bounds_at())
+        {
+            Ok((low_at, high_at)) => native.java_code.set(low_at, high_at),
+            Err(e) => log::warning(&format!(
+                "cstack: cannot find the JVM's code cache ({e}); native frames run on into Java code"
+            )),
+        }
+        if let Err(why) = self.shared.enable_kernel_stacks() {
+            log::warning(&format!("cstack: no kernel frames: {why}"));
+        }
+        if jvm_threads {
+            self.jvm_threads_on.store(true, Ordering::Release);
+        }
+    }
+
+    /// Turns native frames off (a session without them, after one with them).
+    pub fn disable_native(&self) {
+        self.shared.disable_native();
+        self.jvm_threads_on.store(false, Ordering::Release);
     }
 
     /// Makes a stopped engine ready for the next session (an attach after `duration=` or `stop` ended the
@@ -212,6 +246,10 @@ impl Engine {
     /// Hands the ring's ticks to every consumer. Any thread may call it (a report drains first, so that it
     /// is up to date); drains take turns.
     pub fn drain(&self, ctx: &Context, jni: Option<Jni>) {
+        // Objects loaded since the last drain (a dlopen): unwind tables for the next ticks, names for these.
+        if let Some(native) = self.shared.native() {
+            native.refresh();
+        }
         let mut batch = self.drain.lock().unwrap_or_else(|e| e.into_inner());
         batch.clear();
         self.shared.ring.drain(|sample| batch.push(sample));
@@ -243,6 +281,13 @@ impl Engine {
     fn resolve_until_stopped(&self, ctx: &'static Context, jni: Jni) {
         let period = self.drain_interval();
         while !self.resolver.wait(period) {
+            if self.jvm_threads_on.load(Ordering::Acquire) {
+                self.jvm_threads.scan(
+                    ctx,
+                    |tid, serial, name| self.arm_thread_by_tid(tid, serial, name),
+                    |serial| self.thread_ended(serial),
+                );
+            }
             jni.with_local_frame(64, || self.drain(ctx, Some(jni)));
         }
         SamplerCost::add(&self.shared.cost.resolver_ns, clocks::thread_cpu_ns());

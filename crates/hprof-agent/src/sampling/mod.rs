@@ -14,10 +14,13 @@
 pub use sampler::agent_work;
 mod asgct;
 mod engine;
+mod jvm_threads;
+mod native_names;
 mod switches;
 
 pub use asgct::failure_label;
 pub use engine::{Engine, TickConsumer, installed};
+pub use native_names::NativeNames;
 pub use sampler::{Frames, Tick, TickBatch};
 pub use sampler::{MAX_FRAMES, Registers};
 pub use switches::ThreadSwitches;

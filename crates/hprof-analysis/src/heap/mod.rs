@@ -7,7 +7,8 @@
 //! - [`class_table`]: classes, their field blocks and sizes; [`layout_choice`]: which layout sizes them.
 //! - [`histogram`](mod@histogram): the class histogram in one streaming pass.
 //! - The object graph: [`object_ids`] (ids ↔ nodes), [`indexing`] (first pass), [`references`] (what
-//!   each record references), [`build`] (the passes put together), [`graph`] (the result), [`roots`],
+//!   each record references), `object_pass` (second pass: classes, sizes, references placed from
+//!   per-chunk buffers), [`build`] (the passes put together), [`graph`] (the result), [`roots`],
 //!   [`edge_labels`] (which field holds a reference).
 
 pub mod build;
@@ -19,6 +20,7 @@ pub mod histogram;
 pub mod indexing;
 pub mod layout_choice;
 pub mod object_ids;
+mod object_pass;
 mod primitives;
 pub mod record_counts;
 pub mod references;

@@ -16,22 +16,60 @@ pub struct ObjectIds {
 }
 
 impl ObjectIds {
+    /// From sorted, distinct ids.
     pub(super) fn new(ids: Vec<u64>) -> ObjectIds {
         let (Some(&min), Some(&max)) = (ids.first(), ids.last()) else {
-            return ObjectIds { min: 0, align: 0, narrow: Vec::new(), wide: Vec::new(), shift: 0, buckets: vec![0, 0] };
+            return ObjectIds::empty();
         };
-        let mut align = 3;
-        while align > 0 && ids.par_iter().any(|&i| (i - min) & ((1 << align) - 1) != 0) {
-            align -= 1;
-        }
+        let align = common_alignment(&[&ids], min);
         let span = (max - min) >> align;
-        let (narrow, wide) = if span <= u32::MAX as u64 {
-            (ids.par_iter().map(|&i| ((i - min) >> align) as u32).collect(), Vec::new())
+        if span <= u32::MAX as u64 {
+            let narrow = ids.par_iter().map(|&i| ((i - min) >> align) as u32).collect();
+            ObjectIds::indexed(min, align, narrow, Vec::new(), span)
         } else {
-            align = 0;
-            (Vec::new(), ids)
+            ObjectIds::indexed(min, 0, Vec::new(), ids, max - min)
+        }
+    }
+
+    /// From each chunk's ids in file order (fewer than 2^32 in all). Whenever they fit in 32 bits, each
+    /// chunk's are narrowed and sorted on their own, then merged in parallel by key range: no 64-bit copy of
+    /// all ids, no sort of the whole. (Files list objects in address order by and large, so a key range
+    /// takes its keys from one or two chunks.)
+    pub(super) fn from_chunks(chunks: Vec<Vec<u64>>) -> ObjectIds {
+        let min = chunks.par_iter().filter_map(|c| c.iter().copied().min()).min();
+        let max = chunks.par_iter().filter_map(|c| c.iter().copied().max()).max();
+        let (Some(min), Some(max)) = (min, max) else {
+            return ObjectIds::empty();
         };
-        let span = if narrow.is_empty() { max - min } else { span };
+        let runs: Vec<&[u64]> = chunks.iter().map(|c| &c[..]).collect();
+        let align = common_alignment(&runs, min);
+        let span = (max - min) >> align;
+        if span > u32::MAX as u64 {
+            let mut ids = chunks.concat();
+            drop(chunks);
+            ids.par_sort_unstable();
+            ids.dedup();
+            return ObjectIds::new(ids);
+        }
+        let runs: Vec<Vec<u32>> = chunks
+            .into_par_iter()
+            .map(|c| {
+                let mut keys: Vec<u32> = c.iter().map(|&i| ((i - min) >> align) as u32).collect();
+                drop(c);
+                keys.sort_unstable();
+                keys
+            })
+            .collect();
+        let narrow = merge_sorted(runs, span);
+        ObjectIds::indexed(min, align, narrow, Vec::new(), span)
+    }
+
+    fn empty() -> ObjectIds {
+        ObjectIds { min: 0, align: 0, narrow: Vec::new(), wide: Vec::new(), shift: 0, buckets: vec![0, 0] }
+    }
+
+    /// The ids with the bucket table over their keys' range `0..=span`.
+    fn indexed(min: u64, align: u32, narrow: Vec<u32>, wide: Vec<u64>, span: u64) -> ObjectIds {
         let n = narrow.len().max(wide.len());
         let want = (n.next_power_of_two() / 8).clamp(1, 1 << 22) as u64;
         let mut shift = 0;
@@ -97,5 +135,108 @@ impl ObjectIds {
             self.wide[lo..hi].binary_search(&id).ok()
         };
         found.map(|i| (lo + i) as u32)
+    }
+}
+
+/// log2 of the alignment (at most 8 bytes) every id shares relative to `min`: the low bits in which none
+/// differs from it.
+fn common_alignment(runs: &[&[u64]], min: u64) -> u32 {
+    let differ = runs.par_iter().map(|r| r.iter().fold(0u64, |a, &i| a | (i ^ min))).reduce(|| 0, |a, b| a | b);
+    differ.trailing_zeros().min(3)
+}
+
+/// Sorted runs of keys in `0..=span` merged into one sorted run without repeats: the key range is cut into
+/// parts, each part's share of every run is found by binary search, and the parts are filled in parallel.
+fn merge_sorted(runs: Vec<Vec<u32>>, span: u64) -> Vec<u32> {
+    let total: usize = runs.iter().map(Vec::len).sum();
+    let parts = (total / (1 << 16)).clamp(1, 4096) as u64;
+    // Part j holds the keys in bounds[j]..bounds[j + 1].
+    let bounds: Vec<u64> = (0..=parts).map(|j| (span + 1) * j / parts).collect();
+    let cuts: Vec<Vec<usize>> =
+        runs.par_iter().map(|r| bounds.iter().map(|&b| r.partition_point(|&k| (k as u64) < b)).collect()).collect();
+    let sizes: Vec<usize> = (0..parts as usize).map(|j| cuts.iter().map(|c| c[j + 1] - c[j]).sum()).collect();
+    let mut out = vec![0u32; total];
+    let mut slices = Vec::with_capacity(sizes.len());
+    let mut rest = &mut out[..];
+    for &size in &sizes {
+        let (part, tail) = rest.split_at_mut(size);
+        slices.push(part);
+        rest = tail;
+    }
+    // Each part: its shares copied in, sorted (a part's keys come from one or two runs, so the stable
+    // sort finds them already in order), repeats dropped; how many remain.
+    let kept: Vec<usize> = slices
+        .into_par_iter()
+        .enumerate()
+        .map(|(j, part)| {
+            let mut at = 0;
+            let mut shares = 0;
+            for (r, c) in runs.iter().zip(&cuts) {
+                let share = &r[c[j]..c[j + 1]];
+                if !share.is_empty() {
+                    part[at..at + share.len()].copy_from_slice(share);
+                    at += share.len();
+                    shares += 1;
+                }
+            }
+            if shares > 1 {
+                part.sort();
+            }
+            let mut kept = part.len().min(1);
+            for i in 1..part.len() {
+                if part[i] != part[kept - 1] {
+                    part[kept] = part[i];
+                    kept += 1;
+                }
+            }
+            kept
+        })
+        .collect();
+    drop(runs);
+    // Close the gaps repeats left (none in a well-formed file).
+    let mut to = 0;
+    let mut from = 0;
+    for (size, kept) in sizes.iter().zip(&kept) {
+        out.copy_within(from..from + kept, to);
+        to += kept;
+        from += size;
+    }
+    out.truncate(to);
+    out.shrink_to_fit();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ObjectIds;
+
+    /// Chunks of ids as a file gives them (mostly in order, some out of it, repeats, odd alignment):
+    /// `from_chunks` finds every id at the node a global sort gives it.
+    fn same_as_sorted(chunks: Vec<Vec<u64>>) {
+        let mut all = chunks.concat();
+        all.sort_unstable();
+        all.dedup();
+        let ids = ObjectIds::from_chunks(chunks);
+        assert_eq!(ids.len(), all.len());
+        for (v, &id) in all.iter().enumerate() {
+            assert_eq!(ids.get(v as u32), id);
+            assert_eq!(ids.find(id), Some(v as u32));
+        }
+        assert_eq!(ids.find(all.last().map_or(0, |l| l + 8)), None);
+    }
+
+    #[test]
+    fn chunks_merge_into_one_sorted_run() {
+        let base = 0x7f00_0000_0000u64;
+        // Classes first (ids spread over the heap), then objects in address order, one repeat, a chunk
+        // overlapping the previous one.
+        let classes: Vec<u64> = (0..1000).rev().map(|i| base + i * 4096 + 16).collect();
+        let a: Vec<u64> = (0..200_000).map(|i| base + i * 24).collect();
+        let b: Vec<u64> = (150_000..400_000).map(|i| base + i * 24 + 8).chain([base + 24]).collect();
+        same_as_sorted(vec![classes, a, b, Vec::new()]);
+        // 4-byte aligned ids, and ids too far apart for 32-bit keys.
+        same_as_sorted(vec![vec![12, 8, 4], vec![16, 4]]);
+        same_as_sorted(vec![vec![8, 1 << 40], vec![16 << 40, 24]]);
+        same_as_sorted(Vec::new());
     }
 }

@@ -20,15 +20,10 @@ pub(super) struct GraphCtx<'a> {
     pub(super) is_root: &'a [u64],
     pub(super) classes: &'a ClassTable,
     pub(super) layout: Layout,
-    /// Whether references are looked up (the nodes are wanted) or only counted: an upper bound on the
-    /// references kept (every non-null one but a class reference to a root), without the lookups that
-    /// cost most of a pass.
-    pub(super) resolve: bool,
 }
 
 /// Walks the objects of a chunk: for each, its record offset, node, class index, shallow size and the
-/// nodes it references (ids not in the dump are counted as dangling). When only counting (`resolve`
-/// false), the references are placeholders and nothing is counted as dangling.
+/// nodes it references (ids not in the dump are counted as dangling).
 pub(super) fn walk_objects(
     dump: &Dump,
     c: &Chunk,
@@ -39,20 +34,14 @@ pub(super) fn walk_objects(
     let idn = dump.id_size() as usize;
     let mut edges: Vec<u32> = Vec::new();
     let mut dangling = 0u64;
-    // `always` looks a reference up even when only counting: class references, whose few targets stay
-    // in cache, and a third of which (to system classes, roots) are left out.
-    let mut push_as = |edges: &mut Vec<u32>, id: u64, always: bool| {
+    let mut push = |edges: &mut Vec<u32>, id: u64| {
         if id == 0 {
-            return;
-        }
-        if !g.resolve && !always {
-            edges.push(0);
             return;
         }
         match g.ids.find(id) {
             Some(n) if g.is_root[n as usize / 64] & (1 << (n % 64)) != 0 => {}
             Some(n) => edges.push(n),
-            None => dangling += u64::from(g.resolve),
+            None => dangling += 1,
         }
     };
     // Files list objects mostly in address order, i.e. node order: try the node after the last first.
@@ -64,19 +53,19 @@ pub(super) fn walk_objects(
             ClassDump(cd) => {
                 let info = g.classes.get(cd.class_id);
                 for id in [cd.super_id, cd.loader_id, cd.signers_id, cd.protection_domain_id] {
-                    push_as(&mut edges, id, false);
+                    push(&mut edges, id);
                 }
                 for &a in info.map_or(&[][..], |i| &i.array_class_ids[..]) {
-                    push_as(&mut edges, a, false);
+                    push(&mut edges, a);
                 }
                 for s in &cd.statics {
                     if let Value::Object(id) = s.value {
-                        push_as(&mut edges, id, false);
+                        push(&mut edges, id);
                     }
                 }
                 for (_, v) in &cd.constant_pool {
                     if let Value::Object(id) = v {
-                        push_as(&mut edges, *id, false);
+                        push(&mut edges, *id);
                     }
                 }
                 (cd.class_id, g.classes.class_class, info.map_or(0, |i| i.class_object_size))
@@ -84,11 +73,11 @@ pub(super) fn walk_objects(
             InstanceDump { id, class_id, values, .. } => {
                 let ci = g.classes.index_of(class_id);
                 let info = &g.classes.classes[ci as usize];
-                push_as(&mut edges, class_id, true);
+                push(&mut edges, class_id);
                 for (k, base) in g.classes.field_blocks(ci, values.len()) {
                     for &off in &k.own_strong_offsets {
                         if let Some(r) = read_id(values, base + off as usize, idn) {
-                            push_as(&mut edges, r, false);
+                            push(&mut edges, r);
                         }
                     }
                 }
@@ -100,9 +89,9 @@ pub(super) fn walk_objects(
                 (id, ci, size)
             }
             ObjectArrayDump { id, length, class_id, elements, .. } => {
-                push_as(&mut edges, class_id, true);
+                push(&mut edges, class_id);
                 for e in array_ids(elements, idn as u32) {
-                    push_as(&mut edges, e, false);
+                    push(&mut edges, e);
                 }
                 (id, g.classes.index_of(class_id), g.layout.object_array_size(length as u64))
             }

@@ -23,9 +23,33 @@ pub struct Args {
     pub json: bool,
     #[command(flatten)]
     pub layout: super::LayoutArg,
+    /// Object by object: the objects of the later dump that the earlier lacks, grouped by what keeps them
+    /// and ranked by what they retain (instead of the per-class table).
+    #[arg(long)]
+    pub objects: bool,
+    /// With --objects, how objects of the two dumps are matched: auto, identity (same id and class, for
+    /// dumps of one JVM run) or path (same classes on the path from a GC root).
+    #[arg(long = "match", value_name = "HOW", default_value = "auto", value_parser = ["auto", "identity", "path"])]
+    pub match_by: String,
 }
 
 pub fn run(a: &Args) -> Result<(), String> {
+    if a.objects {
+        use hprof_analysis::insight::growth::Match;
+        let by = match a.match_by.as_str() {
+            "identity" => Match::Identity,
+            "path" => Match::Path,
+            _ => Match::Auto,
+        };
+        return super::diff_objects::run(&super::diff_objects::Args {
+            a: a.a.clone(),
+            b: a.b.clone(),
+            layout: a.layout.clone(),
+            by,
+            top: a.top,
+            json: a.json,
+        });
+    }
     let bar = Bar::new();
     let da = open(&a.a, &bar)?;
     let ha = histogram_as(&da, a.layout.layout, &bar).map_err(|e| format!("{}: {e}", a.a.display()))?;

@@ -3,7 +3,7 @@
 
 use super::{Bar, damage, open, print_json, profile_export};
 use hprof_analysis::Dump;
-use hprof_analysis::stacks::{ResolvedStack, StackKind, stacks, weighted};
+use hprof_analysis::stacks::{ResolvedStack, StackKind, cpu_stacks_between, stacks, weighted};
 use hprof_format::flame::{write_collapsed, write_flamegraph};
 use hprof_format::profiles::{Label, otlp, pprof};
 use serde_json::json;
@@ -21,6 +21,13 @@ pub struct FlameArgs {
     /// Allocation sites (live bytes) instead of CPU samples.
     #[arg(long)]
     pub alloc: bool,
+    /// Only the samples taken from this time on (`12s`, `500ms`, `2m`; since the profiled session started).
+    /// Needs a binary profile written by hprof-rs (its SAMPLE TIMES records).
+    #[arg(long, value_name = "TIME", value_parser = crate::time_arg::parse_time_ms)]
+    pub from: Option<u64>,
+    /// Only the samples taken before this time.
+    #[arg(long, value_name = "TIME", value_parser = crate::time_arg::parse_time_ms)]
+    pub to: Option<u64>,
     /// Print a JSON summary of what was written.
     #[arg(long)]
     pub json: bool,
@@ -53,6 +60,13 @@ pub struct ExportArgs {
     /// inuse_objects and inuse_space; for collapsed, live bytes.
     #[arg(long)]
     pub alloc: bool,
+    /// Only the samples taken from this time on (`12s`, `500ms`, `2m`; since the profiled session started).
+    /// Needs a binary profile written by hprof-rs (its SAMPLE TIMES records).
+    #[arg(long, value_name = "TIME", value_parser = crate::time_arg::parse_time_ms)]
+    pub from: Option<u64>,
+    /// Only the samples taken before this time.
+    #[arg(long, value_name = "TIME", value_parser = crate::time_arg::parse_time_ms)]
+    pub to: Option<u64>,
     /// The service.name resource attribute of --format otlp (default: the file's name without extension).
     #[arg(long)]
     pub service: Option<String>,
@@ -67,9 +81,37 @@ pub struct ExportArgs {
     pub graph: super::GraphArgs,
 }
 
-fn load(file: &Path, alloc: bool) -> Result<(Dump, StackKind, Vec<ResolvedStack>), String> {
+/// `--from`/`--to` as a range of ms since the session started, if either was given.
+fn time_range(from: Option<u64>, to: Option<u64>, alloc: bool) -> Result<Option<(u64, u64)>, String> {
+    if from.is_none() && to.is_none() {
+        return Ok(None);
+    }
+    if alloc {
+        return Err("--from/--to select CPU samples by time; allocation sites have no times".into());
+    }
+    let (from, to) = (from.unwrap_or(0), to.unwrap_or(u64::MAX));
+    if from >= to {
+        return Err(format!("--from ({from} ms) must come before --to ({to} ms)"));
+    }
+    Ok(Some((from, to)))
+}
+
+fn load(file: &Path, alloc: bool, range: Option<(u64, u64)>) -> Result<(Dump, StackKind, Vec<ResolvedStack>), String> {
     let bar = Bar::new();
     let d = open(file, &bar)?;
+    if let Some((from, to)) = range {
+        let s = cpu_stacks_between(&d, from, to).ok_or_else(|| {
+            format!(
+                "{} has no sample times (SAMPLE TIMES records): --from/--to need a binary profile written by \
+                 hprof-rs with cpu=samples or cpu=wall and format=b",
+                file.display()
+            )
+        })?;
+        if s.is_empty() {
+            return Err(format!("{} has no samples from {from} ms to {to} ms", file.display()));
+        }
+        return Ok((d, StackKind::CpuSamples, s));
+    }
     let mut kind = if alloc { StackKind::AllocSites } else { StackKind::CpuSamples };
     let mut s = stacks(&d, kind);
     if s.is_empty() && !alloc {
@@ -89,7 +131,9 @@ fn load(file: &Path, alloc: bool) -> Result<(Dump, StackKind, Vec<ResolvedStack>
 }
 
 pub fn run_flame(a: &FlameArgs) -> Result<(), String> {
+    let range = time_range(a.from, a.to, a.alloc)?;
     if !a.alloc
+        && range.is_none()
         && let Some(flat) = super::flat_text::read(&a.file)
     {
         let stacks = super::flat_text::stacks(&flat);
@@ -103,7 +147,7 @@ pub fn run_flame(a: &FlameArgs) -> Result<(), String> {
         }
         return Ok(());
     }
-    let (d, kind, s) = load(&a.file, a.alloc)?;
+    let (d, kind, s) = load(&a.file, a.alloc, range)?;
     let title = if matches!(kind, StackKind::AllocSites) { "Allocation sites (live bytes)" } else { "CPU samples" };
     write_flamegraph(&a.output, &weighted(&s), title, kind.unit())
         .map_err(|e| format!("{}: {e}", a.output.display()))?;
@@ -121,7 +165,7 @@ pub fn run_export(a: &ExportArgs) -> Result<(), String> {
         return run_parquet(a);
     }
     // CPU samples or allocation sites, whatever the file also holds.
-    let (d, kind, s) = load(&a.file, a.alloc)?;
+    let (d, kind, s) = load(&a.file, a.alloc, time_range(a.from, a.to, a.alloc)?)?;
     let bytes = match a.format {
         ExportFormat::Collapsed => {
             let mut v = Vec::new();

@@ -1,17 +1,21 @@
 //! The analysis commands. Each has `--json`; the schemas are in docs/frontend.md.
 
 pub mod diff;
+pub mod diff_objects;
 pub mod dominators;
 pub mod flame;
 pub mod flat_text;
 pub mod histo;
 pub mod leaks;
+pub mod loaders;
 pub mod output_file;
 pub mod path;
 pub mod print;
 pub mod profile_export;
 pub mod serve;
 pub mod summary;
+pub mod threads;
+pub mod waste;
 
 use hprof_analysis::dominators::Unreachable;
 use hprof_analysis::layout::LayoutKind;

@@ -20,11 +20,13 @@ impl<'a> Cursor<'a> {
         Cursor { bytes: byte_cursor::Cursor::new(data, base, what), id_size }
     }
 
+    #[inline]
     pub fn id_size(&self) -> u32 {
         self.id_size
     }
 
     /// An identifier: 4 or 8 bytes, as the file's header said.
+    #[inline]
     pub fn id(&mut self) -> Result<u64, FormatError> {
         match self.id_size {
             4 => Ok(self.bytes.u4()? as u64),
@@ -36,12 +38,14 @@ impl<'a> Cursor<'a> {
 impl<'a> Deref for Cursor<'a> {
     type Target = byte_cursor::Cursor<'a>;
 
+    #[inline]
     fn deref(&self) -> &byte_cursor::Cursor<'a> {
         &self.bytes
     }
 }
 
 impl DerefMut for Cursor<'_> {
+    #[inline]
     fn deref_mut(&mut self) -> &mut Self::Target {
         &mut self.bytes
     }

@@ -83,6 +83,10 @@ pub enum Record<'a> {
         flags: u32,
         depth: u16,
     },
+    /// hprof-rs's SAMPLE TIMES: (ms since the session started, trace serial, samples).
+    SampleTimes {
+        samples: Vec<(u32, u32, u32)>,
+    },
     /// A record this reader does not know (vendor extensions); skipped by callers with a note.
     Unknown {
         tag: u8,
@@ -105,6 +109,7 @@ impl<'a> Record<'a> {
             tag::END_THREAD => "END THREAD record",
             tag::CPU_SAMPLES => "CPU SAMPLES record",
             tag::CONTROL_SETTINGS => "CONTROL SETTINGS record",
+            tag::SAMPLE_TIMES => "SAMPLE TIMES record",
             _ => "record",
         };
         let mut c = Cursor::new(raw.body, raw.body_offset(), id_size, what);
@@ -188,6 +193,12 @@ impl<'a> Record<'a> {
                 Record::CpuSamples { total, samples }
             }
             tag::CONTROL_SETTINGS => Record::ControlSettings { flags: c.u4()?, depth: c.u2()? },
+            tag::SAMPLE_TIMES => {
+                let n = c.u4()?;
+                let n = c.checked_count(n as u64, 12, "sample count")?;
+                let samples = (0..n).map(|_| Ok((c.u4()?, c.u4()?, c.u4()?))).collect::<Result<_, FormatError>>()?;
+                Record::SampleTimes { samples }
+            }
             other => Record::Unknown { tag: other, body: raw.body },
         };
         Ok(rec)

@@ -171,6 +171,16 @@ impl<W: Write> RecordWriter<W> {
         })
     }
 
+    /// SAMPLE TIMES (hprof-rs's): `(ms since the session started, trace serial, samples)` per entry.
+    pub fn sample_times(&mut self, samples: &[(u32, u32, u32)]) -> io::Result<()> {
+        self.emit(tag::SAMPLE_TIMES, |b| {
+            b.u4(samples.len() as u32);
+            for &(ms, trace, weight) in samples {
+                b.u4(ms).u4(trace).u4(weight);
+            }
+        })
+    }
+
     /// CONTROL SETTINGS: flag 0x1 allocation traces on, 0x2 CPU sampling on; the stack depth.
     pub fn control_settings(&mut self, flags: u32, depth: u16) -> io::Result<()> {
         self.emit(tag::CONTROL_SETTINGS, |b| {

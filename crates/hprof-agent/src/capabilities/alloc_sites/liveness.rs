@@ -11,15 +11,20 @@
 //! hash-table entry that needs the object's identity hash, a weak handle of its own and a lock, plus an
 //! ObjectFree event per dead object. Memory per tracked object: 16 bytes here and 8 in the JVM.
 //!
+//! Each thread also keeps its sites' allocated figures since the last check in its records
+//! ([`Liveness::track`]), under the lock it takes anyway for the record: threads that allocate at the same
+//! sites never write the same counters. The checker (or a report, [`Liveness::flush_counts`]) adds them to
+//! the site table, always before it takes off the dead among the records that came with them.
+//!
 //! Objects the VM allocates itself are reported twice — by SampledObjectAlloc and again by VMObjectAlloc
 //! — so each thread remembers its last few sampled objects ([`Liveness::already_tracked`]). The checker
 //! never deletes a reference such a list still names: it takes dead ones out of the lists first, under
 //! each thread's lock, which the lookup holds too.
 
 use super::site_table::SiteTable;
-use super::weight::Weighting;
+use super::weight::{Weight, Weighting};
 use jvmti::{Jni, sys};
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
@@ -46,6 +51,8 @@ struct Recent {
 #[derive(Default)]
 struct Young {
     records: Vec<Record>,
+    /// Each site's allocations since the last check, not yet in the site table.
+    pending: FxHashMap<u32, Weight>,
     recent: [Recent; RECENT],
     next_recent: usize,
 }
@@ -59,6 +66,21 @@ pub struct ThreadRecords {
 impl ThreadRecords {
     fn lock(&self) -> MutexGuard<'_, Young> {
         self.young.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Young {
+    fn count(&mut self, site: u32, w: Weight) {
+        let p = self.pending.entry(site).or_insert(Weight { count_units: 0, bytes: 0 });
+        p.count_units += w.count_units;
+        p.bytes += w.bytes;
+    }
+
+    /// Adds the pending figures to the site table.
+    fn flush(&mut self, sites: &SiteTable) {
+        for (site, w) in self.pending.drain() {
+            sites.record_alloc(site, w);
+        }
     }
 }
 
@@ -105,33 +127,47 @@ impl Liveness {
         })
     }
 
-    /// Starts watching `object`, counted at `site`. `sampled`: it came from SampledObjectAlloc (and may be
-    /// reported again by VMObjectAlloc). `t`: the current thread's records slot, if it can be had.
+    /// Counts an allocation of `object` at `site` (weighing `w`) and starts watching it. `sampled`: it came
+    /// from SampledObjectAlloc (and may be reported again by VMObjectAlloc). `t`: the current thread's
+    /// records slot, if it can be had; without it the allocation goes straight to the site table.
+    #[allow(clippy::too_many_arguments)]
     pub fn track(
         &self,
         t: Option<&mut Option<Arc<ThreadRecords>>>,
         jni: Jni,
         object: sys::jobject,
+        sites: &SiteTable,
         site: u32,
+        w: Weight,
         words: u32,
         sampled: bool,
     ) {
         let Some(t) = t else {
+            sites.record_alloc(site, w);
             // Without a reference the object stays live forever; rare (a nested allocation, thread exit).
             self.untracked.fetch_add(1, Ordering::Relaxed);
             return;
         };
         let weak = jni.new_weak_global_ref(object) as usize;
+        let mut young = self.records_of(t).lock();
+        young.count(site, w);
         if weak == 0 {
             self.untracked.fetch_add(1, Ordering::Relaxed);
             return;
         }
-        let mut young = self.records_of(t).lock();
         young.records.push(Record { weak, site, words });
         if sampled {
             let i = young.next_recent;
             young.recent[i] = Recent { weak, words };
             young.next_recent = (i + 1) % RECENT;
+        }
+    }
+
+    /// Adds every thread's pending allocated figures to the site table (before a snapshot of it).
+    pub fn flush_counts(&self, sites: &SiteTable) {
+        let threads = self.threads.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        for t in threads {
+            t.lock().flush(sites);
         }
     }
 
@@ -205,13 +241,15 @@ impl Liveness {
         let threads: Vec<Arc<ThreadRecords>> = {
             let mut all = self.threads.lock().unwrap_or_else(|e| e.into_inner());
             // A thread that has ended and left nothing behind is forgotten.
-            all.retain(|t| Arc::strong_count(t) > 1 || !t.lock().records.is_empty());
+            all.retain(|t| Arc::strong_count(t) > 1 || !t.lock().records.is_empty() || !t.lock().pending.is_empty());
             all.clone()
         };
         let mut young = Vec::with_capacity(threads.len());
         let mut recent = FxHashSet::default();
         for t in &threads {
             let mut y = t.lock();
+            // The records' allocations reach the site table before any of them is taken off as dead.
+            y.flush(sites);
             young.push(std::mem::take(&mut y.records));
             recent.extend(y.recent.iter().filter(|r| r.weak != 0).map(|r| r.weak));
         }

@@ -92,14 +92,20 @@ impl AllocSites {
                 self.sites.record_dropped();
                 return;
             };
-            self.sites.record_alloc(site, self.weighting.of(size::bytes(words)));
-            self.liveness.track(t.map(|t| &mut t.records), jni, object, site, words, sampled);
+            let w = self.weighting.of(size::bytes(words));
+            self.liveness.track(t.map(|t| &mut t.records), jni, object, &self.sites, site, w, words, sampled);
         };
         // An allocation made while another is recorded (or by an exiting thread) goes without the thread's
         // state: JVMTI for the stack, and no watching for its death.
         if per_thread::with(|t| record_with(Some(t))).is_none() {
             record_with(None);
         }
+    }
+
+    /// Every site's figures now, the threads' pending allocations included.
+    fn figures(&self) -> Vec<site_table::SiteFigures> {
+        self.liveness.flush_counts(&self.sites);
+        self.sites.snapshot()
     }
 
     /// Forces a GC and checks every tracked object, so live figures are exact. Once the JVM exits a
@@ -150,7 +156,7 @@ impl AllocSites {
 
     fn write_report(&self, ctx: &Context, jni: Option<Jni>, ask: Ask) {
         let collected = ask.force_gc && self.settle_live_objects(ctx, jni, ask.at_exit);
-        let figures = self.sites.snapshot();
+        let figures = self.figures();
         let mut last = self.last_reported.lock().unwrap_or_else(|e| e.into_inner());
         let request = ReportRequest {
             order: ask.order,
@@ -279,7 +285,7 @@ impl Capability for AllocSites {
 
     fn checkpoint(&self, ctx: &Context, _jni: Jni) -> Option<Checkpoint> {
         // Live figures as of the last collection: a checkpoint forces none.
-        let figures = self.sites.snapshot();
+        let figures = self.figures();
         let request = ReportRequest {
             order: SiteOrder::LiveBytes,
             cutoff: ctx.options.cutoff,
@@ -308,7 +314,7 @@ impl Capability for AllocSites {
             }
             ControlCommand::HeapSummary => {
                 let (live_bytes, live_objects, alloc_bytes, alloc_objects) =
-                    report::totals(&self.sites.snapshot(), self.weighting);
+                    report::totals(&self.figures(), self.weighting);
                 ctx.output.heap_summary(live_bytes, live_objects, alloc_bytes, alloc_objects);
                 true
             }
@@ -317,6 +323,7 @@ impl Capability for AllocSites {
                 true
             }
             ControlCommand::ResetSites => {
+                self.liveness.flush_counts(&self.sites);
                 self.sites.reset_allocated();
                 true
             }

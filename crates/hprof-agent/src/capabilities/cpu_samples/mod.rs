@@ -5,8 +5,11 @@
 //! at exit, on Ctrl-\, or on the front end's request — covers the run so far (the front end can clear the
 //! counts with its CONTROL command).
 
+mod filters;
 mod profile;
 mod safepoint_sampler;
+mod tick_clock;
+mod wall_sampler;
 
 use crate::agent_thread::StopSwitch;
 use crate::context::Context;
@@ -14,18 +17,21 @@ use crate::hub::{Capability, ControlCommand, DumpReason};
 use crate::log;
 use crate::options::{Options, SamplerKind};
 use crate::output::Checkpoint;
-use crate::sampling::{self, Engine, Frames, TickBatch, TickConsumer};
+use crate::sampling::{self, Engine, Frames, NativeNames, TickBatch, TickConsumer};
 use crate::traces::RawFrame;
-use jvmti::{EventHandler, Jni, sys};
-use profile::Profile;
-pub use profile::WindowStack;
+use filters::Filters;
+use jvmti::{Event, EventHandler, Interest, Jni, Jvmti, sys};
+use profile::{Profile, Sample};
+pub use profile::{TimedSample, WindowStack};
 use safepoint_sampler::SafepointSampler;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+use wall_sampler::WallSampler;
 
 enum Sampler {
     Async(&'static Engine),
     Safepoint(SafepointSampler),
+    Wall(WallSampler),
 }
 
 pub struct CpuSamples {
@@ -36,6 +42,8 @@ pub struct CpuSamples {
     interval_ms: u32,
     collapsed: Option<String>,
     flamegraph: Option<String>,
+    /// Names of the native frames ticks carry (`cstack`).
+    native_names: Mutex<NativeNames>,
 }
 
 impl CpuSamples {
@@ -44,11 +52,15 @@ impl CpuSamples {
         let sampler = match options.sampler {
             SamplerKind::Async => Sampler::Async(Engine::install(options.interval_ms, options.clock)?),
             SamplerKind::Safepoint => Sampler::Safepoint(SafepointSampler::default()),
+            SamplerKind::Wall => Sampler::Wall(WallSampler::default()),
         };
         let keep_stacks = options.collapsed.is_some() || options.flamegraph.is_some();
-        let mut profile = Profile::new(keep_stacks);
+        let mut profile = Profile::new(keep_stacks).with_filters(Filters::new(options));
         if options.continuous.enabled() {
             profile.keep_windows();
+        }
+        if options.format == crate::options::OutputFormat::Binary {
+            profile.keep_timeline();
         }
         let me = Arc::new(CpuSamples {
             sampler,
@@ -57,8 +69,16 @@ impl CpuSamples {
             interval_ms: options.interval_ms,
             collapsed: options.collapsed.clone(),
             flamegraph: options.flamegraph.clone(),
+            native_names: Mutex::default(),
         });
         if let Sampler::Async(engine) = &me.sampler {
+            if options.native_frames() {
+                // The JVM's own threads have no Java frames: sampled only when TRACEs hold native ones too,
+                // so that by default CPU SAMPLES and the flame graph count the same samples.
+                engine.enable_native(options.native_frames_in_traces());
+            } else {
+                engine.disable_native();
+            }
             engine.register(me.clone());
         }
         Ok(me)
@@ -75,14 +95,55 @@ impl CpuSamples {
         }
     }
 
-    /// The safepoint sampler's thread.
+    /// The safepoint or wall sampler's thread.
     fn background(&self, ctx: &'static Context, jni: Jni) {
-        let Sampler::Safepoint(sampler) = &self.sampler else { return };
         let period = Duration::from_millis(self.interval_ms as u64);
-        while !self.sampler_thread.wait(period) {
-            jni.with_local_frame(64, || sampler.sample_once(ctx, jni, self.max_frames(ctx), &self.profile));
+        let mut clock = tick_clock::TickClock::new(period, Instant::now());
+        loop {
+            let wait = match self.sampler {
+                Sampler::Wall(_) => clock.until_next(Instant::now()),
+                _ => period,
+            };
+            if self.sampler_thread.wait(wait) {
+                break;
+            }
+            let frames = self.max_frames(ctx);
+            jni.with_local_frame(64, || match &self.sampler {
+                Sampler::Safepoint(s) => s.sample_once(ctx, jni, frames, &self.profile),
+                Sampler::Wall(s) => {
+                    let intervals = clock.tick(Instant::now());
+                    if intervals > 0 {
+                        s.sample_once(ctx, jni, frames, intervals, &self.profile)
+                    }
+                }
+                Sampler::Async(_) => {}
+            });
         }
         self.sampler_thread.finished();
+    }
+
+    /// The CPU SAMPLES header's note: what the samples count, when it is not CPU time.
+    fn mode_note(&self) -> Option<String> {
+        matches!(self.sampler, Sampler::Wall(_)).then(|| {
+            format!(
+                "(wall clock: every live thread every {} ms, running or not, at most {} threads a tick; each \
+                 trace's last frame is the thread's state)",
+                self.interval_ms,
+                wall_sampler::MAX_THREADS_PER_TICK
+            )
+        })
+    }
+
+    /// The report so far, with the samples' times not yet written (format=b) written first.
+    fn report(&self, ctx: &Context, cutoff: f64) -> hprof_format::model::CpuReport {
+        let mut profile = self.lock_profile();
+        let timeline = profile.take_timeline();
+        if !timeline.is_empty() {
+            ctx.reports().sample_times(&timeline);
+        }
+        let mut report = profile.report(ctx, cutoff);
+        report.note = self.mode_note();
+        report
     }
 
     fn max_frames(&self, ctx: &Context) -> usize {
@@ -98,7 +159,7 @@ impl CpuSamples {
 
     fn write_report(&self, ctx: &Context, jni: Option<Jni>, cutoff: f64) {
         self.drain(ctx, jni);
-        let report = self.lock_profile().report(ctx, cutoff);
+        let report = self.report(ctx, cutoff);
         ctx.reports().cpu(&report);
         if let Sampler::Async(engine) = &self.sampler
             && engine.dropped() > 0
@@ -112,6 +173,10 @@ impl CpuSamples {
             return;
         }
         let stacks = self.lock_profile().weighted_stacks(ctx);
+        let (title, unit) = match self.sampler {
+            Sampler::Wall(_) => ("Wall clock (hprof-rs)", "samples"),
+            _ => ("CPU samples (hprof-rs)", "samples"),
+        };
         if let Some(path) = &self.collapsed {
             let written = private_files::write_file(std::path::Path::new(path), |w| {
                 hprof_format::flame::write_collapsed(w, &stacks)
@@ -121,12 +186,7 @@ impl CpuSamples {
             }
         }
         if let Some(path) = &self.flamegraph
-            && let Err(e) = hprof_format::flame::write_flamegraph(
-                std::path::Path::new(path),
-                &stacks,
-                "CPU samples (hprof-rs)",
-                "samples",
-            )
+            && let Err(e) = hprof_format::flame::write_flamegraph(std::path::Path::new(path), &stacks, title, unit)
         {
             log::error(&format!("cannot write flame graph to {path}: {e}"));
         }
@@ -140,10 +200,16 @@ impl TickConsumer for CpuSamples {
     }
 
     fn on_ticks(&self, ctx: &Context, jni: Option<Jni>, ticks: &TickBatch) {
+        // Ticks carry no time of their own: they are timed as drained, at most 200 ms late.
+        let time_ms = ctx.elapsed_ms();
         let mut profile = self.lock_profile();
+        let mut names = self.native_names.lock().unwrap_or_else(|e| e.into_inner());
         let mut frames: Vec<u32> = Vec::with_capacity(64);
         for tick in ticks.iter() {
             frames.clear();
+            names.push_kernel_frames(ctx, tick.kernel, &mut frames);
+            names.push_frames(ctx, tick.native, &mut frames);
+            let native = frames.len();
             match tick.frames {
                 Frames::Walked(walked) => {
                     for f in walked {
@@ -154,21 +220,52 @@ impl TickConsumer for CpuSamples {
                         frames.push(ctx.traces().pseudo_frame(profile::TRUNCATED));
                     }
                 }
+                // A thread of the JVM's own: its native frames are the whole stack.
+                Frames::Failed(sampler::NOT_A_JAVA_THREAD) if native > 0 => {}
                 Frames::Failed(code) => frames.push(ctx.traces().pseudo_frame(sampling::failure_label(code))),
                 // Taken before this consumer's first drain set the depth: no stack to count.
                 Frames::NotWalked => continue,
             }
-            profile.add(ctx, tick.thread_serial, &frames);
+            let sample =
+                Sample { thread_serial: tick.thread_serial, frames: &frames, native, root: None, weight: 1, time_ms };
+            profile.add(ctx, sample);
         }
     }
 }
 
-/// The sampling engine's own service subscribes to the JVMTI events sampler=async needs.
-impl EventHandler<Context> for Arc<CpuSamples> {}
+/// The sampling engine's own service subscribes to the JVMTI events sampler=async needs; cpu=wall follows
+/// virtual threads.
+impl EventHandler<Context> for Arc<CpuSamples> {
+    fn virtual_thread_start(&self, ctx: &Context, _: Jvmti, jni: Jni, thread: sys::jthread) {
+        let Sampler::Wall(wall) = &self.sampler else { return };
+        if let Some((record, _)) = ctx.register_thread(thread, true) {
+            wall.virtual_thread_started(jni, record.serial, thread);
+        }
+    }
+
+    fn virtual_thread_end(&self, ctx: &Context, _: Jvmti, jni: Jni, thread: sys::jthread) {
+        let Sampler::Wall(wall) = &self.sampler else { return };
+        if let Some(record) = ctx.thread_record(thread) {
+            wall.virtual_thread_ended(jni, record.serial);
+            ctx.mark_thread_ended(&record);
+        }
+    }
+}
 
 impl Capability for Arc<CpuSamples> {
     fn name(&self) -> &'static str {
         "cpu=samples"
+    }
+
+    fn events(&self) -> Vec<Interest> {
+        match self.sampler {
+            // JDK 21+: virtual threads are not in GetAllThreads; without the capability (JDK 17) there are none.
+            Sampler::Wall(_) => [Event::VirtualThreadStart, Event::VirtualThreadEnd]
+                .into_iter()
+                .map(|e| e.on().if_available())
+                .collect(),
+            _ => Vec::new(),
+        }
     }
 
     fn on_vm_init(&self, ctx: &Context, jni: Jni) {
@@ -202,7 +299,7 @@ impl Capability for Arc<CpuSamples> {
 
     fn checkpoint(&self, ctx: &Context, jni: Jni) -> Option<Checkpoint> {
         self.drain(ctx, Some(jni));
-        Some(Checkpoint::Cpu(self.lock_profile().report(ctx, ctx.options.cutoff)))
+        Some(Checkpoint::Cpu(self.report(ctx, ctx.options.cutoff)))
     }
 
     fn handle_command(&self, ctx: &Context, jni: Option<Jni>, command: &ControlCommand) -> bool {
@@ -227,6 +324,7 @@ impl Capability for Arc<CpuSamples> {
                 match &self.sampler {
                     Sampler::Async(engine) => engine.set_sampling(serial, *on),
                     Sampler::Safepoint(s) => s.set_sampling(serial, *on),
+                    Sampler::Wall(s) => s.set_sampling(serial, *on),
                 }
                 true
             }

@@ -1,6 +1,7 @@
 //! The samples so far: counts per trace (for CPU SAMPLES) and per full stack (for flame graphs), and the
 //! conversion of a raw walk into frame indexes of the agent's trace table.
 
+use super::filters::Filters;
 use crate::context::Context;
 use crate::traces::RawFrame;
 use hprof_format::flame::WeightedStack;
@@ -18,6 +19,24 @@ type WindowTable = FxHashMap<(u32, Box<[u32]>), u64>;
 /// One stack of an upload window: (thread serial, frames top first, samples).
 pub type WindowStack = (u32, Box<[u32]>, u64);
 
+/// One entry of the timeline: (ms since the session started, trace serial, samples).
+pub type TimedSample = (u32, u32, u32);
+
+/// One sample, as a sampler hands it over.
+pub struct Sample<'a> {
+    pub thread_serial: u32,
+    /// Frame indexes, top first.
+    pub frames: &'a [u32],
+    /// How many of the top frames are native ones (`cstack`).
+    pub native: usize,
+    /// A pseudo-frame below the stack, kept whatever `depth=` cuts: cpu=wall's thread state.
+    pub root: Option<u32>,
+    /// How many samples this one stands for (cpu=wall samples some threads for others beyond its cap).
+    pub weight: u64,
+    /// When it was taken, in ms since the session started.
+    pub time_ms: u32,
+}
+
 #[derive(Default)]
 pub struct Profile {
     by_trace: FxHashMap<u32, u64>,
@@ -29,11 +48,45 @@ pub struct Profile {
     total: u64,
     /// (method, bci) → frame index, so that a hot frame is resolved once.
     frame_cache: FxHashMap<RawFrame, u32>,
+    /// threads=, include=, exclude=.
+    filters: Filters,
+    /// Samples with their times, not yet written (format=b keeps a timeline).
+    timeline: Option<Vec<TimedSample>>,
 }
 
 impl Profile {
     pub fn new(keep_stacks: bool) -> Profile {
         Profile { keep_stacks, ..Profile::default() }
+    }
+
+    pub fn with_filters(mut self, filters: Filters) -> Profile {
+        self.filters = filters;
+        self
+    }
+
+    /// Keeps every sample's time and trace until [`Profile::take_timeline`].
+    pub fn keep_timeline(&mut self) {
+        self.timeline = Some(Vec::new());
+    }
+
+    /// The samples' times since the last call, in order of time; samples of one trace at one time (a wall
+    /// tick's threads that share a trace) merged into one entry.
+    pub fn take_timeline(&mut self) -> Vec<TimedSample> {
+        let mut t = self.timeline.as_mut().map(std::mem::take).unwrap_or_default();
+        t.sort_unstable_by_key(|&(ms, trace, _)| (ms, trace));
+        t.dedup_by(|later, kept| {
+            let same = (later.0, later.1) == (kept.0, kept.1);
+            if same {
+                kept.2 = kept.2.saturating_add(later.2);
+            }
+            same
+        });
+        t
+    }
+
+    /// Whether samples of this thread count (`threads=`); its name is looked up once.
+    pub fn keeps_thread(&mut self, ctx: &Context, thread_serial: u32) -> bool {
+        self.filters.keeps_thread(thread_serial, || ctx.thread_by_serial(thread_serial).map(|t| t.name.clone()))
     }
 
     /// Counts full stacks per thread for upload windows as well.
@@ -57,18 +110,45 @@ impl Profile {
         i
     }
 
-    /// Counts one sample of `frames` (top first) taken on `thread_serial`.
-    pub fn add(&mut self, ctx: &Context, thread_serial: u32, frames: &[u32]) {
-        let depth = ctx.depth().min(frames.len());
-        let serial = ctx.intern_trace(thread_serial, &frames[..depth]);
-        *self.by_trace.entry(serial).or_default() += 1;
+    /// Counts one sample, unless the filters drop it. Its first `native` frames are native ones (`cstack`):
+    /// whole stacks keep them; HPROF's TRACEs only with `cstack=y`. A sample with native frames only (a
+    /// thread of the JVM's own) then is not in CPU SAMPLES at all.
+    pub fn add(&mut self, ctx: &Context, s: Sample) {
+        if !self.keeps_thread(ctx, s.thread_serial)
+            || !self.filters.keeps_stack(s.frames, |i| {
+                ctx.traces().frame(i).map(|f| f.frame.qualified_method()).unwrap_or_default()
+            })
+        {
+            return;
+        }
+        let traced =
+            if ctx.options.native_frames_in_traces() { s.frames } else { &s.frames[s.native.min(s.frames.len())..] };
+        let mut serial = None;
+        if !traced.is_empty() || s.root.is_some() {
+            let depth = ctx.depth().min(traced.len());
+            let trace = match s.root {
+                None => ctx.intern_trace(s.thread_serial, &traced[..depth]),
+                Some(root) => ctx.intern_trace(s.thread_serial, &[&traced[..depth], &[root]].concat()),
+            };
+            *self.by_trace.entry(trace).or_default() += s.weight;
+            self.total += s.weight;
+            serial = Some(trace);
+        }
+        let full = || -> Box<[u32]> {
+            match s.root {
+                None => s.frames.into(),
+                Some(root) => [s.frames, &[root]].concat().into(),
+            }
+        };
         if self.keep_stacks {
-            *self.stacks.entry(frames.into()).or_default() += 1;
+            *self.stacks.entry(full()).or_default() += s.weight;
         }
         if let Some(w) = self.window.as_mut() {
-            *w.entry((thread_serial, frames.into())).or_default() += 1;
+            *w.entry((s.thread_serial, full())).or_default() += s.weight;
         }
-        self.total += 1;
+        if let (Some(t), Some(serial)) = (self.timeline.as_mut(), serial) {
+            t.push((s.time_ms, serial, s.weight.min(u32::MAX as u64) as u32));
+        }
     }
 
     pub fn clear(&mut self) {
@@ -122,6 +202,29 @@ mod tests {
     use super::*;
     use hprof_format::model::{Frame, LineNumber};
 
+    fn sample(thread_serial: u32, frames: &[u32]) -> Sample<'_> {
+        Sample { thread_serial, frames, native: 0, root: None, weight: 1, time_ms: 0 }
+    }
+
+    #[test]
+    fn the_timeline_merges_one_traces_samples_at_one_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Context::without_jvm(&format!("cpu=wall,format=b,file={}", dir.path().join("p.hprof").display()));
+        let f = ctx.traces().pseudo_frame("[sleeping]");
+        let g = ctx.traces().pseudo_frame("[running]");
+        let mut profile = Profile::new(false);
+        profile.keep_timeline();
+        for (ms, frame, weight) in [(20, f, 2), (10, f, 1), (20, g, 1), (20, f, 3)] {
+            profile.add(&ctx, Sample { time_ms: ms, weight, ..sample(200001, &[frame]) });
+        }
+        let t = profile.take_timeline();
+        let weights: Vec<(u32, u32)> = t.iter().map(|&(ms, _, w)| (ms, w)).collect();
+        assert_eq!(weights.len(), 3, "{t:?}");
+        assert!(weights.contains(&(10, 1)) && weights.contains(&(20, 5)) && weights.contains(&(20, 1)), "{t:?}");
+        assert!(t.windows(2).all(|w| w[0].0 <= w[1].0), "in order of time");
+        assert!(profile.take_timeline().is_empty(), "taken once");
+    }
+
     #[test]
     fn samples_are_cut_to_depth_kept_apart_by_thread_and_ranked_by_count() {
         let dir = tempfile::tempdir().unwrap();
@@ -139,11 +242,11 @@ mod tests {
         let (main, outer, inner) = (frame("main", 5), frame("outer", 12), frame("inner", 30));
         let mut profile = Profile::new(true);
         for _ in 0..3 {
-            profile.add(&ctx, 200001, &[inner, outer, main]);
+            profile.add(&ctx, sample(200001, &[inner, outer, main]));
         }
-        profile.add(&ctx, 200001, &[outer, main]);
+        profile.add(&ctx, sample(200001, &[outer, main]));
         // The same stack on another thread is another trace with thread=y.
-        profile.add(&ctx, 200002, &[inner, outer, main]);
+        profile.add(&ctx, sample(200002, &[inner, outer, main]));
 
         let report = profile.report(&ctx, ctx.options.cutoff);
         ctx.reports().cpu(&report);
@@ -185,5 +288,46 @@ mod tests {
                 ("com.example.Work.main;com.example.Work.outer;com.example.Work.inner".to_owned(), 4),
             ]
         );
+    }
+
+    /// Native frames (`cstack`) are in whole stacks by default, in TRACEs only with cstack=y; a sample with
+    /// native frames only (a JVM thread) is counted in CPU SAMPLES only then.
+    #[test]
+    fn native_frames_reach_traces_only_with_cstack_y() {
+        for (cstack, in_traces) in [("", false), (",cstack=y", true)] {
+            let dir = tempfile::tempdir().unwrap();
+            let (file, folded) = (dir.path().join("cpu.txt"), dir.path().join("stacks.txt"));
+            let ctx = Context::without_jvm(&format!(
+                "cpu=samples,depth=8,file={},collapsed={}{cstack}",
+                file.display(),
+                folded.display()
+            ));
+            let work = ctx.traces().named_frame(Frame {
+                class_name: "Work".into(),
+                method_name: "spin".into(),
+                method_signature: "()V".into(),
+                source_file: None,
+                line: LineNumber::Native,
+            });
+            let spin_in_c = ctx.traces().pseudo_frame("spin_in_c");
+            let gc = ctx.traces().pseudo_frame("G1ParScanThreadState::trim_queue");
+            let mut profile = Profile::new(true);
+            profile.add(&ctx, Sample { native: 1, ..sample(200001, &[spin_in_c, work]) });
+            profile.add(&ctx, Sample { native: 1, ..sample(200002, &[gc]) });
+            let report = profile.report(&ctx, 0.0);
+            let top: Vec<Vec<String>> = report
+                .rows
+                .iter()
+                .map(|r| ctx.traces().frames_of(r.trace_serial).iter().map(|f| f.frame.qualified_method()).collect())
+                .collect();
+            if in_traces {
+                assert_eq!(report.total, 2, "{top:?}");
+                assert!(top.contains(&vec!["spin_in_c".to_owned(), "Work.spin".to_owned()]), "{top:?}");
+            } else {
+                assert_eq!((report.total, top), (1, vec![vec!["Work.spin".to_owned()]]));
+            }
+            let stacks: Vec<String> = profile.weighted_stacks(&ctx).into_iter().map(|s| s.frames.join(";")).collect();
+            assert!(stacks.contains(&"Work.spin;spin_in_c".to_owned()), "whole stacks keep native frames: {stacks:?}");
+        }
     }
 }

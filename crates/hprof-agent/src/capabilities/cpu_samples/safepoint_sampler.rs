@@ -3,7 +3,7 @@
 //! it is not the default: a thread blocked in native code (e.g. in accept()) is RUNNABLE and collects
 //! samples although it uses no CPU, and every stack is seen only at a safepoint.
 
-use super::profile::Profile;
+use super::profile::{Profile, Sample};
 use crate::context::Context;
 use crate::sampling::ThreadSwitches;
 use crate::traces::RawFrame;
@@ -51,7 +51,17 @@ impl SafepointSampler {
                 if frames.len() >= max_frames && max_frames >= crate::sampling::MAX_FRAMES {
                     frames.push(ctx.traces().pseudo_frame(super::profile::TRUNCATED));
                 }
-                profile.add(ctx, serial, &frames);
+                profile.add(
+                    ctx,
+                    Sample {
+                        thread_serial: serial,
+                        frames: &frames,
+                        native: 0,
+                        root: None,
+                        weight: 1,
+                        time_ms: ctx.elapsed_ms(),
+                    },
+                );
             }
         }
         for t in threads {

@@ -15,6 +15,7 @@
 //!    DUMP BEGIN with the totals, in text).
 //! 4. The environment is disposed of, releasing every tag at once, on a thread of its own.
 
+use super::identify::Identifier;
 use super::ids::Named;
 use super::ids::{self, DumpIds};
 use super::naming::Naming;
@@ -22,10 +23,10 @@ use super::plan::held::HeldByClasses;
 use super::plan::layout::ClassPlan;
 use super::plan::threads::{SeenFrame, ThreadRoots};
 use super::plan::{DumpVm, Skipped};
-use super::records::binary::{self, BinarySink, FieldNames};
+use super::records::binary::{BinarySink, FieldNames};
 use super::records::layout_note::layout_note;
 use super::records::text::TextSink;
-use super::sink::in_place::{self, Dumped, LentProfile};
+use super::sink::in_place::{Dumped, LentProfile};
 use super::sink::spool::Spool;
 use super::walk::heap_sink::{ClassValues, HeapSink, Root};
 use super::walk::late::{LateObjects, Resolved};
@@ -85,8 +86,6 @@ pub enum Completeness {
 /// What a profile's dumps carry from one to the next.
 #[derive(Debug, Default)]
 pub struct FileState {
-    /// The empty STACK TRACE 300000 that objects name is written once per file.
-    pub empty_trace_written: AtomicBool,
     /// The last dump had records written meanwhile that are likely to come again: spool the next one
     /// rather than write it in place ([`super::sink::in_place`]).
     pub spool_next: AtomicBool,
@@ -295,7 +294,8 @@ impl DumpSession<'_> {
         late: &mut LateObjects,
     ) -> io::Result<Result<Walked, WalkFailure>> {
         let started = Instant::now();
-        let mut walk = Walk::new(&self.plan, &self.threads, self.ids, &self.naming, side_lengths, sink, late);
+        let identify = Identifier::new(&self.plan, self.ids, &self.naming);
+        let mut walk = Walk::new(&self.plan, &self.threads, identify, &self.naming, side_lengths, sink, late);
         let outcome = walk.run(self.vm.env);
         if let Some(e) = walk.error.take() {
             return Err(e);
@@ -451,33 +451,20 @@ impl DumpSession<'_> {
         let plan = &self.plan;
         let closed = || format!("the heap dump could not be written to {}", ctx.output.description());
         // The field names' STRING records, before any segment; the object layout's once per file.
-        let mut names = None;
-        let note = layout_note();
-        ctx.output.binary(|enc| {
-            if !files.empty_trace_written.swap(true, Ordering::Relaxed) {
-                binary::write_empty_trace(enc)?;
-            }
-            if let Some(note) = note {
-                enc.string_id(&note.text())?;
-            }
-            let mut n = FieldNames::default();
-            n.add(enc, plan, 0..plan.len())?;
-            names = Some(n);
-            Ok(())
-        });
-        let names = names.ok_or_else(closed)?;
+        ctx.output.empty_trace();
+        if let Some(note) = layout_note() {
+            ctx.output.string_ids([note.text().as_str()]).ok_or_else(closed)?;
+        }
+        let mut names = FieldNames::default();
+        names.add(&ctx.output, plan, 0..plan.len()).ok_or_else(closed)?;
         // The threads' traces too: usually nothing is then left to write before the dump after its walk.
         let mut traces: Vec<u32> = self.threads.traces().collect();
         traces.sort_unstable();
         ctx.reports().traces(traces);
-        let mut lent = None;
-        if ctx.options.net.is_none() {
-            let near = Some(ctx.options.output_file());
-            ctx.output.binary(|enc| {
-                lent = LentProfile::lend(enc, near)?;
-                Ok(())
-            });
-        }
+        let mut lent = match ctx.options.net {
+            None => LentProfile::lend(&ctx.output, Some(ctx.options.output_file())),
+            Some(_) => None,
+        };
         let in_place = lent.is_some() && !files.spool_next.load(Ordering::Relaxed);
         let target = match lent.as_mut() {
             Some(lent) if in_place => Target::Profile(lent),
@@ -495,14 +482,9 @@ impl DumpSession<'_> {
                 return Ok(report);
             }
             report.placed = "spooled".into();
-            let mut written = false;
-            ctx.output.binary(|enc| {
-                spool.copy_into(enc.writer().get_mut())?;
-                enc.writer().heap_dump_end()?;
-                written = true;
-                Ok(())
-            });
-            return if written { Ok(report) } else { Err(closed()) };
+            let len = spool.written();
+            let records = spool.into_file().map_err(spool_error)?;
+            return if ctx.output.spooled_heap_dump(&records, len) { Ok(report) } else { Err(closed()) };
         };
         let dumped = dumped.and_then(|(spool, report, late_names)| match in_place {
             true => spool.into_file().map(|_| (Dumped::InPlace, report, late_names)).map_err(spool_error),
@@ -510,33 +492,27 @@ impl DumpSession<'_> {
         });
         let (dumped, mut report, late_names) = match dumped {
             Ok(done) if discard(&done.1) => {
-                ctx.output.binary(|enc| lent.give_back(enc, Dumped::Failed).map(drop));
+                lent.give_back(&ctx.output, Dumped::Failed);
                 let mut report = done.1;
                 report.discarded = true;
                 return Ok(report);
             }
             Ok(done) => done,
             Err(e) => {
-                ctx.output.binary(|enc| lent.give_back(enc, Dumped::Failed).map(drop));
+                lent.give_back(&ctx.output, Dumped::Failed);
                 return Err(e);
             }
         };
-        let mut written = false;
-        ctx.output.binary(|enc| {
-            let held = lent.give_back(enc, dumped)?;
-            // Names of classes met late are written once; other records written meanwhile (threads that
-            // start, stacks that change) are likely to come again.
-            files.spool_next.store(held > late_names, Ordering::Relaxed);
-            report.placed = match (in_place, held) {
-                (true, 0) => "written in place".into(),
-                (true, _) => format!("written in place, moved behind {held} bytes written meanwhile"),
-                (false, _) => format!("spooled ({held} bytes written meanwhile)"),
-            };
-            enc.writer().heap_dump_end()?;
-            written = true;
-            Ok(())
-        });
-        if written { Ok(report) } else { Err(closed()) }
+        let held = lent.give_back(&ctx.output, dumped).ok_or_else(closed)?;
+        // Names of classes met late are written once; other records written meanwhile (threads that
+        // start, stacks that change) are likely to come again.
+        files.spool_next.store(held > late_names, Ordering::Relaxed);
+        report.placed = match (in_place, held) {
+            (true, 0) => "written in place".into(),
+            (true, _) => format!("written in place, moved behind {held} bytes written meanwhile"),
+            (false, _) => format!("spooled ({held} bytes written meanwhile)"),
+        };
+        if ctx.output.heap_dump_end() { Ok(report) } else { Err(closed()) }
     }
 }
 
@@ -570,15 +546,12 @@ impl DumpSession<'_> {
         let walked = self.walk_into(new_sink)?;
         let mut late_names = None;
         let write_names = |sink: &mut BinarySink<Spool>, plan: &ClassPlan, planned: usize| {
-            ctx.output.binary(|enc| {
-                let before = in_place::held(enc)?;
-                // Classes added after the walk, and those laid out again (a late class's superclass, say).
-                let added = (0..plan.len()).filter(|&k| k >= planned || plan.relaid.contains(&(k as u32)));
-                sink.names.add(enc, plan, added)?;
-                late_names = Some(in_place::held(enc)? - before);
-                Ok(())
-            });
-            late_names.map(drop).ok_or_else(closed)
+            let before = ctx.output.held_since_lent().ok_or_else(closed)?;
+            // Classes added after the walk, and those laid out again (a late class's superclass, say).
+            let added = (0..plan.len()).filter(|&k| k >= planned || plan.relaid.contains(&(k as u32)));
+            sink.names.add(&ctx.output, plan, added).ok_or_else(closed)?;
+            late_names = Some(ctx.output.held_since_lent().ok_or_else(closed)? - before);
+            Ok(())
         };
         let completed = self.finish_walk(walked, write_names)?;
         let late_names = late_names.ok_or_else(closed)?;
@@ -612,12 +585,8 @@ impl DumpSession<'_> {
         if completeness == Completeness::WholeOrNothing && stats.mismatches + unplaced > 0 {
             return Ok(DumpReport { stats, late_unplaced: unplaced, discarded: true, ..Default::default() });
         }
-        let date = hprof_format::time::ctime(hprof_format::time::now_millis());
-        ctx.output.text(|w| {
-            hprof_format::text::heap::write_heap_dump_begin(w, objects, bytes, &date)?;
-            spool.copy_to(w)?;
-            hprof_format::text::heap::write_heap_dump_end(w)
-        });
+        let records = spool.into_file().map_err(spool_error)?;
+        ctx.output.text_heap_dump(objects, bytes, &records, spooled);
         Ok(DumpReport { bytes: spooled, ..report })
     }
 }

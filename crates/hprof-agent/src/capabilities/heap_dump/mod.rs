@@ -22,12 +22,15 @@
 //!   `field_offsets.rs`) or by tag (`ids/`); it finds the objects `ids/named.rs` remembered again by
 //!   address, inside the walk;
 //! - `walk/`: the JVMTI FollowReferences pass. `mod.rs` holds the general answer to each callback and,
-//!   beside it, the short path for the commonest report that must answer as it does; who a callback's
-//!   objects are (`identify.rs`), what happens when the walk moves to the next object (`enter.rs`), the
-//!   HPROF types of the values JVMTI reports to every walk, this one and the probe's, through
-//!   `jvmti::heap_walk`'s safe visitor (`callbacks.rs`), object array sizes
-//!   for the text output (`array_sizes.rs`), objects whose classes the walk met before the plan knew them
-//!   (`late.rs`); each object, class and root, once whole, goes to a `HeapSink` (`heap_sink.rs`);
+//!   beside it, the short path for the commonest report that must answer as it does; what happens when the
+//!   walk moves to the next object (`enter.rs`), the HPROF types of the values JVMTI reports to every walk,
+//!   this one and the probe's, through `jvmti::heap_walk`'s safe visitor (`callbacks.rs`), object array
+//!   sizes for the text output (`array_sizes.rs`), objects whose classes the walk met before the plan knew
+//!   them (`late.rs`); each object, class and root, once whole, goes to a `HeapSink` (`heap_sink.rs`). Who a
+//!   callback's objects are it asks through the `Identify` trait (`identity.rs`);
+//! - `identify/`: the answer — a callback's raw objects turned into the dump's identifiers, by address or by
+//!   tag (the walk is generic over the trait, so that its calls inline; see docs/architecture.md for why it
+//!   is called from inside the walk rather than after it);
 //! - `records/`: the two `HeapSink`s — binary sub-records (encoded by hprof-format's `HeapWriter`, cut into
 //!   segments here, `binary.rs`) and text lines (`text.rs`) — writing their bytes to any `RecordBytes`;
 //! - `sink/`: where those bytes go — a spool file filled by a thread of its own (`spool.rs`), or the profile
@@ -35,6 +38,7 @@
 //! - `dump.rs`: one dump from start to end, and why in that order.
 
 mod dump;
+mod identify;
 mod ids;
 mod naming;
 mod plan;

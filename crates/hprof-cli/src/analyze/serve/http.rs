@@ -9,9 +9,10 @@
 //! Connections are served concurrently on the runtime's one thread; the routes (some walk the whole
 //! heap graph) run on tokio's blocking pool, so a slow page never holds up another connection.
 
+use super::app::{App, Reply};
 use super::guard::{Access, Verdict};
 use super::index::Index;
-use super::routes::Reply;
+use super::{api, spa};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
@@ -42,7 +43,8 @@ pub const MAX_CONNECTIONS: usize = 64;
 const ROUTE_THREADS: usize = 4;
 
 pub struct Server {
-    pub index: Arc<Index>,
+    /// One per file, in command-line order (`f=` in a request picks one).
+    pub indexes: Vec<Arc<Index>>,
     pub access: Access,
 }
 
@@ -106,7 +108,7 @@ async fn answer(server: Arc<Server>, req: Request<Incoming>) -> Result<Response<
         r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
         return Ok(r);
     }
-    let reply = page(&server.index, req.uri().path(), req.uri().query().unwrap_or("")).await;
+    let reply = page(&server.indexes, req.uri().path(), req.uri().query().unwrap_or("")).await;
     let mut r = respond(reply);
     if let Some(c) = set_cookie.and_then(|c| HeaderValue::from_str(&c).ok()) {
         r.headers_mut().insert(header::SET_COOKIE, c);
@@ -114,22 +116,65 @@ async fn answer(server: Arc<Server>, req: Request<Incoming>) -> Result<Response<
     Ok(r)
 }
 
-/// The page at `path?query`: computed on the blocking pool once the index is there.
-async fn page(index: &Index, path: &str, query: &str) -> Reply {
-    if path == "/api/status" {
-        return index.status();
-    }
+/// The index of the file that `key=` (`f`, `b`) names, if any.
+fn file_of<'a>(indexes: &'a [Arc<Index>], query: &str, key: &str) -> Option<Result<&'a Arc<Index>, Reply>> {
+    let n = super::pages::query(query, key)?;
+    Some(n.parse::<usize>().ok().and_then(|i| indexes.get(i)).ok_or(Reply {
+        status: 404,
+        content_type: "text/plain; charset=utf-8",
+        body: format!("no file {key}={n}\n"),
+    }))
+}
+
+/// The built index, or the error page saying why there is none.
+async fn built(index: &Index) -> Result<Arc<App>, Reply> {
     let built = match index.get() {
         Some(built) => built,
-        None if path == "/" => return index.progress_page(),
         None => index.wait().await,
     };
-    let app = match built {
+    built.map_err(|e| index.failed_page(&e))
+}
+
+/// The page at `path?query`: the application and its assets at once; the rest computed on the blocking
+/// pool once the index of its file (and of `b=`'s, for a diff) is there.
+async fn page(indexes: &[Arc<Index>], path: &str, query: &str) -> Reply {
+    if path == "/api/status" {
+        return Index::status_all(indexes);
+    }
+    if let Some(asset) = spa::asset(path) {
+        return asset;
+    }
+    let index = match file_of(indexes, query, "f").unwrap_or(Ok(&indexes[0])) {
+        Ok(i) => i,
+        Err(r) => return r,
+    };
+    if path == "/" {
+        return spa::shell(index);
+    }
+    let app = match built(index).await {
         Ok(app) => app,
-        Err(e) => return index.failed_page(&e),
+        Err(r) => return r,
+    };
+    let other = match file_of(indexes, query, "b") {
+        None => None,
+        Some(Err(r)) => return r,
+        Some(Ok(b)) => match built(b).await {
+            Ok(app) => Some(app),
+            Err(r) => return r,
+        },
     };
     let (p, q) = (path.to_owned(), query.to_owned());
-    match tokio::task::spawn_blocking(move || app.route(&p, &q)).await {
+    let answer = move || {
+        let reply = match p.strip_prefix("/api/") {
+            Some(what) => {
+                let (status, v) = api::answer(&app, what, &q, other.as_deref());
+                Reply { status, content_type: "application/json", body: v.to_string() }
+            }
+            None => app.page(&p, &q),
+        };
+        app.checked(reply)
+    };
+    match tokio::task::spawn_blocking(answer).await {
         Ok(reply) => reply,
         Err(e) => {
             eprintln!("hprof: serve: {path} failed: {e}");

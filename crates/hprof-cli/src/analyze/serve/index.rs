@@ -3,8 +3,8 @@
 //! page comes up at once on a big dump: `/` shows the progress, `/api/status` gives it as JSON, and the
 //! other pages wait for the index (the connection waits, no thread does).
 
+use super::app::{App, Reply};
 use super::pages::{esc, page};
-use super::routes::{App, Reply};
 use crate::analyze::Bar;
 use hprof_analysis::Progress;
 use serde_json::json;
@@ -52,8 +52,8 @@ impl Progress for Building {
 }
 
 impl Index {
-    /// Starts building with `build` on a thread of its own.
-    pub fn start<F>(file: PathBuf, build: F) -> Arc<Index>
+    /// Starts building with `build` on a thread of its own, once `after` (the file before) is built.
+    pub fn start<F>(file: PathBuf, after: Option<Arc<Index>>, build: F) -> Arc<Index>
     where
         F: FnOnce(&dyn Progress) -> Result<App, String> + Send + 'static,
     {
@@ -62,6 +62,12 @@ impl Index {
         let index = Arc::new(Index { file, building, result: OnceLock::new(), ready: watch::channel(false).0 });
         let me = index.clone();
         std::thread::spawn(move || {
+            if let Some(before) = after {
+                me.building.start(&format!("waiting for {}", before.file.display()), 0);
+                while before.get().is_none() {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+            }
             // A panic in the analysis of a hostile file becomes an error page, not pages that wait forever.
             let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| build(&me.building)))
                 .unwrap_or_else(|_| Err("the analysis failed (a bug: please report it with the file)".into()));
@@ -91,33 +97,32 @@ impl Index {
         (stage, self.building.done.load(Ordering::Relaxed), self.building.total.load(Ordering::Relaxed))
     }
 
-    /// `/api/status`: `{"file", "state": "building"|"ready"|"failed", "stage", "done", "total", "error"}`.
-    pub fn status(&self) -> Reply {
+    /// `/api/status`: `{"file", "state": "building"|"ready"|"failed", "stage", "done", "total", "error"}`
+    /// of the first file, and the same for every file under `files`.
+    pub fn status_all(all: &[Arc<Index>]) -> Reply {
+        let files: Vec<_> = all.iter().map(|i| i.status_json()).collect();
+        let mut v = files.first().cloned().unwrap_or_default();
+        v["files"] = files.into();
+        Reply { status: 200, content_type: "application/json", body: v.to_string() }
+    }
+
+    fn status_json(&self) -> serde_json::Value {
         let file = self.file.display().to_string();
-        let v = match self.get() {
+        match self.get() {
             Some(Ok(_)) => json!({"file": file, "state": "ready"}),
             Some(Err(e)) => json!({"file": file, "state": "failed", "error": e}),
             None => {
                 let (stage, done, total) = self.progress();
                 json!({"file": file, "state": "building", "stage": stage, "done": done, "total": total})
             }
-        };
-        Reply { status: 200, content_type: "application/json", body: v.to_string() }
+        }
     }
 
-    /// `/` while building: the stage and how far it is, refreshed every second.
-    pub fn progress_page(&self) -> Reply {
+    /// While building: the stage and how far it is, as HTML (the application then follows /api/status).
+    pub fn progress_html(&self) -> String {
         let (stage, done, total) = self.progress();
         let pct = if total > 0 { format!(" ({:.0}%)", done as f64 * 100.0 / total as f64) } else { String::new() };
-        let body = format!(
-            "<meta http-equiv=\"refresh\" content=\"1\"><p id=\"progress\">Building the index: {}{pct}</p>",
-            esc(&stage)
-        );
-        Reply {
-            status: 200,
-            content_type: "text/html; charset=utf-8",
-            body: page(&self.file.display().to_string(), &body),
-        }
+        format!("<p id=\"progress\">Building the index: {}{pct}</p>", esc(&stage))
     }
 
     /// Every page when the file could not be read: what and where, and the server goes on.

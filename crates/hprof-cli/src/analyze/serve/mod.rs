@@ -4,31 +4,42 @@
 //! - http.rs: the HTTP server (hyper), its limits and timeouts;
 //! - guard.rs: who may read it (the `Host:` check, the token beyond loopback);
 //! - index.rs: the file's index, built once in the background and shared (an `Arc`) by every connection;
-//! - routes.rs: the pages and JSON answers; pages.rs: HTML helpers.
+//! - app.rs: what is known about one file; routes.rs: the server-rendered pages (they work without
+//!   JavaScript); pages.rs: HTML helpers;
+//! - api.rs: the JSON API of the single-page application, over heap_api.rs (histogram, dominator tree,
+//!   leaks, dump diff), inspect.rs (object inspector, paths) and profile.rs (flame graphs, callers, diffs);
+//! - spa.rs: the application itself (spa/: HTML, JavaScript and CSS embedded in the binary).
 //!
 //! See docs/security.md for what it exposes and to whom.
 
+mod api;
+mod app;
 mod guard;
+mod heap_api;
 mod http;
 mod index;
+mod inspect;
 mod pages;
+mod profile;
 mod routes;
+mod spa;
 
 use super::dominators::Analysed;
 use super::{human, open};
+use app::App;
 use guard::Access;
 use hprof_analysis::stacks::{StackKind, stacks, weighted};
 use hprof_analysis::{Dump, Progress};
 use index::Index;
-use routes::App;
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A heap dump or binary profile.
-    pub file: PathBuf,
+    /// Heap dumps or binary profiles (two of a kind enable the diff views).
+    #[arg(required = true, num_args = 1..)]
+    pub files: Vec<PathBuf>,
     /// Port (0 picks a free one).
     #[arg(long, default_value_t = 8080)]
     pub port: u16,
@@ -66,6 +77,18 @@ fn load(file: &Path, graph: &super::GraphArgs, progress: &dyn Progress) -> Resul
         (None, None) => unreachable!("one of the two is read above"),
     };
     let flame = flame_svg(d);
+    let profiles = profile::profiles(d);
+    let threads = d.threads.iter().map(|t| (t.serial, t.name.clone())).collect();
+    let damage_text = d.damage.as_ref().or(an.as_ref().and_then(|an| an.graph.damage.as_ref())).map(|e| e.to_string());
+    let summary_json = serde_json::json!({
+        "file": file.display().to_string(),
+        "version": d.header.version,
+        "id_size": d.header.id_size,
+        "records": d.tag_counts.iter().map(|(t, c)| serde_json::json!({"record": super::record_label(*t), "count": c.count})).collect::<Vec<_>>(),
+        "damage": damage_text,
+        "incomplete": d.incomplete_message(),
+        "no_heap": (!no_heap.is_empty()).then_some(&no_heap),
+    });
     let mut summary = format!("{}\n{}-byte identifiers\n", d.header.version, d.header.id_size);
     for (t, c) in &d.tag_counts {
         summary.push_str(&format!("{:<20} {:>10}\n", super::record_label(*t), c.count));
@@ -86,7 +109,7 @@ fn load(file: &Path, graph: &super::GraphArgs, progress: &dyn Progress) -> Resul
         summary.push_str(&format!("\n{m}\n"));
     }
     drop(fresh);
-    Ok(App { file: file.to_path_buf(), an, flame_svg: flame, summary, no_heap })
+    Ok(App { file: file.to_path_buf(), an, flame_svg: flame, summary, no_heap, profiles, threads, summary_json })
 }
 
 /// This machine's name, for the URL and the Host check of a server bound to all addresses.
@@ -103,7 +126,9 @@ fn hostname() -> Option<String> {
 
 pub fn run(a: &Args) -> Result<(), String> {
     // A file that is not there is said at once; what is wrong inside it, on the page (and stderr).
-    std::fs::File::open(&a.file).map_err(|e| format!("{}: {e}", a.file.display()))?;
+    for f in &a.files {
+        std::fs::File::open(f).map_err(|e| format!("{}: {e}", f.display()))?;
+    }
     let listener = std::net::TcpListener::bind(SocketAddr::new(a.bind, a.port))
         .map_err(|e| format!("{}: {e}", SocketAddr::new(a.bind, a.port)))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
@@ -118,13 +143,21 @@ pub fn run(a: &Args) -> Result<(), String> {
         Some(t) => format!("http://{shown}:{}/?token={t}", addr.port()),
         None => format!("http://{shown}:{}/", addr.port()),
     };
-    let mut said = format!("serving {} on {url} (Ctrl-C stops)", a.file.display());
+    let names: Vec<String> = a.files.iter().map(|f| f.display().to_string()).collect();
+    let mut said = format!("serving {} on {url} (Ctrl-C stops)", names.join(", "));
     if access.needs_token() {
         said.push_str(&format!("\nlistening on {addr}, beyond this machine: every request needs the token above"));
     }
     println!("{said}");
     std::io::stdout().flush().ok();
-    let (file, graph) = (a.file.clone(), a.graph.clone());
-    let index = Index::start(a.file.clone(), move |progress| load(&file, &graph, progress));
-    http::run(listener, http::Server { index, access })
+    // The files are indexed one after another: two at once would only compete for the cores and memory.
+    let mut indexes = Vec::new();
+    let mut before = None;
+    for f in &a.files {
+        let (file, graph) = (f.clone(), a.graph.clone());
+        let index = Index::start(f.clone(), before.take(), move |progress| load(&file, &graph, progress));
+        before = Some(index.clone());
+        indexes.push(index);
+    }
+    http::run(listener, http::Server { indexes, access })
 }

@@ -1,37 +1,16 @@
-//! The pages and JSON answers of `hprof serve`: histogram, dominator tree drill-down, paths from GC roots,
-//! leak suspects and the flame graph of a profile's CPU samples. Plain server-rendered HTML (works
-//! without JavaScript), and the same data as JSON under /api/. Nothing here knows about HTTP: a route
-//! takes a path and a query and gives a `Reply`.
+//! The server-rendered pages of `hprof serve` (they work without JavaScript): histogram, dominator tree
+//! drill-down, paths from GC roots, leak suspects and the flame graph of a profile's CPU samples. Nothing
+//! here knows about HTTP: a route takes a path and a query and gives a `Reply`.
 
+use super::app::{App, Reply};
 use super::pages::{esc, page, query, urlencode};
 use crate::analyze::dominators::Analysed;
-use crate::analyze::path::{path_json, path_text};
+use crate::analyze::path::path_text;
 use crate::analyze::{human, matches, parse_id};
 use hprof_analysis::dominators::DominatorTree;
 use hprof_analysis::paths::shortest_path;
-use serde_json::json;
-use std::path::PathBuf;
-
-/// What the server knows about its file, built once and shared by every connection.
-pub struct App {
-    pub file: PathBuf,
-    pub an: Option<Analysed>,
-    /// The CPU samples' flame graph (inferno's SVG without its XML prolog), rendered in memory.
-    pub flame_svg: Option<String>,
-    pub summary: String,
-    /// Why there is no heap to show, when `an` is `None`.
-    pub no_heap: String,
-}
-
-/// A route's answer: status, content type and body.
-pub struct Reply {
-    pub status: u16,
-    pub content_type: &'static str,
-    pub body: String,
-}
 
 const HTML: &str = "text/html; charset=utf-8";
-const JSON: &str = "application/json";
 
 fn reply(status: u16, content_type: &'static str, body: String) -> Reply {
     Reply { status, content_type, body }
@@ -46,25 +25,20 @@ impl App {
         )
     }
 
-    /// The answer to `GET path?q`.
-    pub fn route(&self, path: &str, q: &str) -> Reply {
+    /// The page at `GET path?q`.
+    pub fn page(&self, path: &str, q: &str) -> Reply {
         let (status, content_type, body) = self.answer(path, q);
-        // Pages read names from the mapped file: if it shrank meanwhile, the answer is wrong; say so.
-        if let Some(Err(e)) = self.an.as_ref().map(|an| an.intact()) {
-            return reply(500, HTML, page("The file changed", &format!("<p>{}</p>", esc(&e))));
-        }
         reply(status, content_type, body)
     }
 
     fn answer(&self, path: &str, q: &str) -> (u16, &'static str, String) {
         let html = HTML;
-        let js = JSON;
         let no_heap = || (404, html, page("No heap dump", &format!("<p id=\"no-heap\">{}.</p>", esc(&self.no_heap))));
         match path {
             "/" => {
                 (200, html, page(&format!("{}", self.file.display()), &format!("<pre>{}</pre>", esc(&self.summary))))
             }
-            "/histo" | "/api/histo" => {
+            "/histo" => {
                 let Some(an) = &self.an else { return no_heap() };
                 let filter = query(q, "filter").unwrap_or_default();
                 let rows: Vec<_> = an
@@ -72,10 +46,6 @@ impl App {
                     .into_iter()
                     .filter(|r| filter.is_empty() || matches(&filter, &an.graph.classes.classes[r.0].name))
                     .collect();
-                if path.starts_with("/api") {
-                    let v: Vec<_> = rows.iter().map(|&(i, n, s, r)| json!({"class": an.graph.classes.classes[i].name, "instances": n, "shallow_bytes": s, "retained_bytes": r})).collect();
-                    return (200, js, json!({"classes": v}).to_string());
-                }
                 let mut b = format!(
                     "<form><input name=\"filter\" value=\"{}\" placeholder=\"class filter\"><button>Filter</button></form>\
                     <table id=\"histogram\"><tr><th>Class</th><th>Instances</th><th>Shallow bytes</th><th>Retained bytes</th></tr>",
@@ -111,7 +81,7 @@ impl App {
                 b.push_str("</table>");
                 (200, html, page(&class, &b))
             }
-            "/dominators" | "/api/dominators" => {
+            "/dominators" => {
                 let Some(an) = &self.an else { return no_heap() };
                 let node = match query(q, "id").filter(|s| !s.is_empty()) {
                     Some(s) => match parse_id(&s).ok().and_then(|id| an.graph.node(id)) {
@@ -121,9 +91,6 @@ impl App {
                     None => None,
                 };
                 let kids = an.biggest(&an.tree.children_of(node), 200);
-                if path.starts_with("/api") {
-                    return (200, js, json!({"object": node.map(|v| an.node_json(v)), "children": kids.iter().map(|&k| an.node_json(k)).collect::<Vec<_>>()}).to_string());
-                }
                 let mut b = String::new();
                 match node {
                     Some(v) => {
@@ -162,19 +129,12 @@ impl App {
                 b.push_str("</table>");
                 (200, html, page("Dominator tree", &b))
             }
-            "/path" | "/api/path" => {
+            "/path" => {
                 let Some(an) = &self.an else { return no_heap() };
                 let Some(v) = query(q, "id").and_then(|s| parse_id(&s).ok()).and_then(|id| an.graph.node(id)) else {
                     return (404, html, page("Not found", "<p>No such object</p>"));
                 };
                 let p = shortest_path(&an.graph, v);
-                if path.starts_with("/api") {
-                    return (
-                        200,
-                        js,
-                        json!({"object": an.node_json(v), "path": p.as_ref().map(|p| path_json(an, p))}).to_string(),
-                    );
-                }
                 let body = match &p {
                     Some(p) => format!("<pre id=\"path\">{}</pre>", esc(&path_text(an, p).join("\n"))),
                     None => "<p>Not reachable from GC roots through strong references.</p>".into(),

@@ -5,9 +5,9 @@
 //! are STRING records written to the profile beforehand ([`FieldNames`]).
 
 use super::RecordBytes;
-use crate::capabilities::heap_dump::plan::layout::{ClassPlan, DumpClass, FieldDecl};
+use crate::capabilities::heap_dump::plan::layout::{ClassPlan, DumpClass};
 use crate::capabilities::heap_dump::walk::heap_sink::{ClassValues, HeapSink, Root};
-use crate::output::BinaryEncoder;
+use crate::output::Output;
 use hprof_format::ID_SIZE;
 use hprof_format::binary::{ClassDumpOut, HeapWriter, RECORD_HEAD, SubRecordOut};
 use hprof_format::serial_base;
@@ -26,32 +26,26 @@ const NO_TRACE: u32 = serial_base::TRACE;
 pub struct FieldNames(Vec<(Vec<u64>, Vec<u64>)>);
 
 impl FieldNames {
-    /// Writes (once per name) the STRING records of the field names of classes `indexes` of `plan`.
-    pub fn add(
-        &mut self,
-        enc: &mut BinaryEncoder,
-        plan: &ClassPlan,
-        indexes: impl Iterator<Item = usize>,
-    ) -> io::Result<()> {
+    /// Writes (once per name) the STRING records of the field names of classes `indexes` of `plan`;
+    /// `None` if the profile is closed.
+    pub fn add(&mut self, output: &Output, plan: &ClassPlan, indexes: impl Iterator<Item = usize>) -> Option<()> {
         self.0.resize(plan.len(), Default::default());
-        let ids = |enc: &mut BinaryEncoder, decls: &[FieldDecl]| -> io::Result<Vec<u64>> {
-            decls.iter().map(|d| enc.string_id(&d.name)).collect()
-        };
+        let indexes: Vec<usize> = indexes.collect();
+        // Every class's statics (its own, then HotSpot's), then its instance fields, in one call.
+        let names = indexes.iter().flat_map(|&k| {
+            let class = &plan.classes[k];
+            let statics = class.statics.iter().map(|d| &*d.name);
+            let vm_statics = class.vm_statics.iter().map(|(name, _)| &**name);
+            statics.chain(vm_statics).chain(class.fields.iter().map(|d| &*d.name))
+        });
+        let mut ids = output.string_ids(names)?.into_iter();
         for k in indexes {
             let class = &plan.classes[k];
-            let mut statics = ids(enc, &class.statics)?;
-            for (name, _) in &class.vm_statics {
-                statics.push(enc.string_id(name)?);
-            }
-            self.0[k] = (statics, ids(enc, &class.fields)?);
+            let statics = ids.by_ref().take(class.statics.len() + class.vm_statics.len()).collect();
+            self.0[k] = (statics, ids.by_ref().take(class.fields.len()).collect());
         }
-        Ok(())
+        Some(())
     }
-}
-
-/// An empty STACK TRACE 300000, which every object's record names.
-pub fn write_empty_trace(enc: &mut BinaryEncoder) -> io::Result<()> {
-    enc.writer().trace(NO_TRACE, 0, &[])
 }
 
 pub struct BinarySink<W> {

@@ -2,7 +2,7 @@
 //! they belong, and no copy of hundreds of megabytes follows the walk (on the 2-core benchmark machine the
 //! copy took a fifth to a quarter of the dump's time).
 //!
-//! The profile's writer lends its file for the time of the dump ([`crate::output::Sink::lend`]), and what is written to
+//! The profile's writer lends its file for the time of the dump ([`crate::output::Output::lend_file`]), and what is written to
 //! the profile meanwhile — by other threads, or by the dump itself after its walk (names of classes met
 //! late, traces of threads whose stacks changed) — waits in memory. Those records belong before the
 //! segments, which may refer to them: when there are any, a dump written in place is moved behind them
@@ -11,15 +11,12 @@
 //! behind them. Either way the file holds the same bytes.
 
 use super::spool::{self, Spool};
-use crate::output::BinaryEncoder;
-use std::fs::File;
-use std::io::{self, Seek, SeekFrom, Write};
+use crate::output::{LentFile, Output, PlaceDump, copy_range};
+use std::io;
 
 /// The profile's file, lent to one dump.
 pub struct LentProfile {
-    file: File,
-    /// Where the dump starts.
-    start: u64,
+    lent: LentFile,
     /// Where a dump is spooled or moved (next to the profile).
     near: Option<String>,
 }
@@ -36,24 +33,14 @@ pub enum Dumped {
 
 impl LentProfile {
     /// Lends the profile's file once everything buffered is in it; `None` when the profile is no file.
-    pub fn lend(enc: &mut BinaryEncoder, near: Option<String>) -> io::Result<Option<LentProfile>> {
-        let out = enc.writer().get_mut();
-        out.flush()?;
-        let Some(mut file) = out.get_mut().lend() else { return Ok(None) };
-        match file.stream_position() {
-            Ok(start) => Ok(Some(LentProfile { file, start, near })),
-            Err(e) => {
-                out.get_mut().give_back(file);
-                Err(e)
-            }
-        }
+    pub fn lend(output: &Output, near: Option<String>) -> Option<LentProfile> {
+        output.lend_file().map(|lent| LentProfile { lent, near })
     }
 
     /// A spool that writes the dump into the file, from where it starts (again, after an abandoned walk).
     pub fn spool_in_place(&mut self) -> io::Result<Spool> {
-        self.file.set_len(self.start)?;
-        self.file.seek(SeekFrom::Start(self.start))?;
-        Ok(Spool::onto(self.file.try_clone()?))
+        self.lent.cut(&[])?;
+        Ok(Spool::onto(self.lent.file().try_clone()?))
     }
 
     /// A spool file of its own, next to the profile.
@@ -62,82 +49,58 @@ impl LentProfile {
     }
 
     /// Gives the file back to the profile's writer, the dump behind what was written meanwhile (a failed
-    /// one cut off). Returns how many bytes were written meanwhile.
-    pub fn give_back(mut self, enc: &mut BinaryEncoder, dumped: Dumped) -> io::Result<usize> {
-        let out = enc.writer().get_mut();
-        // Anything still buffered was written meanwhile too.
-        let flushed = out.flush();
-        let held = out.get_mut().take_held();
-        let placed = match dumped {
-            Dumped::InPlace => self.put_before(&held),
-            Dumped::Spooled(spool) => self.copy_behind(&held, spool),
-            Dumped::Failed => self.cut(&held),
-        };
-        if let Err(e) = placed {
-            // Whatever the file holds now, it is the profile's again.
-            let _ = self.cut(&held);
-            out.get_mut().give_back(self.file);
-            return Err(e);
-        }
-        out.get_mut().give_back(self.file);
-        flushed.map(|()| held.len())
-    }
-
-    /// Moves the dump (from `start` to the file's offset) behind `held`.
-    fn put_before(&mut self, held: &[u8]) -> io::Result<()> {
-        if held.is_empty() {
-            return Ok(());
-        }
-        let end = self.file.stream_position()?;
-        let mut moved = spool::temp_file(self.near.as_deref())?;
-        spool::copy_range(&self.file, self.start, end - self.start, &mut moved)?;
-        self.cut(held)?;
-        spool::copy_range(&moved, 0, end - self.start, &mut self.file)
-    }
-
-    /// Writes `held`, then the spooled dump.
-    fn copy_behind(&mut self, held: &[u8], spool: Spool) -> io::Result<()> {
-        self.cut(held)?;
-        let len = spool.written();
-        spool::copy_range(&spool.into_file()?, 0, len, &mut self.file)
-    }
-
-    /// Drops what was written from `start` on, leaving `held` there.
-    fn cut(&mut self, held: &[u8]) -> io::Result<()> {
-        self.file.set_len(self.start)?;
-        self.file.seek(SeekFrom::Start(self.start))?;
-        self.file.write_all(held)
+    /// one cut off). Returns how many bytes were written meanwhile; `None` if that failed.
+    pub fn give_back(self, output: &Output, dumped: Dumped) -> Option<usize> {
+        output.give_back_file(self.lent, Placed { dumped, near: self.near })
     }
 }
 
-/// Bytes written to the profile since its file was lent (0 if it is not).
-pub fn held(enc: &mut BinaryEncoder) -> io::Result<usize> {
-    let out = enc.writer().get_mut();
-    out.flush()?;
-    Ok(out.get_mut().held_len())
+/// A dump as it is given back, and where to put it aside while it is moved.
+struct Placed {
+    dumped: Dumped,
+    near: Option<String>,
+}
+
+impl PlaceDump for Placed {
+    fn place(self, lent: &mut LentFile, held: &[u8]) -> io::Result<()> {
+        match self.dumped {
+            Dumped::InPlace => put_before(lent, held, self.near.as_deref()),
+            Dumped::Spooled(spool) => copy_behind(lent, held, spool),
+            Dumped::Failed => lent.cut(held),
+        }
+    }
+}
+
+/// Moves the dump (from its start to the file's offset) behind `held`.
+fn put_before(lent: &mut LentFile, held: &[u8], near: Option<&str>) -> io::Result<()> {
+    if held.is_empty() {
+        return Ok(());
+    }
+    let start = lent.start();
+    let end = io::Seek::stream_position(lent.file())?;
+    let mut moved = spool::temp_file(near)?;
+    copy_range(lent.file(), start, end - start, &mut moved)?;
+    lent.cut(held)?;
+    copy_range(&moved, 0, end - start, lent.file())
+}
+
+/// Writes `held`, then the spooled dump.
+fn copy_behind(lent: &mut LentFile, held: &[u8], spool: Spool) -> io::Result<()> {
+    lent.cut(held)?;
+    let len = spool.written();
+    copy_range(&spool.into_file()?, 0, len, lent.file())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::Sink;
-    use std::io::{BufWriter, Read};
+    use std::fs::File;
+    use std::io::{Read, Write};
 
-    fn encoder(dir: &std::path::Path) -> BinaryEncoder {
-        let path = dir.join("profile.hprof");
-        let file = File::options().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
-        BinaryEncoder::new(BufWriter::new(Sink::file(file, path)), "JAVA PROFILE 1.0.2", 0).unwrap()
-    }
-
-    fn contents(enc: &mut BinaryEncoder, dir: &std::path::Path) -> Vec<u8> {
-        enc.writer().get_mut().flush().unwrap();
+    fn contents(dir: &std::path::Path) -> Vec<u8> {
         let mut bytes = Vec::new();
         File::open(dir.join("profile.hprof")).unwrap().read_to_end(&mut bytes).unwrap();
         bytes
-    }
-
-    fn dir() -> tempfile::TempDir {
-        tempfile::tempdir().unwrap()
     }
 
     #[derive(Clone, Copy, PartialEq)]
@@ -147,14 +110,12 @@ mod tests {
         Failing,
     }
 
-    /// Writes a dump through a lent file, `held` meanwhile through the profile's writer, gives the file
-    /// back and writes "END".
-    fn dump(enc: &mut BinaryEncoder, held: &[u8], how: How) {
-        let mut lent = LentProfile::lend(enc, None).unwrap().unwrap();
+    /// Writes a dump through the lent file, places it behind `held` (what the profile's writer held
+    /// meanwhile) and writes "END" where the writer goes on.
+    fn dump(file: &mut File, held: &[u8], how: How) {
+        let mut lent = LentProfile { lent: LentFile::new(file.try_clone().unwrap()).unwrap(), near: None };
         let mut spool = if how == How::Aside { lent.spool_aside() } else { lent.spool_in_place() }.unwrap();
         spool.write_all(&b"DUMP".repeat(1 << 18)).unwrap();
-        enc.writer().get_mut().write_all(held).unwrap();
-        assert_eq!(super::held(enc).unwrap(), held.len());
         let dumped = match how {
             How::Aside => Dumped::Spooled(spool),
             How::InPlace => {
@@ -166,16 +127,17 @@ mod tests {
                 Dumped::Failed
             }
         };
-        assert_eq!(lent.give_back(enc, dumped).unwrap(), held.len());
-        enc.writer().get_mut().write_all(b"END").unwrap();
+        Placed { dumped, near: None }.place(&mut lent.lent, held).unwrap();
+        file.write_all(b"END").unwrap();
     }
 
     #[test]
     fn a_dump_lands_behind_what_was_written_meanwhile_however_it_was_written() {
-        let tmp = dir();
+        let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path();
-        let mut enc = encoder(dir);
-        let header = contents(&mut enc, dir).len();
+        let mut file = File::options().read(true).write(true).create_new(true).open(dir.join("profile.hprof")).unwrap();
+        file.write_all(b"JAVA PROFILE 1.0.2\0").unwrap();
+        let header = contents(dir).len();
         let mut expected = Vec::new();
         for (held, how) in [
             (&b""[..], How::InPlace),
@@ -184,13 +146,13 @@ mod tests {
             (b"aside", How::Aside),
             (b"failed", How::Failing),
         ] {
-            dump(&mut enc, held, how);
+            dump(&mut file, held, how);
             expected.extend_from_slice(held);
             if how != How::Failing {
                 expected.extend_from_slice(&b"DUMP".repeat(1 << 18));
             }
             expected.extend_from_slice(b"END");
-            assert!(contents(&mut enc, dir)[header..] == expected[..], "{}", String::from_utf8_lossy(held));
+            assert!(contents(dir)[header..] == expected[..], "{}", String::from_utf8_lossy(held));
         }
     }
 }

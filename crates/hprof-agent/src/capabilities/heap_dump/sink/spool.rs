@@ -5,11 +5,9 @@
 //! readers such as VisualVM expect the segments of a dump to follow each other with nothing in between.
 
 use crate::capabilities::heap_dump::records::RecordBytes;
-use crate::output::Sink;
 use crate::panic_guard::guard;
 use std::fs::File;
-use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::FileExt;
+use std::io::{self, Write};
 use std::sync::mpsc::{Receiver, SyncSender, channel, sync_channel};
 use std::thread::JoinHandle;
 
@@ -44,24 +42,6 @@ impl Spool {
         self.writer.write(&mut self.buf)?;
         self.writer.finish()
     }
-
-    /// Copies everything spooled to the profile: inside the kernel (copy_file_range) when the profile is
-    /// a file, which spares reading hundreds of megabytes back through this process, else through a buffer.
-    pub fn copy_into(self, out: &mut BufWriter<Sink>) -> io::Result<()> {
-        let written = self.written;
-        let file = self.into_file()?;
-        out.flush()?;
-        match out.get_mut() {
-            Sink::File { file: to, .. } => copy_range(&file, 0, written, to),
-            _ => copy_from(file, 0, out),
-        }
-    }
-
-    /// Copies everything spooled to `out`.
-    pub fn copy_to(self, out: &mut dyn Write) -> io::Result<()> {
-        let file = self.into_file()?;
-        copy_from(file, 0, out)
-    }
 }
 
 impl RecordBytes for Spool {
@@ -77,42 +57,6 @@ impl RecordBytes for Spool {
 /// directory (HPROF's predictable `<file>.TMP` and `$TMPDIR/hprof-heap-dump.<pid>.TMP` could be planted).
 pub fn temp_file(near: Option<&str>) -> io::Result<File> {
     private_files::unnamed(near.map(std::path::Path::new))
-}
-
-/// Copies `len` bytes of `from` at `offset` to `to` at its offset (which advances): inside the kernel where
-/// it can, through a buffer where it cannot.
-pub fn copy_range(from: &File, offset: u64, len: u64, to: &mut File) -> io::Result<()> {
-    let end = offset + len;
-    let mut at = offset;
-    while at < end {
-        let left = (end - at).min(1 << 30) as usize;
-        let n = rustix::fs::copy_file_range(from, Some(&mut at), &*to, None, left).unwrap_or(0);
-        if n == 0 {
-            // Not supported here (or failed): the rest goes the ordinary way.
-            break;
-        }
-    }
-    let mut buf = vec![0u8; (end - at).min(1 << 20) as usize];
-    while at < end {
-        let k = ((end - at) as usize).min(buf.len());
-        from.read_exact_at(&mut buf[..k], at)?;
-        to.write_all(&buf[..k])?;
-        at += k as u64;
-    }
-    Ok(())
-}
-
-/// Copies `file` from `offset` on to `out`.
-fn copy_from(mut file: File, offset: u64, out: &mut dyn Write) -> io::Result<()> {
-    file.seek(SeekFrom::Start(offset))?;
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = file.read(&mut buf)?;
-        if n == 0 {
-            return Ok(());
-        }
-        out.write_all(&buf[..n])?;
-    }
 }
 
 impl Write for Spool {
@@ -144,6 +88,7 @@ impl Write for Spool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::{Read, Seek, SeekFrom};
 
     #[test]
     fn spooled_bytes_copy_back_and_the_file_is_gone() {
@@ -158,29 +103,14 @@ mod tests {
         spool.write_chunk(&mut chunk).unwrap();
         spool.write_all(b"!").unwrap();
         assert_eq!(spool.written(), 6 + (3 << 20) + 101);
+        let mut file = spool.into_file().unwrap();
         let mut out = Vec::new();
-        spool.copy_to(&mut out).unwrap();
+        file.seek(SeekFrom::Start(0)).unwrap();
+        file.read_to_end(&mut out).unwrap();
         assert_eq!(&out[..6], b"hello ");
         assert_eq!(out.len(), 6 + (3 << 20) + 101);
         assert_eq!(&out[out.len() - 101..out.len() - 1], &[9u8; 100][..]);
         assert_eq!(out.last(), Some(&b'!'));
-    }
-
-    #[test]
-    fn ranges_copy_to_the_offset_of_their_destination() {
-        let mut from = temp_file(None).unwrap();
-        let data: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
-        from.write_all(&data).unwrap();
-        let mut to = temp_file(None).unwrap();
-        to.write_all(b"head").unwrap();
-        copy_range(&from, 1000, 2_000_000, &mut to).unwrap();
-        to.write_all(b"tail").unwrap();
-        let mut got = Vec::new();
-        to.seek(SeekFrom::Start(0)).unwrap();
-        to.read_to_end(&mut got).unwrap();
-        assert_eq!(&got[..4], b"head");
-        assert_eq!(&got[4..4 + 2_000_000], &data[1000..2_001_000]);
-        assert_eq!(&got[4 + 2_000_000..], b"tail");
     }
 }
 

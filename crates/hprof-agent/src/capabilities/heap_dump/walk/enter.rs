@@ -4,7 +4,7 @@
 //! memory when the walk reads fields), an object array (its header written), or an object of a class the
 //! plan lacks, kept for after the walk ([`super::late`]).
 
-use super::identify::{Owner, OwnerKind};
+use super::identity::{Identify, Owner, OwnerKind};
 use super::{Current, Walk};
 use crate::capabilities::heap_dump::ids::array_length;
 use crate::capabilities::heap_dump::naming::field_offsets;
@@ -13,7 +13,7 @@ use hotspot::heap::Shape;
 use hprof_format::ID_SIZE;
 use jvmti::heap_walk::TagSlot;
 
-impl<'a> Walk<'a> {
+impl<'a, I: Identify> Walk<'a, I> {
     /// Whether `owner` is the object being visited already.
     #[inline]
     pub(super) fn is_current(&self, owner: &Owner) -> bool {

@@ -6,7 +6,8 @@
 //! after the other before moving to the next object. So the walk keeps only the object being visited:
 //! when a callback names another referrer, the previous object is complete and its record is written.
 //! Objects are named by their addresses (`hotspot::heap::ObjectAddresses`) or, where those cannot be trusted, by tags
-//! ([`super::ids`]); [`identify`] reads a callback's objects either way.
+//! ([`super::ids`]); the walk reports each callback's raw objects to the identify stage through
+//! [`identity::Identify`], which turns them into identifiers either way.
 //!
 //! Heap callbacks ([`callbacks`]) run inside a VM operation on the VM thread: no JNI, no JVMTI, no
 //! lock a Java thread could hold. Everything they need was gathered before ([`ClassPlan`], [`ThreadRoots`]).
@@ -15,13 +16,11 @@ mod array_sizes;
 pub(super) mod callbacks;
 mod enter;
 pub(super) mod heap_sink;
-mod identify;
+pub(super) mod identity;
 pub(super) mod late;
 
-use super::ids::DumpIds;
-use super::naming::NamedMap;
 use super::naming::Naming;
-use super::plan::layout::{ClassPlan, IndexTable, ReferenceOffsets, store_value};
+use super::plan::layout::{ClassPlan, ReferenceOffsets, store_value};
 use super::plan::threads::{SeenFrame, ThreadRoots};
 use array_sizes::ArraySizes;
 use callbacks::{ABORT, HeapVisitor, VISIT, basic_type, primitive_array_name, primitive_bits};
@@ -29,7 +28,7 @@ use heap_sink::{ClassValues, HeapSink, Root};
 use hotspot::heap::ObjectAddresses;
 use hprof_format::ID_SIZE;
 use hprof_format::tags::BasicType;
-use identify::Owner;
+use identity::{Identify, Owner, Reported, Seen};
 use jvmti::heap_walk::{HeapReference, PrimitiveArray, PrimitiveField, ReferenceInfo, TagSlot};
 use jvmti::{Jvmti, sys};
 use late::{LateObjects, LateValueKind};
@@ -71,30 +70,23 @@ pub struct WalkStats {
     pub mismatches: u64,
 }
 
-pub struct Walk<'a> {
+pub struct Walk<'a, I> {
     pub(super) plan: &'a ClassPlan,
     threads: &'a ThreadRoots,
-    pub(super) ids: &'a mut DumpIds,
+    /// Who the callbacks' objects are.
+    identify: I,
     /// Objects are named by their addresses; `None`: by tags.
     pub(super) addresses: Option<ObjectAddresses>,
     /// Primitive values are read from memory (with addresses), not reported by the JVM.
     pub(super) read_fields: bool,
     pub(super) sink: &'a mut dyn HeapSink,
     pub(super) late: &'a mut LateObjects,
-    /// Identifiers from here on were handed out by the walk (before it: class loaders and monitors).
-    pub(super) walk_ids_from: u64,
     pub(super) current_id: u64,
-    /// The object being visited, as [`Walk::referrer`] found it (its callbacks come one after the other).
+    /// The object being visited, as [`Identify::referrer`] found it (its callbacks come one after the other).
     pub(super) current_owner: Owner,
     pub(super) current: Current<'a>,
     pub(super) values: Vec<u8>,
     pub(super) class_values: ClassValues,
-    /// Objects tagged before the walk that the VM has been asked to visit.
-    pub(super) visit_requested: FxHashSet<u64>,
-    /// The last few of those, direct-mapped: class objects are met again for every object of their class.
-    pub(super) recent_requested: [u64; 64],
-    /// With addresses: the objects named before the walk, by address (resolved on its first callback).
-    pub(super) named: Option<NamedMap>,
     /// With addresses, for a sink that prints sizes: the sizes of objects reported, until visited.
     pub(super) pending_sizes: Option<FxHashMap<u64, u32>>,
     /// The sink prints sizes (text): objects the per-class sizes miss are sized one by one.
@@ -112,13 +104,6 @@ pub struct Walk<'a> {
     /// Thread objects reported as roots, and their serials: their records wait for the traces.
     pub thread_objects: Vec<(u64, u32)>,
     next_jni_global: u64,
-    last_class: (i64, Option<u32>),
-    class_table: Option<IndexTable>,
-    /// The tag of java.lang.Class's class object (0: unknown): JVMTI's class tag of any class object,
-    /// where the class words in the headers cannot tell.
-    pub(super) class_class_tag: i64,
-    /// The class word of class objects (0: unknown), read from a named one.
-    pub(super) class_class_word: u64,
     pub error: Option<io::Error>,
     /// What made object addresses untrustworthy: the walk stops, to be made again with tags.
     pub failed: Option<String>,
@@ -126,43 +111,36 @@ pub struct Walk<'a> {
     fail_countdown: u64,
     /// [`Walk::start`] is still to run.
     pub(super) starting: bool,
-    /// The heap's committed pieces were read in this walk's safepoint.
-    committed_read: bool,
     /// With addresses, where no sizes are wanted: the short path for members ([`Walk::member`]).
     pub(super) members_by_address: Option<ObjectAddresses>,
     pub panicked: bool,
     pub stats: WalkStats,
 }
 
-impl<'a> Walk<'a> {
+impl<'a, I: Identify> Walk<'a, I> {
     pub fn new(
         plan: &'a ClassPlan,
         threads: &'a ThreadRoots,
-        ids: &'a mut DumpIds,
+        identify: I,
         naming: &Naming,
         side_lengths: &'a mut FxHashMap<u64, u32>,
         sink: &'a mut dyn HeapSink,
         late: &'a mut LateObjects,
-    ) -> Walk<'a> {
-        let walk_ids_from = ids.next_id();
+    ) -> Walk<'a, I> {
         let wants_sizes = sink.wants_sizes();
         Walk {
             plan,
             threads,
-            ids,
+            identify,
             addresses: naming.addresses(),
             read_fields: naming.reads_fields(),
             sink,
             late,
-            walk_ids_from,
             current_id: 0,
-            current_owner: Owner { id: 0, tag: 0, addr: 0, name: None },
+            current_owner: Owner::NONE,
             current: Current::None,
             values: Vec::new(),
             class_values: ClassValues::default(),
-            visit_requested: FxHashSet::default(),
-            recent_requested: [0; 64],
-            named: None,
             pending_sizes: (naming.addresses().is_some() && wants_sizes).then(FxHashMap::default),
             wants_sizes,
             monitors: FxHashSet::default(),
@@ -173,16 +151,10 @@ impl<'a> Walk<'a> {
             seen_frames: Vec::new(),
             thread_objects: Vec::new(),
             next_jni_global: 1,
-            last_class: (0, None),
-            // Classes come by tag only in a walk by tags (by address, from the class word).
-            class_table: naming.addresses().is_none().then(|| plan.index_table()).flatten(),
-            class_class_tag: plan.class_class_id() as i64,
-            class_class_word: 0,
             error: None,
             failed: None,
             fail_countdown: naming.addresses().map_or(0, |_| test_failure()),
             starting: true,
-            committed_read: false,
             members_by_address: naming.addresses().filter(|_| !wants_sizes),
             panicked: false,
             stats: WalkStats::default(),
@@ -218,19 +190,30 @@ impl<'a> Walk<'a> {
         }
     }
 
-    pub(super) fn class_index(&mut self, class_tag: i64) -> Option<u32> {
-        if class_tag == 0 {
-            return None;
-        }
-        if self.last_class.0 != class_tag {
-            let id = class_tag as u64;
-            let index = match &self.class_table {
-                Some(t) => t.get(id),
-                None => self.plan.index_of(id),
-            };
-            self.last_class = (class_tag, index);
-        }
-        self.last_class.1
+    /// The identify stage, with what it learns for the walk's tables.
+    #[inline(always)]
+    fn identify(&mut self) -> (&mut I, Seen<'_>) {
+        let seen = Seen {
+            late: &mut *self.late,
+            instance_sizes: &mut self.instance_sizes,
+            array_sizes: &mut self.array_sizes,
+            pending_sizes: &mut self.pending_sizes,
+            side_lengths: &mut *self.side_lengths,
+            wants_sizes: self.wants_sizes,
+            read_fields: self.read_fields,
+        };
+        (&mut self.identify, seen)
+    }
+
+    /// Stops the walk: object addresses cannot be trusted.
+    pub(super) fn fail(&mut self, why: String) {
+        self.failed.get_or_insert(why);
+    }
+
+    /// `Ok`'s value; an `Err` fails the walk.
+    #[inline(always)]
+    fn checked<T>(&mut self, result: Result<T, String>) -> Option<T> {
+        result.map_err(|why| self.fail(why)).ok()
     }
 
     fn emit_root(&mut self, root: &Root<'_>) {
@@ -243,7 +226,7 @@ impl<'a> Walk<'a> {
     /// A stack root's thread, by its tag or (objects named by address) its Java thread id.
     fn thread_of(&self, thread_tag: i64, thread_id: i64) -> u32 {
         if thread_tag != 0 {
-            return self.threads.get(self.ids.id_of(thread_tag)).map_or(0, |t| t.serial);
+            return self.threads.get(self.identify.id_of_tag(thread_tag)).map_or(0, |t| t.serial);
         }
         self.threads.serial_of_tid(thread_id).unwrap_or(0)
     }
@@ -261,34 +244,15 @@ impl<'a> Walk<'a> {
     /// address. (Runs again on every callback while a test failure counts down.)
     #[cold]
     fn start(&mut self, callback: &TagSlot<'_>) {
-        if !self.committed_read
-            && let Some(a) = &mut self.addresses
-        {
-            // Where the heap is committed, read where it cannot change: every address is checked against it.
-            self.committed_read = true;
-            if let Err(why) = a.refresh_committed(callback) {
-                self.fail(why);
-                return;
-            }
-            if self.members_by_address.is_some() {
-                self.members_by_address = self.addresses;
-            }
-        }
-        if self.named.is_none()
-            && self.addresses.is_some()
-            && let Some(named) = &self.ids.named
-        {
-            let map = NamedMap::resolve(named, self.plan);
-            if let (Some(a), Some(mirror)) = (self.addresses, map.some_class_object())
-                && let Some(word) = a.class_word(mirror, callback)
-            {
-                self.class_class_word = word;
-            }
-            self.named = Some(map);
-            self.late.mirrors.extend(named.primitive_class_ids());
+        let (identify, mut seen) = self.identify();
+        let started = identify.start(callback, &mut seen);
+        let Some(started) = self.checked(started) else { return };
+        self.addresses = started.addresses;
+        if self.members_by_address.is_some() {
+            self.members_by_address = started.addresses;
         }
         // The short path tells class objects by their class word; without one it never applies.
-        if self.class_class_word == 0 {
+        if !started.class_objects_by_word {
             self.members_by_address = None;
         }
         if self.fail_countdown != 0 {
@@ -437,7 +401,7 @@ impl<'a> Walk<'a> {
 /// plainly that (a root, the first report of an object, a referee named or tagged before, a class object,
 /// an address failing a check, a test failure counting down) goes the general way (`HeapVisitor::reference`,
 /// just below), which decides everything again; so this path only ever answers as the general one would.
-impl Walk<'_> {
+impl<I: Identify> Walk<'_, I> {
     /// The answer to a member's report, or `None` to take the general path.
     #[inline(always)]
     fn member(&mut self, r: &HeapReference<'_>) -> Option<i32> {
@@ -468,10 +432,7 @@ impl Walk<'_> {
         if r.tag.get() != 0 || (length >= 0 && a.array_length(addr, &r.tag) != Some(length)) {
             return None;
         }
-        if self.named.as_ref().is_none_or(|n| n.may_hold(addr)) {
-            return None;
-        }
-        if a.class_word(addr, &r.tag) == Some(self.class_class_word) {
+        if !self.identify.is_plain(addr, a, &r.tag) {
             return None;
         }
         let index = r.info.index();
@@ -492,7 +453,7 @@ impl Walk<'_> {
     }
 }
 
-impl HeapVisitor for Walk<'_> {
+impl<I: Identify> HeapVisitor for Walk<'_, I> {
     fn reference(&mut self, r: HeapReference<'_>) -> i32 {
         if let Some(visit) = self.member(&r) {
             return visit;
@@ -501,15 +462,18 @@ impl HeapVisitor for Walk<'_> {
         if !self.ready(&tag) {
             return ABORT;
         }
-        let Some(referee) = self.referee(class_tag, size, tag, length) else { return ABORT };
+        let (identify, mut seen) = self.identify();
+        let referee = identify.referee(Reported { class_tag, size, tag, length }, &mut seen);
+        let Some(referee) = self.checked(referee) else { return ABORT };
         let (id, visit) = (referee.id, if referee.visit { VISIT } else { 0 });
         if kind >= sys::JVMTI_HEAP_REFERENCE_JNI_GLOBAL {
             self.root(kind, info, id);
             return if self.error.is_some() { ABORT } else { visit };
         }
-        let Some(owner) = self.referrer(referrer_tag, tag) else { return ABORT };
+        let owner = self.identify.referrer(referrer_tag, tag, &self.current_owner);
+        let Some(owner) = self.checked(owner) else { return ABORT };
         if !self.is_current(&owner) {
-            let owner_kind = self.referrer_kind(&owner, kind, referrer_class_tag, &referee, &tag);
+            let owner_kind = self.identify.referrer_kind(&owner, kind, referrer_class_tag, &referee, &tag);
             self.enter(owner, owner_kind, referrer_tag, &tag);
         }
         let index = info.index();
@@ -549,9 +513,10 @@ impl HeapVisitor for Walk<'_> {
             return ABORT;
         }
         let Some((ty, bits)) = value.and_then(primitive_bits) else { return 0 };
-        let Some(owner) = self.owner(tag) else { return ABORT };
+        let owner = self.identify.owner(tag, &self.current_owner);
+        let Some(owner) = self.checked(owner) else { return ABORT };
         if !self.is_current(&owner) {
-            let owner_kind = self.owner_kind(&owner, class_tag, &tag);
+            let owner_kind = self.identify.owner_kind(&owner, class_tag, &tag);
             self.enter(owner, owner_kind, Some(tag), &tag);
         }
         let index = info.index();
@@ -589,7 +554,8 @@ impl HeapVisitor for Walk<'_> {
         if !self.ready(&tag) {
             return ABORT;
         }
-        let Some(owner) = self.owner(tag) else { return ABORT };
+        let owner = self.identify.owner(tag, &self.current_owner);
+        let Some(owner) = self.checked(owner) else { return ABORT };
         if let Some(a) = self.addresses.as_ref()
             && a.array_length(owner.addr, &tag) != Some(count)
         {
@@ -597,7 +563,7 @@ impl HeapVisitor for Walk<'_> {
             return ABORT;
         }
         if !self.is_current(&owner) {
-            let owner_kind = self.owner_kind(&owner, class_tag, &tag);
+            let owner_kind = self.identify.owner_kind(&owner, class_tag, &tag);
             self.enter(owner, owner_kind, Some(tag), &tag);
         }
         let Some(ty) = basic_type(element_type) else { return 0 };
@@ -606,7 +572,8 @@ impl HeapVisitor for Walk<'_> {
         let bytes = count as usize * ty.size(ID_SIZE) as usize;
         let data = elements.get(..bytes).unwrap_or(elements);
         let plan = self.plan;
-        let name = self.class_index(class_tag).map_or_else(|| primitive_array_name(ty), |c| plan.get(c).name());
+        let name =
+            self.identify.class_index(class_tag).map_or_else(|| primitive_array_name(ty), |c| plan.get(c).name());
         if let Err(e) = self.sink.primitive_array(id, name, size as u64, ty, count, data) {
             self.error.get_or_insert(e);
             return ABORT;

@@ -1,0 +1,123 @@
+//! The JSON API the single-page application reads (`/api/...`). Each answer is computed from the index
+//! of the file named by `f=` (its position on the command line); diffs take the second file from `b=`.
+//! Errors are `{"error": "..."}` with a 4xx status.
+
+use super::app::App;
+use super::heap_api;
+use super::inspect;
+use super::pages::query;
+use super::profile::{Profile, diff_tree, threads_json};
+use serde_json::{Value, json};
+
+/// The answer to `/api/<what>?q`: status and JSON.
+pub fn answer(app: &App, what: &str, q: &str, other: Option<&App>) -> (u16, Value) {
+    match run(app, what, q, other) {
+        Ok(v) => (200, v),
+        Err((status, e)) => (status, json!({"error": e})),
+    }
+}
+
+type Answer = Result<Value, (u16, String)>;
+
+fn not_found(e: String) -> (u16, String) {
+    (404, e)
+}
+
+fn run(app: &App, what: &str, q: &str, other: Option<&App>) -> Answer {
+    let heap = || app.an.as_ref().ok_or_else(|| (404, format!("no heap dump: {}", app.no_heap)));
+    match what {
+        "summary" => Ok(summary(app)),
+        "histo" => Ok(heap_api::histo(heap()?, q)),
+        "objects" => Ok(heap_api::objects(heap()?, q)),
+        "dominators" => heap_api::dominators(heap()?, q).map_err(not_found),
+        "leaks" => Ok(heap_api::leaks(heap()?, q)),
+        "object" => inspect::object(heap()?, q).map_err(not_found),
+        "incoming" => inspect::incoming(heap()?, q).map_err(not_found),
+        "path" => inspect::path(heap()?, q).map_err(not_found),
+        "diff" => {
+            let b = other.ok_or((400, "b= names no second file".to_string()))?;
+            let bh = b.an.as_ref().ok_or_else(|| (404, format!("{} has no heap dump", b.file.display())))?;
+            Ok(heap_api::diff(heap()?, bh, q))
+        }
+        "flame" | "methods" | "callers" | "flamediff" => profile_answer(app, what, q, other),
+        _ => Err((404, format!("no API /api/{what}"))),
+    }
+}
+
+/// The first screen: the file, its records, its heap's biggest classes and objects, its profiles.
+fn summary(app: &App) -> Value {
+    let mut v = app.summary_json.clone();
+    if let Some(an) = &app.an {
+        v["heap"] = heap_api::overview(an);
+    }
+    v["profiles"] = app
+        .profiles
+        .iter()
+        .map(|p| {
+            json!({"kind": p.kind, "title": p.title, "unit": p.unit, "total": p.total(None),
+                   "threads": threads_json(&app.threads, p)})
+        })
+        .collect::<Vec<_>>()
+        .into();
+    v
+}
+
+fn profile<'a>(app: &'a App, q: &str) -> Result<&'a Profile, (u16, String)> {
+    let kind = query(q, "kind").unwrap_or_else(|| "cpu".into());
+    app.profiles
+        .iter()
+        .find(|p| p.kind == kind)
+        .ok_or_else(|| (404, format!("{} has no {kind} profile", app.file.display())))
+}
+
+/// `thread=` as a serial; absent or empty for all threads.
+fn thread(q: &str) -> Option<u32> {
+    query(q, "thread").and_then(|t| t.parse().ok())
+}
+
+/// Nodes below this share of the total are left out of a tree (they would be under a pixel wide).
+fn min_weight(total: u64, q: &str) -> u64 {
+    let share: f64 = query(q, "min").and_then(|m| m.parse().ok()).unwrap_or(0.0002);
+    (total as f64 * share) as u64
+}
+
+fn profile_answer(app: &App, what: &str, q: &str, other: Option<&App>) -> Answer {
+    let p = profile(app, q)?;
+    let t = thread(q);
+    let total = p.total(t);
+    let names = |f: u32| p.names[f as usize].clone();
+    match what {
+        "flame" => Ok(json!({"kind": p.kind, "title": p.title, "unit": p.unit, "total": total,
+                              "tree": p.tree(t).to_json(&names, min_weight(total, q), false)})),
+        "methods" => {
+            let filter = query(q, "filter").unwrap_or_default().to_lowercase();
+            let (offset, limit) = heap_api::page_of(q);
+            let rows: Vec<_> = p
+                .methods(t)
+                .into_iter()
+                .filter(|(f, _, _)| filter.is_empty() || p.names[*f as usize].to_lowercase().contains(&filter))
+                .collect();
+            Ok(json!({"unit": p.unit, "total": total, "rows": rows.len(), "offset": offset,
+                      "methods": rows.iter().skip(offset).take(limit).map(|&(f, tot, own)|
+                          json!({"frame": p.names[f as usize], "total": tot, "self": own})).collect::<Vec<_>>()}))
+        }
+        "callers" => {
+            let name = query(q, "frame").unwrap_or_default();
+            let f = p.frame(&name).ok_or_else(|| (404, format!("no frame {name}")))?;
+            let (up, down) = p.callers(f, t);
+            let min = min_weight(up.value[0], q);
+            Ok(json!({"frame": name, "unit": p.unit, "total": total, "value": up.value[0],
+                      "callers": up.to_json(&names, min, false), "callees": down.to_json(&names, min, false)}))
+        }
+        _ => {
+            let b = other.ok_or((400, "b= names no second file".to_string()))?;
+            let old = profile(b, q)?;
+            // Thread serials belong to one file: a diff compares all threads.
+            let (tree, all) = diff_tree(p, old, None);
+            let (total, base_total) = (p.total(None), old.total(None));
+            let min = min_weight(total.max(base_total), q);
+            Ok(json!({"kind": p.kind, "unit": p.unit, "total": total, "base_total": base_total,
+                      "tree": tree.to_json(&|f| all[f as usize].clone(), min, true)}))
+        }
+    }
+}
