@@ -11,6 +11,7 @@ Not part of CI (it takes minutes). Usage:
     benches/stress/stress.py --quick         # one capability set, G1/Parallel/ZGC, every JDK and ending
     benches/stress/stress.py --jdks 17,25 --gcs G1,Z --caps all --ends normal,sigquit --jobs 1
     benches/stress/stress.py --markdown out.md
+    benches/stress/stress.py --quick --cstack  # with cstack=y: native and kernel frames, the JVM's own threads
 
 Needs `cargo build --release --workspace` (target/release/libhprof.so and hprof) and JDK 17's javac.
 """
@@ -194,6 +195,8 @@ def main():
     p.add_argument("--quick", action="store_true", help="caps=all, gcs=G1,Parallel,Z")
     p.add_argument("--keep", action="store_true", help="keep the directories of failed cells")
     p.add_argument("--markdown", help="also write the table to this file")
+    p.add_argument("--cstack", action="store_true",
+                   help="add cstack=y to every capability set (native and kernel frames, the JVM's own threads)")
     p.add_argument("--agent", help="another libhprof.so to stress (default: target/release/libhprof.so)")
     p.add_argument("--controls", type=int, default=CONTROLS,
                    help="runs without the agent for a cell that hangs or crashes (default 3)")
@@ -203,6 +206,9 @@ def main():
         AGENT = Path(a.agent).resolve()
     if a.quick:
         a.caps, a.gcs = "all", "G1,Parallel,Z"
+    if a.cstack:
+        for name, (options, fmt) in list(CAPS.items()):
+            CAPS[name] = (options + ",cstack=y", fmt)
     for f in (AGENT, HPROF):
         if not f.exists():
             sys.exit(f"{f} is missing: run cargo build --release --workspace")

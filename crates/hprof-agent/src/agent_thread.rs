@@ -55,6 +55,11 @@ impl StopSwitch {
     }
 
     /// The thread's last act (or its spawning's failure).
+    /// Whether the thread is running (between `start` and `finished`).
+    pub fn is_running(&self) -> bool {
+        self.running.load(Ordering::Acquire)
+    }
+
     pub fn finished(&self) {
         self.running.store(false, Ordering::Release);
     }

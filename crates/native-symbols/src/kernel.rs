@@ -9,6 +9,12 @@ pub struct KernelSymbols {
 }
 
 impl KernelSymbols {
+    /// The process's copy, read on first use (by whichever thread comes first: see `preload`).
+    pub fn shared() -> &'static KernelSymbols {
+        static SHARED: std::sync::OnceLock<KernelSymbols> = std::sync::OnceLock::new();
+        SHARED.get_or_init(KernelSymbols::load)
+    }
+
     /// Reads `/proc/kallsyms`; empty where it cannot be read or shows no addresses.
     pub fn load() -> KernelSymbols {
         std::fs::read_to_string("/proc/kallsyms").map(|text| Self::parse(&text)).unwrap_or_default()

@@ -18,6 +18,7 @@ use object::read::{ReadCache, SectionIndex};
 use rustc_hash::FxHashMap;
 use std::fs::File;
 use std::ops::Range;
+use std::sync::{Arc, Mutex};
 
 /// A loaded object, as the unwinder's module list describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,10 +36,31 @@ struct SymbolTable {
     strings: Vec<u8>,
 }
 
-/// Names addresses, keeping each object's table once read.
+/// Each object's table once read (`None`: it could not be), shared by every [`Symbolizer`] of the process,
+/// so that [`preload`] can read them ahead on a thread of its own.
+type Tables = FxHashMap<(String, u64), Arc<Option<SymbolTable>>>;
+static TABLES: Mutex<Option<Tables>> = Mutex::new(None);
+
+/// Reads the tables of `objects` now (not yet read ones), so that the first names are not held up by it.
+pub fn preload(objects: &[LoadedObject]) {
+    for object in objects {
+        table_of(object);
+    }
+}
+
+fn table_of(object: &LoadedObject) -> Arc<Option<SymbolTable>> {
+    let mut tables = TABLES.lock().unwrap_or_else(|e| e.into_inner());
+    tables
+        .get_or_insert_with(FxHashMap::default)
+        .entry((object.path.clone(), object.base))
+        .or_insert_with(|| Arc::new(SymbolTable::read(&object.path).ok()))
+        .clone()
+}
+
+/// Names addresses, keeping the table of the object it last looked in.
 #[derive(Default)]
 pub struct Symbolizer {
-    tables: FxHashMap<(String, u64), Option<SymbolTable>>,
+    last: Option<(String, u64, Arc<Option<SymbolTable>>)>,
 }
 
 /// The short name of an object's file: `libjvm.so` for `/usr/lib/jvm/…/libjvm.so`.
@@ -55,11 +77,12 @@ impl Symbolizer {
     /// minus one), `[object]` when the object has no symbol for it, `None` when no object holds it.
     pub fn name(&mut self, objects: &[LoadedObject], address: u64) -> Option<String> {
         let object = objects.iter().find(|o| o.range.contains(&address))?;
-        let table = self
-            .tables
-            .entry((object.path.clone(), object.base))
-            .or_insert_with(|| SymbolTable::read(&object.path).ok());
-        let found = table.as_ref().and_then(|t| t.function_at(address.wrapping_sub(object.base)));
+        let same = self.last.as_ref().is_some_and(|(path, base, _)| *path == object.path && *base == object.base);
+        if !same {
+            self.last = Some((object.path.clone(), object.base, table_of(object)));
+        }
+        let table = &self.last.as_ref()?.2;
+        let found = table.as_ref().as_ref().and_then(|t| t.function_at(address.wrapping_sub(object.base)));
         Some(match found {
             Some(raw) => demangle(raw),
             None => format!("[{}]", file_name(&object.path)),
@@ -98,8 +121,14 @@ impl SymbolTable {
             .collect();
         // Aliases (`read` and `__libc_read`) share an address: keep one, the shortest name without leading
         // underscores being what a reader knows.
-        functions.sort_by_key(|&(start, _, name)| (start, preference(&strings, name)));
-        functions.dedup_by_key(|f| f.0);
+        functions.sort_unstable_by_key(|&(start, _, _)| start);
+        functions.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same && preference(&strings, later.2) < preference(&strings, kept.2) {
+                *kept = *later;
+            }
+            same
+        });
         Ok(SymbolTable { functions, strings })
     }
 

@@ -104,8 +104,25 @@ impl Engine {
                 "cstack: cannot find the JVM's code cache ({e}); native frames run on into Java code"
             )),
         }
-        if let Err(why) = self.shared.enable_kernel_stacks() {
+        let kernel = self.shared.enable_kernel_stacks();
+        if let Err(why) = &kernel {
             log::warning(&format!("cstack: no kernel frames: {why}"));
+        }
+        // The symbol tables (libjvm's alone is megabytes) are read ahead, off the path of the first report
+        // or checkpoint, which would otherwise wait for them.
+        let objects: Vec<native_symbols::LoadedObject> = native
+            .objects()
+            .into_iter()
+            .map(|o| native_symbols::LoadedObject { path: o.path, base: o.base, range: o.range })
+            .collect();
+        let preload = std::thread::Builder::new().name("HPROF symbols".into()).spawn(move || {
+            if kernel.is_ok() {
+                native_symbols::KernelSymbols::shared();
+            }
+            native_symbols::preload(&objects);
+        });
+        if let Err(e) = preload {
+            log::warning(&format!("cstack: symbols are read on first use ({e})"));
         }
         if jvm_threads {
             self.jvm_threads_on.store(true, Ordering::Release);

@@ -15,8 +15,8 @@ pub struct NativeNames {
     objects: Vec<LoadedObject>,
     /// Lookup address → frame index.
     frames: FxHashMap<u64, u32>,
-    /// `/proc/kallsyms`, read on the first kernel frame; and kernel address → frame index.
-    kernel: Option<KernelSymbols>,
+    /// Whether `/proc/kallsyms` was looked at; kernel address → frame index.
+    kernel_checked: bool,
     kernel_frames: FxHashMap<u64, u32>,
 }
 
@@ -47,16 +47,13 @@ impl NativeNames {
                 out.push(frame);
                 continue;
             }
-            let symbols = self.kernel.get_or_insert_with(|| {
-                let symbols = KernelSymbols::load();
-                if symbols.is_empty() {
-                    crate::log::warning(
-                        "cstack: /proc/kallsyms shows no kernel addresses (kptr_restrict); kernel frames are named \
-                         [kernel]",
-                    );
-                }
-                symbols
-            });
+            let symbols = KernelSymbols::shared();
+            if !std::mem::replace(&mut self.kernel_checked, true) && symbols.is_empty() {
+                crate::log::warning(
+                    "cstack: /proc/kallsyms shows no kernel addresses (kptr_restrict); kernel frames are named \
+                     [kernel]",
+                );
+            }
             let frame = ctx.traces().pseudo_frame(&symbols.name(pc));
             self.kernel_frames.insert(pc, frame);
             out.push(frame);

@@ -284,8 +284,14 @@ impl Capability for Arc<CpuSamples> {
         }
     }
 
-    fn on_vm_death(&self, _agent: &Context, _jni: Jni) {
+    fn on_vm_death(&self, _agent: &Context, jni: Jni) {
         self.sampler_thread.stop();
+        // Only once no tick can be using them (a tick still running after the stop's wait keeps them).
+        if let Sampler::Wall(wall) = &self.sampler
+            && !self.sampler_thread.is_running()
+        {
+            wall.release_all(jni);
+        }
     }
 
     fn dump_section(&self) -> Option<(u32, &'static str)> {

@@ -36,6 +36,8 @@ pub struct WallSampler {
     continuation_frames: Mutex<FxHashMap<u32, FrameKind>>,
     /// Whether a failed tick was reported (once).
     warned: AtomicBool,
+    /// Set when the session ends: virtual threads are no longer followed (nor held).
+    closed: AtomicBool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -86,6 +88,9 @@ impl WallSampler {
 
     /// A virtual thread started (registered by the caller as `serial`): it is sampled from now on.
     pub fn virtual_thread_started(&self, jni: Jni, serial: u32, thread: sys::jthread) {
+        if self.closed.load(Ordering::Acquire) {
+            return;
+        }
         let global = jni.new_global_ref(thread);
         if global.is_null() {
             return;
@@ -98,6 +103,17 @@ impl WallSampler {
 
     pub fn virtual_thread_ended(&self, jni: Jni, serial: u32) {
         if let Some(g) = self.virtual_threads.lock().unwrap_or_else(|e| e.into_inner()).remove(&serial) {
+            jni.delete_global_ref(g as sys::jobject);
+        }
+    }
+
+    /// The session ended and no tick runs any more: lets go of the virtual threads' references, which would
+    /// otherwise keep ended virtual threads alive after a session that ends before the JVM (attach,
+    /// `duration=`).
+    pub fn release_all(&self, jni: Jni) {
+        self.closed.store(true, Ordering::Release);
+        let all = std::mem::take(&mut *self.virtual_threads.lock().unwrap_or_else(|e| e.into_inner()));
+        for g in all.into_values() {
             jni.delete_global_ref(g as sys::jobject);
         }
     }
