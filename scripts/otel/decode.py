@@ -4,7 +4,7 @@ OTLP: the `opentelemetry-proto` package from PyPI (its generated profiles_servic
 profile.proto compiled at run time by grpcio-tools' protoc. Both print the same JSON shape:
 {"resource": {k: v}, "scope": name, "profiles": [{"sample_type": [type, unit], "period_type": [..],
   "period": n, "time_nanos": n, "duration_nanos": n,
-  "samples": [{"frames": [{"function", "system_name", "file", "line"}], "values": [..], "attrs": {k: v}}]}]}
+  "samples": [{"frames": [{"function", "system_name", "file", "line", "mapping"}], "values": [..], "attrs": {k: v}}]}]}
 Used as a module by receiver.py, or run as `decode.py otlp|pprof FILE` (pprof may be gzipped).
 """
 
@@ -60,10 +60,12 @@ def otlp(data):
                 for smp in p.samples:
                     frames = []
                     for li in d.stack_table[smp.stack_index].location_indices:
-                        for line in d.location_table[li].lines:
+                        loc = d.location_table[li]
+                        mapping = s[d.mapping_table[loc.mapping_index].filename_strindex] if loc.mapping_index else ""
+                        for line in loc.lines:
                             f = d.function_table[line.function_index]
                             frames.append({"function": s[f.name_strindex], "system_name": s[f.system_name_strindex],
-                                           "file": s[f.filename_strindex], "line": line.line})
+                                           "file": s[f.filename_strindex], "line": line.line, "mapping": mapping})
                     attrs = {}
                     for ai in smp.attribute_indices:
                         a = d.attribute_table[ai]
@@ -85,14 +87,18 @@ def pprof(data):
     s = pb.string_table
     functions = {f.id: f for f in pb.function}
     locations = {loc.id: loc for loc in pb.location}
+    mappings = {m.id: m for m in pb.mapping}
     samples = []
     for smp in pb.sample:
         frames = []
         for lid in smp.location_id:
-            for line in locations[lid].line:
+            loc = locations[lid]
+            m = mappings.get(loc.mapping_id)
+            mapping = s[m.filename] if m and m.has_functions and m.has_line_numbers else ""
+            for line in loc.line:
                 f = functions[line.function_id]
                 frames.append({"function": s[f.name], "system_name": s[f.system_name], "file": s[f.filename],
-                               "line": line.line})
+                               "line": line.line, "mapping": mapping})
         attrs = {s[lb.key]: (s[lb.str] if lb.str else lb.num) for lb in smp.label}
         samples.append({"frames": frames, "values": list(smp.value), "attrs": attrs})
     return {"profiles": [{"sample_types": [[s[t.type], s[t.unit]] for t in pb.sample_type],

@@ -3,8 +3,9 @@
 definitions (decode.py), never with hprof-rs's code. One JSON line per request goes to OUT:
 {"path", "query": {k: v}, "headers": {k: v}, "bytes": n, "decoded": {...}} (or "error").
 
-Usage: receiver.py OUT PORT [--start-after SECONDS] [--hang] [--stop-after SECONDS]
+Usage: receiver.py OUT PORT [--start-after SECONDS] [--start-on FILE] [--hang] [--stop-after SECONDS]
   --start-after: bind only after that long (a backend that is down at first);
+  --start-on: bind only once FILE exists (a backend that is down until the test says);
   --hang: accept connections and never answer;
   --stop-after: exit by itself after that long (default 900; the tests kill it sooner).
 """
@@ -25,6 +26,7 @@ out_path, port = sys.argv[1], int(sys.argv[2])
 args = sys.argv[3:]
 start_after = float(args[args.index("--start-after") + 1]) if "--start-after" in args else 0
 stop_after = float(args[args.index("--stop-after") + 1]) if "--stop-after" in args else 900
+start_on = args[args.index("--start-on") + 1] if "--start-on" in args else None
 hang = "--hang" in args
 lock = threading.Lock()
 
@@ -62,6 +64,8 @@ class Handler(BaseHTTPRequestHandler):
 
 threading.Timer(stop_after, lambda: os._exit(0)).start()
 time.sleep(start_after)
+while start_on and not os.path.exists(start_on):
+    time.sleep(0.05)
 if hang:
     s = socket.socket()
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

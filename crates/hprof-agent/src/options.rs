@@ -378,8 +378,11 @@ impl Options {
                 "options collapsed= and flamegraph= need cpu=samples or monitor=y to have stacks to draw".into(),
             ));
         }
-        if self.continuous.enabled() && self.cpu != Some(CpuMode::Samples) {
-            return Err(OptionError("options otlp= and pyroscope= need cpu=samples (the profile they upload)".into()));
+        if self.continuous.enabled() && self.cpu != Some(CpuMode::Samples) && !self.alloc_sites && !self.monitor {
+            return Err(OptionError(
+                "options otlp= and pyroscope= need cpu=samples, heap=sites or monitor=y (the profiles they upload)"
+                    .into(),
+            ));
         }
         if !self.continuous.enabled()
             && (self.continuous.service.is_some()
@@ -662,7 +665,8 @@ mod tests {
         assert!(err("cpu=samples,otlp=collector:4318").contains("otlp=collector:4318"));
         assert!(err("cpu=samples,pyroscope=http://").contains("pyroscope="));
         assert!(err("cpu=samples,otlp=http://h:port").contains("otlp="));
-        assert!(err("heap=sites,otlp=http://h:4318").contains("need cpu=samples"));
+        assert!(err("cpu=times,otlp=http://h:4318").contains("need cpu=samples, heap=sites or monitor=y"));
+        assert!(run("heap=sites,monitor=y,otlp=http://h:4318").continuous.enabled());
         assert!(err("cpu=samples,otlp=http://h,labels=env").contains("labels=env"));
         assert!(err("cpu=samples,otlp=http://h,upload_interval=10x").contains("upload_interval=10x"));
         assert!(err("cpu=samples,otlp=http://h,upload_interval=100ms").contains("upload_interval"));

@@ -38,7 +38,7 @@ impl Receiver {
             .stderr(Stdio::inherit())
             .spawn()
             .unwrap();
-        if !extra.contains(&"--start-after") {
+        if !extra.contains(&"--start-after") && !extra.contains(&"--start-on") {
             use std::io::BufRead;
             let mut line = String::new();
             std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
@@ -185,6 +185,8 @@ fn otlp_windows_carry_the_cpu_split_attributes_labels_and_lines() {
             );
             assert!(top["line"].as_i64().unwrap() > 0, "{what}: line numbers: {top}");
             assert_eq!(s["frames"][1]["function"], "CpuAccuracy.main", "{what}: the full stack");
+            let unmapped = mid["samples"].as_array().unwrap().iter().flat_map(|s| s["frames"].as_array().unwrap());
+            assert!(unmapped.clone().all(|f| f["mapping"] == "java"), "{what}: every location in the java mapping");
             break;
         }
     }
@@ -264,23 +266,30 @@ fn a_backend_down_at_first_gets_the_later_windows_and_the_program_is_unaffected(
     for jdk in all_jdks() {
         let what = format!("JDK {}", jdk.version);
         let dir = scratch("continuous-down");
-        // The slot first: the backend's 5 s of absence must overlap the JVM's run, not a wait for a slot.
-        let slot = JvmSlot::acquire();
-        let rx = Receiver::start(dir.path(), &["--start-after", "5"]);
-        let started = Instant::now();
+        // The backend comes up 5 s after the agent's first upload failed (timed from the agent, not from the
+        // test: a loaded machine can take seconds to start a JVM).
+        let up = dir.path().join("backend-up");
+        let rx = Receiver::start(dir.path(), &["--start-on", up.to_str().unwrap()]);
         let opts = format!("cpu=samples,otlp={},upload_interval=1s", rx.url());
-        let run =
-            Java::new(&jdk, dir.path()).agentpath(&opts).class("CpuAccuracy").arg("9").spawn_holding(Some(slot)).wait();
+        let running = Java::new(&jdk, dir.path()).agentpath(&opts).class("CpuAccuracy").arg("12").spawn();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !running.stderr_so_far().contains("HPROF WARNING: continuous profiles: cannot upload to") {
+            assert!(Instant::now() < deadline, "{what}: no failed upload in 60 s: {}", running.stderr_so_far());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let down_since = Instant::now();
+        std::thread::sleep(Duration::from_secs(5));
+        std::fs::write(&up, b"").unwrap();
+        let run = running.wait();
         run.assert_success();
         assert!(own_alpha(&run) > 50.0, "{what}: the program's result: {}", run.stdout);
-        assert!(run.stderr.contains("HPROF WARNING: continuous profiles: cannot upload to"), "{what}: {}", run.stderr);
         assert!(!run.stderr.contains("HPROF ERROR"), "{what}: {}", run.stderr);
         let requests = rx.requests();
         let profiles = otlp_samples_profiles(&requests);
-        // Up after 5 s of a 9 s run at 1 s windows: the queued windows and the later ones arrive.
+        // Up 5 s after the first failure, in a 12 s run at 1 s windows: the queued windows and the later ones
+        // arrive.
         assert!(profiles.len() >= 5, "{what}: {} windows arrived", profiles.len());
-        let first = requests[0]["time"].as_f64().unwrap();
-        assert!(first > 0.0 && started.elapsed() > Duration::from_secs(5), "{what}");
+        assert!(down_since.elapsed() > Duration::from_secs(5), "{what}");
         let (peak_bytes, peak_windows, bound_windows, bound_bytes) = queue_line(&run.stderr);
         assert!(
             peak_windows <= bound_windows && peak_bytes <= bound_bytes,
@@ -319,7 +328,7 @@ fn bad_urls_and_options_are_errors_at_load_naming_them() {
         ("cpu=samples,otlp=http://h:99999", "otlp=http://h:99999"),
         ("cpu=samples,otlp=http://h,upload_interval=0s", "upload_interval=0s"),
         ("cpu=samples,otlp=http://h,labels=nocolon", "labels=nocolon"),
-        ("heap=sites,otlp=http://h", "otlp= and pyroscope= need cpu=samples"),
+        ("cpu=times,otlp=http://h", "otlp= and pyroscope= need cpu=samples, heap=sites or monitor=y"),
         ("cpu=samples,otlp=env", "OTEL_EXPORTER_OTLP_ENDPOINT"),
     ];
     let jdk = jdk17();
@@ -369,5 +378,134 @@ fn hprof_attach_uploads_until_stop() {
         assert_eq!(profiles[0]["resource"]["service.name"], "attached", "{what}");
         let (a, b) = profiles.iter().map(|p| split(p)).fold((0, 0), |t, (a, b)| (t.0 + a, t.1 + b));
         assert!(a > 2 * b && b > 0, "{what}: {a}:{b} over the attached windows");
+    }
+}
+
+/// Sums value `i` of the samples of `profile` whose leaf is `leaf` (and, if given, whose next frame is `caller`).
+fn sum_at(profile: &Value, leaf: &str, caller: Option<&str>) -> i64 {
+    profile["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["frames"][0]["function"] == leaf && caller.is_none_or(|c| s["frames"][1]["function"] == c))
+        .map(|s| s["values"][0].as_i64().unwrap())
+        .sum()
+}
+
+/// A number the program printed: `name=N`.
+fn printed(run: &JavaRun, name: &str) -> i64 {
+    let s = run.stdout.split(&format!("{name}=")).nth(1).unwrap_or_else(|| panic!("no {name} in {}", run.stdout));
+    s.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn alloc_and_lock_windows_go_to_both_backends_with_their_types_units_and_periods() {
+    if !have_decoder() {
+        return;
+    }
+    for jdk in all_jdks() {
+        let what = format!("JDK {}", jdk.version);
+        let dir = scratch("continuous-alloc-lock");
+        let rx = Receiver::start(dir.path(), &[]);
+        let opts = format!(
+            "cpu=samples,heap=sites,alloc_interval=65536,monitor=y,otlp={url},pyroscope={url},service=mix,\
+             upload_interval=2s",
+            url = rx.url()
+        );
+        let run = Java::new(&jdk, dir.path()).agentpath(&opts).class("ContinuousMix").arg("6").run();
+        run.assert_success();
+        let (chunks, turns) = (printed(&run, "chunks"), printed(&run, "turns"));
+        let requests = rx.requests();
+        // OTLP: every window carries the three profile types, each sample type a profile of its own.
+        let windows: Vec<&Vec<Value>> = requests
+            .iter()
+            .filter(|r| r["path"] == "/v1development/profiles")
+            .map(|r| {
+                assert!(r["error"].is_null(), "{what}: the receiver could not decode: {r}");
+                r["decoded"]["profiles"].as_array().unwrap()
+            })
+            .collect();
+        assert!(windows.len() >= 3, "{what}: {} windows over 6 s at 2 s", windows.len());
+        let types = |w: &Vec<Value>| -> Vec<Value> { w.iter().map(|p| p["sample_type"].clone()).collect() };
+        let expected = serde_json::json!([
+            ["samples", "count"],
+            ["cpu", "nanoseconds"],
+            ["alloc_objects", "count"],
+            ["alloc_space", "bytes"],
+            ["inuse_objects", "count"],
+            ["inuse_space", "bytes"],
+            ["contentions", "count"],
+            ["delay", "nanoseconds"]
+        ]);
+        let by_type = |w: &Vec<Value>, t: &str| w.iter().find(|p| p["sample_type"][0] == t).cloned().unwrap();
+        let (mut chunk_objects, mut contentions, mut delay, mut inuse) = (0, 0, 0, 0);
+        for w in &windows {
+            assert_eq!(serde_json::Value::Array(types(w)), expected, "{what}: one window's profiles");
+            let alloc = by_type(w, "alloc_objects");
+            assert_eq!(
+                (&alloc["period_type"], alloc["period"].as_i64()),
+                (&serde_json::json!(["space", "bytes"]), Some(65536)),
+                "{what}"
+            );
+            let lock = by_type(w, "contentions");
+            assert_eq!(
+                (&lock["period_type"], lock["period"].as_i64()),
+                (&serde_json::json!(["contentions", "count"]), Some(1)),
+                "{what}"
+            );
+            assert_eq!(alloc["time_nanos"], by_type(w, "samples")["time_nanos"], "{what}: one window, one time");
+            chunk_objects += sum_at(&alloc, "byte[]", Some("ContinuousMix$Chunk.<init>"));
+            inuse = inuse.max(sum_at(&by_type(w, "inuse_objects"), "byte[]", Some("ContinuousMix$Chunk.<init>")));
+            contentions += sum_at(&lock, "java.lang.Object", Some("ContinuousMix.work"));
+            delay += sum_at(&by_type(w, "delay"), "java.lang.Object", Some("ContinuousMix.work"));
+            for p in w.iter() {
+                for s in p["samples"].as_array().unwrap() {
+                    assert!(s["frames"].as_array().unwrap().iter().all(|f| f["mapping"] == "java"), "{what}: {s}");
+                }
+            }
+        }
+        // Sampled every 64 KiB: the Chunks' 1 KiB arrays (some 4,000 samples) estimated within 20% of what
+        // the program made.
+        let ratio = chunk_objects as f64 / chunks as f64;
+        assert!((0.8..1.2).contains(&ratio), "{what}: {chunk_objects} Chunk arrays estimated, {chunks} made");
+        // The ring keeps 1,000 live; what is live is known as of the last collection checked.
+        assert!(inuse > 0, "{what}: no Chunk array in use in any window");
+        // Two threads taking turns on a lock held 2 ms: most turns block, each for up to 2 ms.
+        assert!(contentions >= turns / 4 && contentions <= turns, "{what}: {contentions} contentions, {turns} turns");
+        assert!(delay >= contentions * 500_000, "{what}: {delay} ns blocked over {contentions} contentions");
+        let alloc_frame = windows
+            .iter()
+            .flat_map(|w| by_type(w, "alloc_space")["samples"].as_array().unwrap().clone())
+            .find(|s| {
+                s["frames"][0]["function"] == "ContinuousMix$Chunk"
+                    && s["frames"][1]["function"] == "ContinuousMix.allocate"
+            })
+            .unwrap();
+        assert!(alloc_frame["frames"][1]["line"].as_i64().unwrap() > 0, "{what}: line numbers: {alloc_frame}");
+
+        // Pyroscope: one upload per type and window, named <service>.<type>, a sampling rate for cpu only.
+        let ingests: Vec<&Value> = requests.iter().filter(|r| r["path"] == "/ingest").collect();
+        for (kind, types) in [
+            ("cpu", serde_json::json!([["samples", "count"], ["cpu", "nanoseconds"]])),
+            (
+                "alloc",
+                serde_json::json!([
+                    ["alloc_objects", "count"],
+                    ["alloc_space", "bytes"],
+                    ["inuse_objects", "count"],
+                    ["inuse_space", "bytes"]
+                ]),
+            ),
+            ("lock", serde_json::json!([["contentions", "count"], ["delay", "nanoseconds"]])),
+        ] {
+            let of_kind: Vec<&&Value> =
+                ingests.iter().filter(|r| r["query"]["name"] == format!("mix.{kind}{{}}")).collect();
+            assert!(of_kind.len() >= 2, "{what}: {} {kind} uploads", of_kind.len());
+            for r in of_kind {
+                assert!(r["error"].is_null() && r["gzipped"] == true, "{what}: {r}");
+                assert_eq!(r["decoded"]["profiles"][0]["sample_types"], types, "{what}: {kind}");
+                assert_eq!(r["query"].get("sampleRate").is_some(), kind == "cpu", "{what}: {kind}: {}", r["query"]);
+            }
+        }
     }
 }

@@ -424,6 +424,18 @@ impl DominatorTree {
         }
     }
 
+    /// Children of `v` (`None`: the super-root) without a copy, when the tree keeps children lists.
+    pub fn children_slice(&self, v: Option<u32>) -> Option<&[u32]> {
+        let (start, list) = self.children.as_ref()?;
+        let k = v.map_or(self.idom.len(), |v| v as usize);
+        Some(&list[*start.get(k)? as usize..*start.get(k + 1)? as usize])
+    }
+
+    /// How many children `v` has (`None`: the super-root).
+    pub fn child_count(&self, v: Option<u32>) -> usize {
+        self.children_slice(v).map_or_else(|| self.children_of(v).len(), <[u32]>::len)
+    }
+
     /// Retained size per class index: the union of what the class's instances retain, counting an object
     /// once even when an instance of the same class dominates another.
     pub fn retained_by_class(&self, _g: &HeapGraph) -> Vec<u64> {

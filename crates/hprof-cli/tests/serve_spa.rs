@@ -140,7 +140,9 @@ fn spa_views_in_headless_chromium() {
     let seen: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
     eprintln!("seen: {seen}");
 
-    for view in ["overview", "histo", "dominators", "object", "leaks", "flame", "callers", "flamediff", "diff"] {
+    let views =
+        ["overview", "histo", "dominators", "object", "leaks", "waste", "loaders", "threads", "flame", "callers"];
+    for view in views.into_iter().chain(["flamediff", "diff"]) {
         assert!(seen["views"].as_array().unwrap().iter().any(|v| v == view), "view {view} never loaded: {seen}");
     }
     assert!(seen["console"].as_array().unwrap().is_empty(), "console errors: {}", seen["console"]);
@@ -187,6 +189,14 @@ fn spa_views_in_headless_chromium() {
     }
     assert_eq!(seen["path_root_object"]["id"], steps[0]["id"]);
     assert_eq!(seen["path_root_object"]["path_len"], 1, "the first step is held by the root itself");
+
+    // The heap insights: `hprof waste`, `loaders` and `threads`.
+    assert_eq!(seen["waste_bytes"], hprof_json(&["waste", "--json", af])["wasted_bytes"], "{seen}");
+    let loaders = hprof_json(&["loaders", "--json", af]);
+    assert_eq!(seen["loaders"].as_u64().unwrap(), loaders["loaders"].as_array().unwrap().len() as u64, "{seen}");
+    let threads = hprof_json(&["threads", "--json", af]);
+    assert_eq!(seen["threads"].as_u64().unwrap(), threads["threads"].as_array().unwrap().len() as u64, "{seen}");
+    assert!(seen["threads"].as_u64().unwrap() > 0, "{seen}");
 
     // The flame graph's search: the matched share is the samples through the frame (`hprof export`).
     let (all, hit) = collapsed(&a, frame);

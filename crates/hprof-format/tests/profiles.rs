@@ -44,6 +44,14 @@ fn pprof_reads_back_with_ids_from_one_and_a_shared_string_table() {
     let leaf = &p.location[p.sample[0].location_id[0] as usize - 1].line[0];
     assert_eq!(leaf.line, 3);
     assert_eq!(s(p.function[leaf.function_id as usize - 1].system_name), "A.leaf()V");
+    // One mapping, the JVM's code, with names, files and lines; every location in it.
+    assert_eq!(p.mapping.len(), 1);
+    let m = &p.mapping[0];
+    assert_eq!(
+        (m.id, s(m.filename), m.has_functions, m.has_filenames, m.has_line_numbers),
+        (1, "java", true, true, true)
+    );
+    assert!(p.location.iter().all(|l| l.mapping_id == 1));
     let labels: Vec<_> = p.sample[0].label.iter().map(|l| (s(l.key), s(l.str), l.num)).collect();
     assert_eq!(labels, [("thread.name", "main", 0), ("thread.id", "", 7)]);
     // Gzipped for files and Pyroscope.
@@ -75,6 +83,10 @@ fn otlp_has_one_profile_per_sample_type_over_one_dictionary() {
     let stack = &d.stack_table[profiles[1].samples[1].stack_index as usize];
     let leaf = &d.location_table[stack.location_indices[0] as usize].lines[0];
     assert_eq!((s(d.function_table[leaf.function_index as usize].name_strindex), leaf.line), ("A.other", 5));
+    // The zero mapping, then the JVM's code, which every location is in.
+    assert_eq!(d.mapping_table.len(), 2);
+    assert_eq!((d.mapping_table[0].filename_strindex, s(d.mapping_table[1].filename_strindex)), (0, "java"));
+    assert!(d.location_table[1..].iter().all(|l| l.mapping_index == 1));
     let attrs: Vec<_> = profiles[0].samples[0]
         .attribute_indices
         .iter()

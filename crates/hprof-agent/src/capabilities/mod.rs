@@ -9,6 +9,7 @@ pub mod heap_dump;
 pub mod monitors;
 
 use crate::context::Context;
+use crate::continuous::{self, WindowSource};
 use crate::hub::Capability;
 use crate::options::{CpuMode, Options};
 use crate::sampling;
@@ -23,7 +24,10 @@ pub struct Registered {
 
 impl Registered {
     fn new<T: Capability + 'static>(capability: T) -> Registered {
-        let capability: &'static T = Box::leak(Box::new(capability));
+        Self::of(Box::leak(Box::new(capability)))
+    }
+
+    fn of<T: Capability + 'static>(capability: &'static T) -> Registered {
         Registered { capability, handler: capability }
     }
 }
@@ -34,23 +38,28 @@ pub fn build(options: &Options) -> Result<Vec<Registered>, String> {
         engine.begin_session();
     }
     let mut capabilities = Vec::new();
+    // The profile types uploaded every window (otlp=, pyroscope=), one per capability: cpu, alloc, lock.
+    let mut windows: Vec<Box<dyn WindowSource>> = Vec::new();
+    let mut lock_window = None;
     if options.monitor {
-        capabilities.push(Registered::new(monitors::Monitors::new(options)));
+        let monitors: &'static monitors::Monitors = Box::leak(Box::new(monitors::Monitors::new(options)));
+        capabilities.push(Registered::of(monitors));
+        lock_window = Some(Box::new(continuous::Lock(monitors)) as Box<dyn WindowSource>);
     }
     if options.heap_dump {
         capabilities.push(Registered::new(heap_dump::HeapDump::new()));
     }
     if options.alloc_sites {
-        capabilities.push(Registered::new(alloc_sites::AllocSites::new(options)));
+        let sites: &'static alloc_sites::AllocSites = Box::leak(Box::new(alloc_sites::AllocSites::new(options)));
+        capabilities.push(Registered::of(sites));
+        windows.push(Box::new(continuous::Alloc(sites)));
     }
     if options.cpu == Some(CpuMode::Samples) {
         let cpu = cpu_samples::CpuSamples::new(options)?;
         capabilities.push(Registered::new(cpu.clone()));
-        if options.continuous.enabled() {
-            // After cpu=samples: its VMDeath takes the last window once the samples are in.
-            capabilities.push(Registered::new(crate::continuous::Continuous::new(options, cpu)));
-        }
+        windows.insert(0, Box::new(continuous::Cpu::new(cpu, options)));
     }
+    windows.extend(lock_window);
     if options.flat_profile() {
         capabilities.push(Registered::new(flat_profile::FlatProfile::new(options)?));
     }
@@ -61,6 +70,10 @@ pub fn build(options: &Options) -> Result<Vec<Registered>, String> {
     }
     if matches!(options.cpu, Some(CpuMode::Times | CpuMode::Old)) {
         capabilities.push(Registered::new(cpu_times::CpuTimes::new(options)));
+    }
+    if options.continuous.enabled() {
+        // After the capabilities it uploads: its VMDeath takes the last window once their figures are in.
+        capabilities.push(Registered::new(continuous::Continuous::new(options, windows)));
     }
     Ok(capabilities)
 }

@@ -2,7 +2,7 @@
 //! are encoded (hprof-format's OTLP and pprof encoders) and handed to the upload thread's bounded queue.
 //!
 //! - `resource`: the resource attributes and endpoint settings, from the options and OTEL_* variables.
-//! - `window`: a window of cpu=samples as a neutral profile.
+//! - `window`: the window's profile types, one per capability ([`WindowSource`]: cpu, alloc, lock).
 //! - `uploader`: the queue and the HTTP thread (retries, drops, flush at exit).
 //!
 //! The window is taken on an agent thread of its own ("HPROF uploads"), never on the sampler's; encoding
@@ -13,7 +13,6 @@ mod uploader;
 mod window;
 
 use crate::agent_thread::StopSwitch;
-use crate::capabilities::cpu_samples::CpuSamples;
 use crate::context::Context;
 use crate::hub::Capability;
 use crate::log;
@@ -26,12 +25,14 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use uploader::{Upload, Uploader};
 
 pub use uploader::{MAX_BYTES, MAX_WINDOWS};
+pub use window::{Alloc, Cpu, Lock, WindowSource};
 
 /// Shared with the "HPROF uploads" thread.
 pub struct Continuous(Arc<Inner>);
 
 pub struct Inner {
-    cpu: Arc<CpuSamples>,
+    /// The profile types of every window, in the order they are sent.
+    sources: Vec<Box<dyn WindowSource>>,
     interval: Duration,
     flush_timeout: Duration,
     settings: OnceLock<Settings>,
@@ -46,9 +47,9 @@ fn now_nanos() -> u64 {
 }
 
 impl Continuous {
-    pub fn new(options: &Options, cpu: Arc<CpuSamples>) -> Continuous {
+    pub fn new(options: &Options, sources: Vec<Box<dyn WindowSource>>) -> Continuous {
         Continuous(Arc::new(Inner {
-            cpu,
+            sources,
             interval: Duration::from_millis(options.continuous.upload_interval_ms as u64),
             flush_timeout: Duration::from_millis(options.continuous.flush_timeout_ms as u64),
             settings: OnceLock::new(),
@@ -63,11 +64,16 @@ impl Inner {
     /// Takes the window since the last one, encodes it for each backend and queues the uploads.
     fn collect(&self, ctx: &Context, jni: Option<Jni>) {
         let (Some(settings), Some(uploader)) = (self.settings.get(), self.uploader.get()) else { return };
-        let stacks = self.cpu.take_window(ctx, jni);
+        let taken: Vec<Profile> = self.sources.iter().map(|s| s.take(ctx, jni)).collect();
         let end = now_nanos();
         let start = std::mem::replace(&mut *self.window_start.lock().unwrap_or_else(|e| e.into_inner()), end);
-        let profile = window::cpu(ctx, stacks, start, end);
-        for u in uploads(settings, &profile, start, end) {
+        let profiles: Vec<(&'static str, Profile)> = self
+            .sources
+            .iter()
+            .zip(taken)
+            .map(|(s, p)| (s.kind(), Profile { time_nanos: start, duration_nanos: end.saturating_sub(start), ..p }))
+            .collect();
+        for u in uploads(settings, &profiles, start, end) {
             uploader.push(u);
         }
     }
@@ -80,10 +86,12 @@ impl Inner {
     }
 }
 
-/// The HTTP requests of one window: OTLP's protobuf, Pyroscope's gzipped pprof.
-fn uploads(s: &Settings, profile: &Profile, start: u64, end: u64) -> Vec<Upload> {
+/// The HTTP requests of one window: OTLP's protobuf (every profile type in one request), Pyroscope's
+/// gzipped pprof (one per profile type that has samples, named `<service>.<type>`).
+fn uploads(s: &Settings, profiles: &[(&'static str, Profile)], start: u64, end: u64) -> Vec<Upload> {
     let mut out = Vec::new();
     if let Some(base) = &s.otlp {
+        let profiles: Vec<Profile> = profiles.iter().map(|(_, p)| p.clone()).collect();
         let origin =
             otlp::Origin { resource: &s.resource, scope_name: "hprof-rs", scope_version: env!("CARGO_PKG_VERSION") };
         out.push(Upload {
@@ -91,19 +99,19 @@ fn uploads(s: &Settings, profile: &Profile, start: u64, end: u64) -> Vec<Upload>
             url: format!("{base}/v1development/profiles"),
             content_type: "application/x-protobuf",
             headers: Arc::new(s.otlp_headers.clone()),
-            body: otlp::encode(&origin, std::slice::from_ref(profile)),
+            body: otlp::encode(&origin, &profiles),
         });
     }
     if let Some(base) = &s.pyroscope {
-        // Pyroscope's profile type: cpu, or wall for cpu=wall.
-        let kind = profile.period_type.as_ref().map_or("cpu", |t| t.kind.as_str());
-        out.push(Upload {
-            target: "pyroscope",
-            url: pyroscope_url(base, &s.service, kind, &s.labels, start, end, profile.period),
-            content_type: "application/octet-stream",
-            headers: Arc::new(Vec::new()),
-            body: pprof::encode_gzip(profile),
-        });
+        for (kind, profile) in profiles.iter().filter(|(_, p)| !p.samples.is_empty()) {
+            out.push(Upload {
+                target: "pyroscope",
+                url: pyroscope_url(base, &s.service, kind, &s.labels, start, end, profile),
+                content_type: "application/octet-stream",
+                headers: Arc::new(Vec::new()),
+                body: pprof::encode_gzip(profile),
+            });
+        }
     }
     out
 }
@@ -117,13 +125,19 @@ fn pyroscope_url(
     labels: &[(String, String)],
     start: u64,
     end: u64,
-    period: i64,
+    profile: &Profile,
 ) -> String {
     let tags: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let name = format!("{service}.{kind}{{{}}}", tags.join(","));
-    let rate = if period > 0 { 1_000_000_000 / period } else { 100 };
+    // A sampling rate in Hz means something for time only (cpu, wall).
+    let rate = match &profile.period_type {
+        Some(t) if t.unit == "nanoseconds" && profile.period > 0 => {
+            format!("&sampleRate={}", 1_000_000_000 / profile.period)
+        }
+        _ => String::new(),
+    };
     format!(
-        "{base}/ingest?name={}&from={}&until={}&format=pprof&sampleRate={rate}&spyName=hprof-rs",
+        "{base}/ingest?name={}&from={}&until={}&format=pprof{rate}&spyName=hprof-rs",
         encode_query(&name),
         start / 1_000_000_000,
         end.div_ceil(1_000_000_000)

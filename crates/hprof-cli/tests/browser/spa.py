@@ -178,6 +178,12 @@ try:
 
     click_nav("leaks")
     report["leaks"] = len(rows("#suspects > li"))
+    click_nav("waste")
+    report["waste_bytes"] = int(d.find_element(By.ID, "waste-total").get_attribute("data-bytes"))
+    click_nav("loaders")
+    report["loaders"] = len(rows("table.loaders-table tbody tr"))
+    click_nav("threads")
+    report["threads"] = len(rows("details.thread"))
 
     # Flame graph: search (matched share), zoom, icicle, per-thread filter.
     click_nav("flame")

@@ -10,6 +10,11 @@ pub mod pprof;
 pub mod proto;
 mod strings;
 
+/// The file name of the one mapping every frame is in. Java frames have no native addresses to map, so,
+/// as async-profiler's and pprof's Java converters do, one synthetic mapping stands for the JVM's code and
+/// says that its locations carry function names, file names and line numbers.
+pub const JAVA_MAPPING: &str = "java";
+
 /// What a value counts and in which unit: ("cpu", "nanoseconds"), ("alloc_space", "bytes"), …
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ValueType {

@@ -10,7 +10,7 @@ use super::proto::opentelemetry::proto::common::v1 as common;
 use super::proto::opentelemetry::proto::profiles::v1development as pb;
 use super::proto::opentelemetry::proto::resource::v1::Resource;
 use super::strings::Strings;
-use super::{Frame, Label, LabelValue, Profile};
+use super::{Frame, JAVA_MAPPING, Label, LabelValue, Profile};
 use prost::Message;
 use std::collections::HashMap;
 
@@ -20,6 +20,9 @@ pub struct Origin<'a> {
     pub scope_name: &'a str,
     pub scope_version: &'a str,
 }
+
+/// The mapping of every location: index 1, after the zero entry.
+const JAVA_LOCATIONS: i32 = 1;
 
 #[derive(Default)]
 struct Dictionary {
@@ -41,6 +44,9 @@ impl Dictionary {
         d.out.link_table.push(pb::Link::default());
         d.out.attribute_table.push(pb::KeyValueAndUnit::default());
         d.out.stack_table.push(pb::Stack::default());
+        // Every location's mapping (see [`JAVA_MAPPING`]).
+        let filename_strindex = d.string(JAVA_MAPPING);
+        d.out.mapping_table.push(pb::Mapping { filename_strindex, ..Default::default() });
         d
     }
 
@@ -69,6 +75,7 @@ impl Dictionary {
         let function_index = self.function(f);
         *self.locations.entry((function_index, f.line)).or_insert_with(|| {
             self.out.location_table.push(pb::Location {
+                mapping_index: JAVA_LOCATIONS,
                 lines: vec![pb::Line { function_index, line: f.line, column: 0 }],
                 ..Default::default()
             });

@@ -3,7 +3,7 @@
 
 use super::proto::perftools::profiles as pb;
 use super::strings::Strings;
-use super::{LabelValue, Profile};
+use super::{JAVA_MAPPING, LabelValue, Profile};
 use prost::Message;
 use std::collections::HashMap;
 use std::io::Write;
@@ -20,6 +20,14 @@ pub fn to_message(p: &Profile) -> pb::Profile {
         ..Default::default()
     };
     // Ids start at 1: 0 means "none" in profile.proto.
+    out.mapping.push(pb::Mapping {
+        id: 1,
+        filename: s.id(JAVA_MAPPING) as i64,
+        has_functions: true,
+        has_filenames: true,
+        has_line_numbers: true,
+        ..Default::default()
+    });
     let mut functions: HashMap<(&str, &str, &str), u64> = HashMap::new();
     let mut locations: HashMap<(u64, i64), u64> = HashMap::new();
     for sample in &p.samples {
@@ -40,6 +48,7 @@ pub fn to_message(p: &Profile) -> pb::Profile {
             let lid = *locations.entry((fid, f.line)).or_insert_with(|| {
                 out.location.push(pb::Location {
                     id: next,
+                    mapping_id: 1,
                     line: vec![pb::Line { function_id: fid, line: f.line, column: 0 }],
                     ..Default::default()
                 });

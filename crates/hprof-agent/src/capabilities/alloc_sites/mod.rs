@@ -21,6 +21,7 @@ mod site_table;
 mod size;
 mod thread_cache;
 mod weight;
+mod window;
 
 use crate::context::Context;
 use crate::hub::{Capability, ControlCommand, DumpReason};
@@ -37,6 +38,7 @@ use site_table::SiteTable;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use weight::Weighting;
+pub use window::WindowSite;
 
 /// What a report is asked for: at exit, on Ctrl-\, or by the front end's ALLOC SITES command.
 struct Ask {
@@ -57,6 +59,8 @@ pub struct AllocSites {
     tracking: AtomicBool,
     /// Each site's allocated count at the last report, for incremental reports.
     last_reported: Mutex<Vec<u64>>,
+    /// Each site's allocated units and bytes when the last upload window was taken (otlp=, pyroscope=).
+    last_window: Mutex<Vec<(u64, u64)>>,
 }
 
 impl AllocSites {
@@ -68,6 +72,7 @@ impl AllocSites {
             liveness: Arc::default(),
             tracking: AtomicBool::new(true),
             last_reported: Mutex::default(),
+            last_window: Mutex::default(),
         }
     }
 

@@ -45,6 +45,14 @@ impl Weighting {
         }
     }
 
+    /// The mean bytes between samples (0: every allocation is counted).
+    pub fn interval_bytes(self) -> i64 {
+        match self {
+            Weighting::Exact => 0,
+            Weighting::Sampled { interval } => interval as i64,
+        }
+    }
+
     pub fn of(self, size: u64) -> Weight {
         match self {
             Weighting::Exact => Weight { count_units: 1, bytes: size },

@@ -39,6 +39,8 @@ struct Totals {
 struct State {
     /// Finished contended entries.
     rows: FxHashMap<RowKey, Totals>,
+    /// Those finished since the last upload window was taken (otlp=, pyroscope=).
+    window: FxHashMap<RowKey, Totals>,
     /// Threads blocked right now, by thread key: a dump counts them too, so that a deadlock shows.
     blocked: FxHashMap<u64, Blocked>,
 }
@@ -75,9 +77,13 @@ impl Contention {
         let blocked = {
             let mut state = self.lock();
             let Some(blocked) = state.blocked.remove(&key) else { return };
-            let t = state.rows.entry(blocked.row).or_default();
-            t.nanos += nanos_between(blocked.since, now);
-            t.count += 1;
+            let nanos = nanos_between(blocked.since, now);
+            let State { rows, window, .. } = &mut *state;
+            for rows in [rows, window] {
+                let t = rows.entry(blocked.row).or_default();
+                t.nanos += nanos;
+                t.count += 1;
+            }
             blocked
         };
         if let (Some(stacks), Some(id)) = (&self.lock_stacks, blocked.lock_stack) {
@@ -98,6 +104,13 @@ impl Contention {
             return stack;
         }
         stack_of_current_thread(ctx, depth.max(LockStacks::MAX_FRAMES))
+    }
+
+    /// The contended entries finished since the last call, as (trace serial, monitor class serial,
+    /// entries, nanoseconds blocked): the lock profile's upload window.
+    pub fn take_window(&self) -> Vec<(u32, u32, u64, u64)> {
+        let window = std::mem::take(&mut self.lock().window);
+        window.into_iter().map(|(k, t)| (k.trace_serial, k.class_serial, t.count, t.nanos)).collect()
     }
 
     /// MONITOR TIME so far, waits still in progress included: rows by blocked time, largest first.

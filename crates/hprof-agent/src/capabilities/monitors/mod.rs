@@ -37,6 +37,13 @@ impl Monitors {
     }
 }
 
+impl Monitors {
+    /// Contended entries since the last call, as (trace serial, monitor class serial, entries, nanoseconds).
+    pub fn take_window(&self) -> Vec<(u32, u32, u64, u64)> {
+        self.contention.take_window()
+    }
+}
+
 impl EventHandler<Context> for Monitors {
     fn monitor_contended_enter(&self, ctx: &Context, _: Jvmti, jni: Jni, thread: sys::jthread, object: sys::jobject) {
         self.contention.on_enter(ctx, jni, thread, thread_key::of(jni, thread), object);

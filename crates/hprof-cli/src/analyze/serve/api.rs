@@ -4,6 +4,7 @@
 
 use super::app::App;
 use super::heap_api;
+use super::insight_api;
 use super::inspect;
 use super::pages::query;
 use super::profile::{Profile, diff_tree, threads_json};
@@ -27,17 +28,24 @@ fn run(app: &App, what: &str, q: &str, other: Option<&App>) -> Answer {
     let heap = || app.an.as_ref().ok_or_else(|| (404, format!("no heap dump: {}", app.no_heap)));
     match what {
         "summary" => Ok(summary(app)),
-        "histo" => Ok(heap_api::histo(heap()?, q)),
-        "objects" => Ok(heap_api::objects(heap()?, q)),
+        "histo" => Ok(heap_api::histo(heap()?, app.class_table(heap()?), q)),
+        "objects" => Ok(heap_api::objects(heap()?, app.instances(heap()?), q)),
         "dominators" => heap_api::dominators(heap()?, q).map_err(not_found),
         "leaks" => Ok(heap_api::leaks(heap()?, q)),
         "object" => inspect::object(heap()?, q).map_err(not_found),
-        "incoming" => inspect::incoming(heap()?, q).map_err(not_found),
-        "path" => inspect::path(heap()?, q).map_err(not_found),
+        "incoming" => inspect::incoming(heap()?, app.referrers(heap()?), q).map_err(not_found),
+        "path" => {
+            let an = heap()?;
+            inspect::path(an, || app.forest(an), q).map_err(not_found)
+        }
         "diff" => {
             let b = other.ok_or((400, "b= names no second file".to_string()))?;
             let bh = b.an.as_ref().ok_or_else(|| (404, format!("{} has no heap dump", b.file.display())))?;
-            Ok(heap_api::diff(heap()?, bh, q))
+            Ok(heap_api::diff([(heap()?, app.class_table(heap()?)), (bh, b.class_table(bh))], q))
+        }
+        "waste" | "loaders" | "threads" => {
+            heap()?;
+            insight_api::insight(app, what).ok_or_else(|| (404, "no heap dump".to_string()))
         }
         "flame" | "methods" | "callers" | "flamediff" => profile_answer(app, what, q, other),
         _ => Err((404, format!("no API /api/{what}"))),
@@ -48,7 +56,7 @@ fn run(app: &App, what: &str, q: &str, other: Option<&App>) -> Answer {
 fn summary(app: &App) -> Value {
     let mut v = app.summary_json.clone();
     if let Some(an) = &app.an {
-        v["heap"] = heap_api::overview(an);
+        v["heap"] = heap_api::overview(an, app.class_table(an));
     }
     v["profiles"] = app
         .profiles

@@ -1,9 +1,14 @@
 //! What the server knows about one file, built once by index.rs and shared by every connection, and the
 //! answer to a request for it: a JSON answer (api.rs) or a server-rendered page (routes.rs).
 
+use super::groups::Groups;
 use super::pages::{esc, page};
 use crate::analyze::dominators::Analysed;
+use hprof_analysis::Progress;
+use hprof_analysis::insight::root_paths::RootForest;
+use serde_json::Value;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 /// What the server knows about its file, built once and shared by every connection.
 pub struct App {
@@ -20,6 +25,22 @@ pub struct App {
     pub threads: Vec<(u32, String)>,
     /// The summary for the API: file, version, records, damage.
     pub summary_json: serde_json::Value,
+    /// What is computed once, when first asked.
+    pub cache: Cache,
+}
+
+/// Answers that walk the whole heap, kept once computed: a drill-down then costs a lookup.
+#[derive(Default)]
+pub struct Cache {
+    /// `Analysed::class_table`: (class index, instances, shallow, retained), biggest retained first.
+    pub class_table: OnceLock<Vec<(usize, u64, u64, u64)>>,
+    pub waste: OnceLock<Value>,
+    pub loaders: OnceLock<Value>,
+    pub threads: OnceLock<Value>,
+    /// Each class's instances, each object's referrers, and the shortest paths from the GC roots.
+    pub instances: OnceLock<Groups>,
+    pub referrers: OnceLock<Groups>,
+    pub forest: OnceLock<RootForest>,
 }
 
 /// A route's answer: status, content type and body.
@@ -30,6 +51,39 @@ pub struct Reply {
 }
 
 impl App {
+    /// Builds the tables of the drill-downs (part of the index, so that none waits for them later).
+    pub fn warm(&self, progress: &dyn Progress) {
+        let Some(an) = &self.an else { return };
+        progress.start("tables for drill-downs", 4);
+        self.class_table(an);
+        progress.inc(1);
+        self.instances(an);
+        progress.inc(1);
+        self.referrers(an);
+        progress.inc(1);
+        self.forest(an);
+        progress.inc(1);
+        progress.finish();
+    }
+
+    pub fn instances(&self, an: &Analysed) -> &Groups {
+        self.cache.instances.get_or_init(|| Groups::instances(an))
+    }
+
+    pub fn referrers(&self, an: &Analysed) -> &Groups {
+        self.cache.referrers.get_or_init(|| Groups::referrers(an))
+    }
+
+    /// Every reachable object's parent on a shortest path from the roots: one search for all paths.
+    pub fn forest(&self, an: &Analysed) -> &RootForest {
+        self.cache.forest.get_or_init(|| RootForest::new(&an.graph))
+    }
+
+    /// The classes by retained size (see `Analysed::class_table`), computed once.
+    pub fn class_table(&self, an: &Analysed) -> &[(usize, u64, u64, u64)] {
+        self.cache.class_table.get_or_init(|| an.class_table())
+    }
+
     /// Checks that the file is still whole after an answer was computed from it: pages read names from the
     /// mapped file, and if it shrank meanwhile, the answer is wrong; say so instead.
     pub fn checked(&self, reply: Reply) -> Reply {

@@ -2,6 +2,7 @@
 //! the dominator tree one level at a time, leak suspects and the diff of two dumps. Every list is paged
 //! (`offset`, `limit`) and says its `total`, so that a dump with millions of objects answers in one page.
 
+use super::groups::Groups;
 use super::pages::query;
 use crate::analyze::dominators::Analysed;
 use crate::analyze::{matches, parse_id};
@@ -20,7 +21,7 @@ pub fn page_of(q: &str) -> (usize, usize) {
 pub fn node(an: &Analysed, v: u32) -> Value {
     let mut j = an.node_json(v);
     j["label"] = Value::String(an.graph.describe(v));
-    j["children"] = json!(an.tree.children_of(Some(v)).len());
+    j["children"] = json!(an.tree.child_count(Some(v)));
     j
 }
 
@@ -42,14 +43,16 @@ fn loader(an: &Analysed, loader_id: u64) -> String {
 }
 
 /// `/api/histo?filter=&sort=retained|shallow|instances|name&group=class|package|loader&offset&limit`.
-pub fn histo(an: &Analysed, q: &str) -> Value {
+/// A class row: (class index, instances, shallow, retained), as `Analysed::class_table` gives them.
+type ClassRow = (usize, u64, u64, u64);
+
+pub fn histo(an: &Analysed, table: &[ClassRow], q: &str) -> Value {
     let filter = query(q, "filter").unwrap_or_default();
     let sort = query(q, "sort").unwrap_or_else(|| "retained".into());
     let group = query(q, "group").unwrap_or_else(|| "class".into());
     let (offset, limit) = page_of(q);
     let classes = &an.graph.classes.classes;
-    let table = an.class_table();
-    let table = table.into_iter().filter(|r| filter.is_empty() || matches(&filter, &classes[r.0].name));
+    let table = table.iter().copied().filter(|r| filter.is_empty() || matches(&filter, &classes[r.0].name));
     // (name, instances, shallow, retained or None for groups, classes in the group)
     let mut rows: Vec<(String, u64, u64, Option<u64>, u64)> = match group.as_str() {
         "package" | "loader" => {
@@ -90,16 +93,25 @@ pub fn histo(an: &Analysed, q: &str) -> Value {
 }
 
 /// `/api/objects?class=NAME&offset&limit`: the class's instances, biggest retained first.
-pub fn objects(an: &Analysed, q: &str) -> Value {
+pub fn objects(an: &Analysed, instances: &Groups, q: &str) -> Value {
     let class = query(q, "class").unwrap_or_default();
     let (offset, limit) = page_of(q);
     let g = &an.graph;
-    let wanted: Vec<bool> = g.classes.classes.iter().map(|c| c.name == class).collect();
-    let objs: Vec<u32> = (0..g.len() as u32).filter(|&v| wanted[g.class_of[v as usize] as usize]).collect();
-    let total = objs.len();
-    let top = an.biggest(&objs, offset + limit);
+    // Every class of that name (several loaders may define one), each list biggest first.
+    let classes: Vec<usize> = (0..g.classes.classes.len()).filter(|&c| g.classes.classes[c].name == class).collect();
+    let (total, page) = match classes[..] {
+        [c] => {
+            let all = instances.get(c);
+            (all.len(), all.iter().skip(offset).take(limit).copied().collect::<Vec<_>>())
+        }
+        _ => {
+            let all: Vec<u32> = classes.iter().flat_map(|&c| instances.get(c).iter().copied()).collect();
+            let top = an.biggest(&all, offset + limit);
+            (all.len(), top.into_iter().skip(offset).collect())
+        }
+    };
     json!({"class": class, "total": total, "offset": offset,
-           "objects": top.iter().skip(offset).map(|&v| node(an, v)).collect::<Vec<_>>()})
+           "objects": page.iter().map(|&v| node(an, v)).collect::<Vec<_>>()})
 }
 
 /// `/api/dominators?id=&offset&limit`: one level of the tree (the GC roots' level without `id`).
@@ -110,8 +122,15 @@ pub fn dominators(an: &Analysed, q: &str) -> Result<Value, String> {
         None => None,
     };
     let (offset, limit) = page_of(q);
-    let kids = an.tree.children_of(v);
-    let top = an.biggest(&kids, offset + limit);
+    let copied;
+    let kids = match an.tree.children_slice(v) {
+        Some(k) => k,
+        None => {
+            copied = an.tree.children_of(v);
+            &copied
+        }
+    };
+    let top = an.biggest(kids, offset + limit);
     let parent = v.map(|v| an.tree.idom[v as usize]).and_then(|d| match d {
         DominatorTree::ROOT | DominatorTree::UNREACHABLE => None,
         d => Some(format!("0x{:x}", an.graph.ids.get(d))),
@@ -144,11 +163,11 @@ pub fn leaks(an: &Analysed, q: &str) -> Value {
 }
 
 /// The biggest classes and objects for the first screen.
-pub fn overview(an: &Analysed) -> Value {
+pub fn overview(an: &Analysed, table: &[ClassRow]) -> Value {
     let names = &an.graph.classes.classes;
-    let classes: Vec<Value> = an
-        .class_table()
-        .into_iter()
+    let classes: Vec<Value> = table
+        .iter()
+        .copied()
         .take(10)
         .map(|(i, n, s, r)| json!({"class": names[i].name, "instances": n, "shallow_bytes": s, "retained_bytes": r}))
         .collect();
@@ -167,13 +186,14 @@ pub fn overview(an: &Analysed) -> Value {
 
 /// `/api/diff?b=1&filter=&offset&limit`: per class, instances, shallow and retained bytes in both dumps,
 /// biggest change in retained (then shallow) bytes first.
-pub fn diff(a: &Analysed, b: &Analysed, q: &str) -> Value {
+pub fn diff(files: [(&Analysed, &[ClassRow]); 2], q: &str) -> Value {
+    let [(a, _), (b, _)] = files;
     let filter = query(q, "filter").unwrap_or_default();
     let (offset, limit) = page_of(q);
     let mut per: FxHashMap<&str, [i64; 6]> = FxHashMap::default();
-    for (k, an) in [a, b].into_iter().enumerate() {
+    for (k, (an, table)) in files.into_iter().enumerate() {
         let names = &an.graph.classes.classes;
-        for (i, n, s, r) in an.class_table() {
+        for &(i, n, s, r) in table {
             let e = per.entry(names[i].name.as_str()).or_default();
             e[k * 3] += n as i64;
             e[k * 3 + 1] += s as i64;

@@ -2,13 +2,15 @@
 //! the file), its outgoing and incoming references, sizes, GC roots, and its path from a GC root —
 //! through strong references, or also through the referents of weak and soft references when asked.
 
+use super::groups::Groups;
 use super::heap_api::{node, page_of};
 use super::pages::query;
 use crate::analyze::dominators::Analysed;
 use crate::analyze::parse_id;
 use crate::analyze::path::path_json;
 use hprof_analysis::heap::root_kind_name;
-use hprof_analysis::paths::{RootPath, shortest_path};
+use hprof_analysis::insight::root_paths::RootForest;
+use hprof_analysis::paths::RootPath;
 use hprof_format::binary::heap::ids as array_ids;
 use hprof_format::binary::{HeapRecord, HeapRecords, Value as HValue};
 use hprof_format::tags::BasicType;
@@ -195,11 +197,12 @@ pub fn object(an: &Analysed, q: &str) -> Result<Value, String> {
 
 /// `/api/incoming?id=&offset&limit`: the objects that refer to it (one pass over all references). The
 /// graph leaves out references to GC roots, so a root shows none.
-pub fn incoming(an: &Analysed, q: &str) -> Result<Value, String> {
+pub fn incoming(an: &Analysed, referrers: &Groups, q: &str) -> Result<Value, String> {
     let v = target(an, q)?;
     let (offset, limit) = page_of(q);
     let g = &an.graph;
-    let from: Vec<u32> = (0..g.len() as u32).filter(|&u| g.refs(u).contains(&v)).collect();
+    let mut from = referrers.get(v as usize).to_vec();
+    from.dedup();
     let is_root = g.roots.iter().any(|r| r.node == v);
     Ok(json!({
         "total": from.len(),
@@ -285,8 +288,9 @@ fn path_through_weak(an: &Analysed, target: u32) -> Option<(RootPath, Vec<u32>)>
     Some((RootPath { root, nodes }, weak_steps))
 }
 
-/// `/api/path?id=&weak=1`: the shortest path from a GC root, strong references only unless `weak=1`.
-pub fn path(an: &Analysed, q: &str) -> Result<Value, String> {
+/// `/api/path?id=&weak=1`: the shortest path from a GC root, strong references only (read off `forest`,
+/// the same path `hprof path` finds) unless `weak=1`.
+pub fn path<'a>(an: &Analysed, forest: impl FnOnce() -> &'a RootForest, q: &str) -> Result<Value, String> {
     let v = target(an, q)?;
     let weak = query(q, "weak").is_some_and(|w| w == "1" || w == "true");
     let (p, weak_steps) = if weak {
@@ -295,7 +299,7 @@ pub fn path(an: &Analysed, q: &str) -> Result<Value, String> {
             None => (None, Vec::new()),
         }
     } else {
-        (shortest_path(&an.graph, v), Vec::new())
+        (forest().path(&an.graph, v), Vec::new())
     };
     let mut j = p.as_ref().map(|p| path_json(an, p));
     if let Some(steps) = j.as_mut().and_then(|j| j["steps"].as_array_mut()) {

@@ -7,17 +7,19 @@
 //! - app.rs: what is known about one file; routes.rs: the server-rendered pages (they work without
 //!   JavaScript); pages.rs: HTML helpers;
 //! - api.rs: the JSON API of the single-page application, over heap_api.rs (histogram, dominator tree,
-//!   leaks, dump diff), inspect.rs (object inspector, paths) and profile.rs (flame graphs, callers, diffs);
+//!   leaks, dump diff), insight_api.rs (waste, class loaders, threads), inspect.rs (object inspector, paths) and profile.rs (flame graphs, callers, diffs);
 //! - spa.rs: the application itself (spa/: HTML, JavaScript and CSS embedded in the binary).
 //!
 //! See docs/security.md for what it exposes and to whom.
 
 mod api;
 mod app;
+mod groups;
 mod guard;
 mod heap_api;
 mod http;
 mod index;
+mod insight_api;
 mod inspect;
 mod pages;
 mod profile;
@@ -109,7 +111,19 @@ fn load(file: &Path, graph: &super::GraphArgs, progress: &dyn Progress) -> Resul
         summary.push_str(&format!("\n{m}\n"));
     }
     drop(fresh);
-    Ok(App { file: file.to_path_buf(), an, flame_svg: flame, summary, no_heap, profiles, threads, summary_json })
+    let app = App {
+        file: file.to_path_buf(),
+        an,
+        flame_svg: flame,
+        summary,
+        no_heap,
+        profiles,
+        threads,
+        summary_json,
+        cache: Default::default(),
+    };
+    app.warm(progress);
+    Ok(app)
 }
 
 /// This machine's name, for the URL and the Host check of a server bound to all addresses.

@@ -150,7 +150,8 @@ const App = (() => {
     const f = Number(currentFile());
     const others = files.map((_, i) => i).filter((i) => i !== f);
     if (sum.heap) {
-      v.push(["histo", "Histogram"], ["dominators", "Dominator tree"], ["leaks", "Leak suspects"]);
+      v.push(["histo", "Histogram"], ["dominators", "Dominator tree"], ["leaks", "Leak suspects"], ["waste", "Waste"],
+        ["loaders", "Class loaders"], ["threads", "Threads"]);
     }
     if (sum.profiles.length) v.push(["flame", "Flame graph"], ["callers", "Callers"]);
     if (others.length) {
@@ -519,7 +520,70 @@ const App = (() => {
         { t: "shallow before", n: 1 }, { t: "after", n: 1 }, { t: "Δ", n: 1 }, { t: "retained before", n: 1 }, { t: "after", n: 1 }, { t: "Δ", n: 1 }], rows));
   }
 
-  const routes = { overview, histo, dominators, object, leaks, flame, callers, flamediff, diff };
+  // The heap insights of `hprof waste`, `loaders` and `threads`.
+  async function waste(sum) {
+    const w = await api("waste");
+    const share = (x) => (100 * x).toFixed(2) + "%";
+    const ds = w.duplicate_strings, da = w.duplicate_arrays;
+    return h("div", { id: "waste" }, h("h1", {}, "Waste"),
+      h("p", { id: "waste-total", dataset: { bytes: w.wasted_bytes } }, `${bytes(w.wasted_bytes)} of ${bytes(w.heap_bytes)} (${share(w.wasted_share)}) spent on nothing.`),
+      h("h2", {}, `Duplicate strings: ${num(ds.strings)} copies, ${bytes(ds.wasted_bytes)} (${share(ds.share)})`),
+      table("waste-strings", [{ t: "wasted", n: 1 }, { t: "strings", n: 1 }, { t: "length", n: 1 }, "value"], ds.top.map((d) => h("tr", {},
+        h("td", { class: "n" }, num(d.wasted_bytes)), h("td", { class: "n" }, num(d.strings)), h("td", { class: "n" }, num(d.length)),
+        h("td", { class: "mono name" }, d.value === null ? "<redacted>" : JSON.stringify(d.value))))),
+      h("h2", {}, "Collections: empty, and unused slots"),
+      table("waste-collections", ["class", { t: "instances", n: 1 }, { t: "empty", n: 1 }, { t: "underused", n: 1 }, { t: "wasted", n: 1 }, { t: "%", n: 1 }],
+        w.collections.map((c) => h("tr", {}, h("td", { class: "name" }, h("a", { href: href("histo", { filter: c.class, open: c.class }) }, c.class)),
+          h("td", { class: "n" }, num(c.instances)), h("td", { class: "n" }, num(c.empty)), h("td", { class: "n" }, num(c.underused)),
+          h("td", { class: "n" }, num(c.wasted_bytes)), h("td", { class: "n" }, share(c.share))))),
+      h("h2", {}, "Boxed primitives in collections"),
+      table("waste-boxed", ["class", { t: "objects", n: 1 }, { t: "wasted", n: 1 }, "held by"], w.boxed_in_collections.map((b) => h("tr", {},
+        h("td", {}, b.class), h("td", { class: "n" }, num(b.objects)), h("td", { class: "n" }, num(b.wasted_bytes)),
+        h("td", { class: "name" }, b.holders.map((x) => `${x.class} (${num(x.objects)})`).join(", "))))),
+      h("h2", {}, "Zero-filled arrays"),
+      table("waste-zero", ["class", { t: "arrays", n: 1 }, { t: "bytes", n: 1 }, { t: "%", n: 1 }], w.zero_filled_arrays.map((z) => h("tr", {},
+        h("td", {}, z.class), h("td", { class: "n" }, num(z.arrays)), h("td", { class: "n" }, num(z.bytes)), h("td", { class: "n" }, share(z.share))))),
+      h("h2", {}, `Duplicate arrays: ${num(da.copies)} copies, ${bytes(da.wasted_bytes)} (${share(da.share)})`),
+      table("waste-arrays", ["class", { t: "length", n: 1 }, { t: "copies", n: 1 }, { t: "wasted", n: 1 }], da.top.map((d) => h("tr", {},
+        h("td", {}, d.class), h("td", { class: "n" }, num(d.length)), h("td", { class: "n" }, num(d.copies)), h("td", { class: "n" }, num(d.wasted_bytes))))));
+  }
+
+  function rootPath(p) {
+    if (!p) return h("span", { class: "muted" }, "no path");
+    return h("ol", { class: "path" }, h("li", {}, `GC root (${p.root_kind})`), p.steps.map((s) => h("li", {},
+      s.field ? h("span", { class: "field" }, s.field + " → ") : null, h("a", { href: href("object", { id: s.id }) }, `${s.class}@${s.id}`))));
+  }
+
+  async function loaders(sum) {
+    const r = await api("loaders");
+    const link = (id, label) => (id && id !== "0x0" ? h("a", { href: href("object", { id }) }, label || id) : "<bootstrap>");
+    return h("div", { id: "loaders" }, h("h1", {}, "Class loaders"),
+      h("p", { class: "muted" }, `${num(r.loader_count)} loaders; ${num(r.duplicate_class_count)} classes defined by several loaders; ${r.held_after_close.length} closed loaders still held.`),
+      table("loaders-table", ["loader", "name", "parent", { t: "classes", n: 1 }, { t: "instances", n: 1 }, { t: "retained", n: 1 }, ""],
+        r.loaders.map((l) => h("tr", {}, h("td", { class: "name" }, link(l.id, `${l.class}@${l.id}`)), h("td", {}, l.name || ""),
+          h("td", {}, l.parent === null ? "" : link(l.parent)), h("td", { class: "n" }, num(l.classes)), h("td", { class: "n" }, num(l.instances)),
+          h("td", { class: "n" }, num(l.retained_bytes)), h("td", {}, l.closed ? "closed" : "")))),
+      h("h2", {}, "Classes defined by several loaders"),
+      r.duplicate_classes.length ? table("loaders-duplicates", ["class", "loaders"], r.duplicate_classes.map((d) => h("tr", {},
+        h("td", { class: "name" }, d.class), h("td", {}, d.loaders.map((l, i) => [i ? ", " : "", link(l)]))))) : h("p", { class: "muted" }, "None."),
+      h("h2", {}, "Closed loaders still held"),
+      r.held_after_close.length ? h("ul", {}, r.held_after_close.map((x) => h("li", {}, link(x.loader), ` — ${x.why}`, rootPath(x.path))))
+        : h("p", { class: "muted" }, "None."));
+  }
+
+  async function threads(sum) {
+    const r = await api("threads");
+    return h("div", { id: "threads" }, h("h1", {}, "Threads"),
+      r.threads.map((t) => h("details", { class: "thread" },
+        h("summary", {}, h("b", {}, t.name || `thread ${t.serial}`), ` — retains ${bytes(t.retained_bytes)}`,
+          t.object ? [" ", h("a", { href: href("object", { id: t.object.id }) }, `${t.object.class}@${t.object.id}`)] : null),
+        table("thread-frames", [{ t: "#", n: 1 }, "frame", { t: "retained", n: 1 }, "locals"], t.frames.map((f) => h("tr", {},
+          h("td", { class: "n" }, f.depth), h("td", { class: "mono name" }, f.frame || "<no frame>"), h("td", { class: "n" }, f.object_count ? num(f.retained_bytes) : ""),
+          h("td", { class: "name" }, f.objects.map((o, i) => [i ? ", " : "", h("a", { href: href("object", { id: o.id }) }, `${o.class}@${o.id}`)]),
+            f.object_count > f.objects.length ? ` … ${num(f.object_count - f.objects.length)} more` : "")))))));
+  }
+
+  const routes = { overview, histo, dominators, object, leaks, waste, loaders, threads, flame, callers, flamediff, diff };
 
   // ---- the router --------------------------------------------------------------------------------
 
