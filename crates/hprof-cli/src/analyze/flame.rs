@@ -130,6 +130,13 @@ fn load(file: &Path, alloc: bool, range: Option<(u64, u64)>) -> Result<(Dump, St
     Ok((d, kind, s))
 }
 
+/// Whether a stack is cpu=wall's: its root frame is a thread state (`[sleeping]`, …).
+fn is_wall_clock(stack: &ResolvedStack) -> bool {
+    const STATES: [&str; 7] =
+        ["[running]", "[in_native]", "[sleeping]", "[blocked_on_monitor]", "[waiting]", "[parked]", "[other]"];
+    stack.frames.first().is_some_and(|f| f.is_pseudo() && STATES.contains(&f.method_name.as_str()))
+}
+
 pub fn run_flame(a: &FlameArgs) -> Result<(), String> {
     let range = time_range(a.from, a.to, a.alloc)?;
     if !a.alloc
@@ -148,7 +155,13 @@ pub fn run_flame(a: &FlameArgs) -> Result<(), String> {
         return Ok(());
     }
     let (d, kind, s) = load(&a.file, a.alloc, range)?;
-    let title = if matches!(kind, StackKind::AllocSites) { "Allocation sites (live bytes)" } else { "CPU samples" };
+    let title = if matches!(kind, StackKind::AllocSites) {
+        "Allocation sites (live bytes)"
+    } else if s.iter().any(is_wall_clock) {
+        "Wall clock (cpu=wall)"
+    } else {
+        "CPU samples"
+    };
     write_flamegraph(&a.output, &weighted(&s), title, kind.unit())
         .map_err(|e| format!("{}: {e}", a.output.display()))?;
     if a.json {
