@@ -32,15 +32,17 @@ pub struct Exported {
     pub damage: Result<(), String>,
 }
 
-/// Opens `dir` as an export's directory: created 0700 when missing; an existing one must be a directory
+/// Opens `dir` as an export's directory: created 0700 (with any missing parents) when missing; an existing one must be a directory
 /// (a symlink is refused, not followed).
 pub fn prepare_dir(dir: &Path) -> Result<(), String> {
     match std::fs::symlink_metadata(dir) {
         Ok(m) if m.file_type().is_dir() => Ok(()),
         Ok(_) => Err(format!("{} exists and is not a directory (a symlink is not followed)", dir.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            DirBuilder::new().mode(0o700).create(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display())),
         Err(e) => Err(format!("{}: {e}", dir.display())),
     }
 }
