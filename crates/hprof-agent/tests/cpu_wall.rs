@@ -134,6 +134,16 @@ fn wall_shares_match_the_programs_clocks_virtual_threads_are_named_and_time_rang
         let has = |lines: &[(String, u64)], m: &str| lines.iter().any(|(stack, _)| stack.contains(m));
         assert!(has(&platform, "WallClock.sleeperLoop") && has(&platform, "WallClock.spinnerLoop"), "JDK {v}");
         assert!(!has(&platform, "WallClock.virtualNap"), "JDK {v}: the virtual phase leaked into the platform's");
+        // The flame graph of that range is titled by its mode.
+        let svg = run.file("platform.svg");
+        let flame = Command::new(hprof_binary())
+            .args(["flame", "--from", &format!("{}ms", p_start + 300), "--to", &format!("{}ms", p_end - 300), "-o"])
+            .arg(&svg)
+            .arg(run.file("wall.hprof"))
+            .output()
+            .unwrap();
+        assert!(flame.status.success(), "hprof flame: {}", String::from_utf8_lossy(&flame.stderr));
+        assert!(std::fs::read_to_string(&svg).unwrap().contains("Wall clock (cpu=wall)"), "JDK {v}: flame title");
 
         if v == "17" {
             continue;

@@ -6,6 +6,7 @@ mod install;
 mod listen;
 mod memory_cap;
 mod size_arg;
+mod tables;
 mod time_arg;
 
 use clap::{Parser, Subcommand};
@@ -61,7 +62,8 @@ enum Command {
     Threads(analyze::threads::Args),
     /// Flame graph (HTML or SVG) of CPU samples or allocation sites.
     Flame(analyze::flame::FlameArgs),
-    /// Export CPU samples or allocation sites as pprof (gzipped profile.proto), OTLP profiles or collapsed stacks.
+    /// Export CPU samples or allocation sites as pprof (gzipped profile.proto), OTLP profiles or collapsed
+    /// stacks; or a heap dump or profile as Parquet tables (`--format parquet --output DIR`) for SQL.
     Export(analyze::flame::ExportArgs),
     /// A local web view of a heap dump or profile on 127.0.0.1.
     Serve(analyze::serve::Args),

@@ -47,9 +47,21 @@ impl Analysed {
         bar: &dyn hprof_analysis::Progress,
     ) -> Result<Analysed, String> {
         let dump = open(path, bar)?;
-        let mut graph = HeapGraph::build_as(&dump, keep_offsets, opts.layout.layout, bar).map_err(|e| e.to_string())?;
         // Without offsets nobody walks references afterwards (dominators alone): free them early.
-        let tree = if keep_offsets {
+        Analysed::of_dump(dump, keep_offsets, !keep_offsets, opts, bar)
+    }
+
+    /// The graph and dominator tree of an opened dump; `release_references` frees the graph's references
+    /// once the tree is built, for callers that never walk them.
+    pub fn of_dump(
+        dump: Dump,
+        keep_offsets: bool,
+        release_references: bool,
+        opts: &GraphArgs,
+        bar: &dyn hprof_analysis::Progress,
+    ) -> Result<Analysed, String> {
+        let mut graph = HeapGraph::build_as(&dump, keep_offsets, opts.layout.layout, bar).map_err(|e| e.to_string())?;
+        let tree = if !release_references {
             DominatorTree::compute_with(&graph, opts.unreachable(), bar)
         } else {
             DominatorTree::compute_releasing_references(&mut graph, opts.unreachable(), bar)

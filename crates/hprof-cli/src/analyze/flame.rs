@@ -42,6 +42,9 @@ pub enum ExportFormat {
     /// OpenTelemetry profiles: an ExportProfilesServiceRequest (protobuf, profiles v1development), the body
     /// an OTLP/HTTP collector takes on `/v1development/profiles`.
     Otlp,
+    /// A heap dump or profile as Parquet tables, one file per table in the directory given by --output
+    /// (objects, references, classes, roots, stacks, samples, sites, threads, dump; see docs/sql.md).
+    Parquet,
 }
 
 #[derive(clap::Args)]
@@ -50,7 +53,7 @@ pub struct ExportArgs {
     pub format: ExportFormat,
     /// A binary profile written with cpu=samples (or heap=sites for --alloc).
     pub file: PathBuf,
-    /// Output file (default: standard output).
+    /// Output file (default: standard output); with --format parquet, the directory of the tables.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Allocation sites instead of CPU samples: for pprof and otlp, alloc_objects, alloc_space,
@@ -70,6 +73,12 @@ pub struct ExportArgs {
     /// Print a JSON summary of what was written (needs -o).
     #[arg(long)]
     pub json: bool,
+    /// With --format parquet: no string or primitive value leaves the file (String texts, boxed values,
+    /// thread names are NULL).
+    #[arg(long)]
+    pub redact: bool,
+    #[command(flatten)]
+    pub graph: super::GraphArgs,
 }
 
 /// `--from`/`--to` as a range of ms since the session started, if either was given.
@@ -121,6 +130,13 @@ fn load(file: &Path, alloc: bool, range: Option<(u64, u64)>) -> Result<(Dump, St
     Ok((d, kind, s))
 }
 
+/// Whether a stack is cpu=wall's: its root frame is a thread state (`[sleeping]`, …).
+fn is_wall_clock(stack: &ResolvedStack) -> bool {
+    const STATES: [&str; 7] =
+        ["[running]", "[in_native]", "[sleeping]", "[blocked_on_monitor]", "[waiting]", "[parked]", "[other]"];
+    stack.frames.first().is_some_and(|f| f.is_pseudo() && STATES.contains(&f.method_name.as_str()))
+}
+
 pub fn run_flame(a: &FlameArgs) -> Result<(), String> {
     let range = time_range(a.from, a.to, a.alloc)?;
     if !a.alloc
@@ -139,7 +155,13 @@ pub fn run_flame(a: &FlameArgs) -> Result<(), String> {
         return Ok(());
     }
     let (d, kind, s) = load(&a.file, a.alloc, range)?;
-    let title = if matches!(kind, StackKind::AllocSites) { "Allocation sites (live bytes)" } else { "CPU samples" };
+    let title = if matches!(kind, StackKind::AllocSites) {
+        "Allocation sites (live bytes)"
+    } else if s.iter().any(is_wall_clock) {
+        "Wall clock (cpu=wall)"
+    } else {
+        "CPU samples"
+    };
     write_flamegraph(&a.output, &weighted(&s), title, kind.unit())
         .map_err(|e| format!("{}: {e}", a.output.display()))?;
     if a.json {
@@ -152,6 +174,10 @@ pub fn run_flame(a: &FlameArgs) -> Result<(), String> {
 }
 
 pub fn run_export(a: &ExportArgs) -> Result<(), String> {
+    if a.format == ExportFormat::Parquet {
+        return run_parquet(a);
+    }
+    // CPU samples or allocation sites, whatever the file also holds.
     let (d, kind, s) = load(&a.file, a.alloc, time_range(a.from, a.to, a.alloc)?)?;
     let bytes = match a.format {
         ExportFormat::Collapsed => {
@@ -169,6 +195,7 @@ pub fn run_export(a: &ExportArgs) -> Result<(), String> {
                 otlp::Origin { resource: &resource, scope_name: "hprof-rs", scope_version: env!("CARGO_PKG_VERSION") };
             otlp::encode(&origin, &[profile_export::profile(&d, kind, &s)])
         }
+        ExportFormat::Parquet => unreachable!("written by run_parquet above"),
     };
     match &a.output {
         Some(p) => {
@@ -182,4 +209,21 @@ pub fn run_export(a: &ExportArgs) -> Result<(), String> {
         )?;
     }
     damage(&a.file, &[d.damage.as_ref()])
+}
+
+fn run_parquet(a: &ExportArgs) -> Result<(), String> {
+    let dir = a.output.as_ref().ok_or("--format parquet needs --output DIR (the directory of the tables)")?;
+    let done = crate::tables::export(&a.file, dir, a.redact, &a.graph, &Bar::new())?;
+    if a.json {
+        let tables: serde_json::Map<String, serde_json::Value> =
+            done.rows.iter().map(|(t, n)| (t.to_string(), json!(n))).collect();
+        print_json(
+            &json!({"format": "parquet", "output": dir.display().to_string(), "redacted": a.redact, "tables": tables}),
+        )?;
+    } else {
+        for (t, n) in &done.rows {
+            println!("{:>12}  {}", n, dir.join(format!("{t}.parquet")).display());
+        }
+    }
+    done.damage
 }
