@@ -509,3 +509,43 @@ fn alloc_and_lock_windows_go_to_both_backends_with_their_types_units_and_periods
         }
     }
 }
+
+/// cpu=wall's windows go out as profile type `wall`: every thread whatever its state, the state as the root
+/// frame, wall time as samples × interval; the sleeper about half asleep by the uploaded samples alone.
+#[test]
+fn wall_windows_go_out_as_type_wall_with_each_threads_state() {
+    if !have_decoder() {
+        return;
+    }
+    let jdk = jdk17();
+    let dir = scratch("continuous-wall");
+    let rx = Receiver::start(dir.path(), &[]);
+    let opts = format!("cpu=wall,interval=10,pyroscope={},service=checkout,upload_interval=1s", rx.url());
+    let run = Java::new(&jdk, dir.path()).agentpath(&opts).class("WallClock").args(&["4", "0"]).run();
+    run.assert_success();
+    let requests = rx.requests();
+    let ingests: Vec<&Value> = requests.iter().filter(|r| r["path"] == "/ingest").collect();
+    assert!(ingests.len() >= 3, "{} uploads over 4 s at 1 s", ingests.len());
+    let (mut asleep, mut sleeper) = (0, 0);
+    for r in &ingests {
+        assert!(r["error"].is_null(), "{r}");
+        assert_eq!(r["query"]["name"], "checkout.wall{}", "{r}");
+        assert_eq!(r["query"]["sampleRate"], "100", "{r}");
+        let p = &r["decoded"]["profiles"][0];
+        assert_eq!(p["sample_types"], serde_json::json!([["samples", "count"], ["wall", "nanoseconds"]]));
+        for s in p["samples"].as_array().unwrap() {
+            let (count, ns) = (s["values"][0].as_i64().unwrap(), s["values"][1].as_i64().unwrap());
+            assert_eq!(ns, count * 10_000_000, "wall ns: {s}");
+            if s["attrs"]["thread.name"] == "sleeper" {
+                sleeper += count;
+                let root = s["frames"].as_array().unwrap().last().unwrap()["function"].as_str().unwrap();
+                assert!(root.starts_with('['), "a state as the root frame: {s}");
+                if root == "[sleeping]" {
+                    asleep += count;
+                }
+            }
+        }
+    }
+    let share = 100.0 * asleep as f64 / sleeper.max(1) as f64;
+    assert!(sleeper >= 200 && (35.0..=65.0).contains(&share), "sleeper {asleep}/{sleeper} asleep ({share:.1}%)");
+}
