@@ -71,8 +71,8 @@ const Flame = (() => {
         div.style.background = opts.diff ? diffColour(node, opts.total, opts.baseTotal) : colour(node.n);
         if (w > 30) div.textContent = node.n;
         const pct = opts.total ? (100 * node.v / opts.total).toFixed(2) : "0";
-        let title = `${node.n}\n${node.v.toLocaleString()} ${opts.unit || ""} (${pct}%)`;
-        if (opts.diff) title += `\nbefore: ${(node.b || 0).toLocaleString()}`;
+        let title = `${node.n}\n${node.v.toLocaleString("en-US")} ${opts.unit || ""} (${pct}%)`;
+        if (opts.diff) title += `\nbefore: ${(node.b || 0).toLocaleString("en-US")}`;
         div.title = title;
         div.dataset.name = node.n;
         div.addEventListener("click", (ev) => { ev.stopPropagation(); zoomTo(node, d); });
