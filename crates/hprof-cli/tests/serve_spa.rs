@@ -73,8 +73,14 @@ fn serve(files: &[&Path]) -> (Serving, String) {
 
 /// The sum of the collapsed stacks' weights, and of those through a frame containing `frame`.
 fn collapsed(file: &Path, frame: &str) -> (u64, u64) {
-    let o = Command::new(hprof_binary()).args(["export", "--format", "collapsed"]).arg(file).output().unwrap();
-    assert!(o.status.success());
+    collapsed_with(file, frame, &[])
+}
+
+/// `collapsed` with more arguments (`--from`, `--to`).
+fn collapsed_with(file: &Path, frame: &str, args: &[&str]) -> (u64, u64) {
+    let o =
+        Command::new(hprof_binary()).args(["export", "--format", "collapsed"]).args(args).arg(file).output().unwrap();
+    assert!(o.status.success(), "hprof export {args:?}: {}", String::from_utf8_lossy(&o.stderr));
     let mut all = 0;
     let mut hit = 0;
     for l in String::from_utf8_lossy(&o.stdout).lines() {
@@ -205,6 +211,22 @@ fn spa_views_in_headless_chromium() {
     assert!(hit * 2 > all, "hotAlpha has most of CpuAccuracy's samples: {hit} of {all}");
     assert!(seen["flame_zoom"]["frame"].as_str().unwrap().contains(frame));
     assert!(seen["flame_threads"].as_u64().unwrap() >= 1, "thread=y gives the samples' threads: {seen}");
+    // The timeline: all samples have times; a range dragged across it and one typed give `hprof export
+    // --from --to`'s totals.
+    assert_eq!(seen["timeline_total"], all, "{seen}");
+    for key in ["range", "range_typed"] {
+        let r = &seen[key];
+        let (from, to) = (format!("{}ms", r["from"]), format!("{}ms", r["to"]));
+        let (in_range, _) = collapsed_with(&a, frame, &["--from", &from, "--to", &to]);
+        assert_eq!(r["total"], in_range, "{key} {from}..{to}: {seen}");
+    }
+    let dragged = seen["range"]["total"].as_u64().unwrap();
+    assert!(dragged > 0 && dragged < all, "the middle half of the run holds some of its samples: {seen}");
+    let end = seen["timeline_end_ms"].as_u64().unwrap();
+    assert!(end > 1500, "CpuAccuracy ran 2 s: {seen}");
+    assert!(seen["range"]["from"].as_u64().unwrap() * 5 > end && seen["range"]["to"].as_u64().unwrap() * 5 < end * 4);
+    // Per thread, the timeline counts that thread's samples.
+    assert_eq!(seen["timeline_thread_total"], seen["flame_thread_total"], "{seen}");
     assert!(seen["callers_title"].as_str().unwrap().contains(frame));
     // The diff against the second profile: both totals, the frame's weight before and after.
     let (ball, bhit) = collapsed(&b, frame);
@@ -214,6 +236,13 @@ fn spa_views_in_headless_chromium() {
     assert_eq!(seen["flamediff_matched"], hit);
     let title = seen["flamediff_title"][0].as_str().unwrap();
     assert!(digits(title).contains(&format!("before: {bhit}")), "{title}");
+    // The diff's thread filter: this file's thread, and the second file's thread of that name.
+    assert_eq!(
+        digits(seen["flamediff_thread_totals"].as_str().unwrap()),
+        format!("{} → {} samples", seen["b_thread_total"], seen["flame_thread_total"]),
+        "{seen}"
+    );
+    assert!(seen["b_thread_total"].as_u64().unwrap() > 0, "{seen}");
     assert!(seen["diff_rows"].as_u64().unwrap() > 0, "{seen}");
 
     // The unreadable file: named, with where reading stopped; the server answered on.

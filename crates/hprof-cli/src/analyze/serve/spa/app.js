@@ -399,23 +399,88 @@ const App = (() => {
       items.length + classes.length ? h("ol", { id: "suspects" }, items, classes) : h("p", {}, "No suspects above the threshold."));
   }
 
-  // Kind and thread pickers shared by the profile views.
-  function profileControls(sum, p, name, withThread = true) {
+  // Kind and thread pickers shared by the profile views; `extra` are the view's own parameters, kept.
+  function profileControls(sum, p, name, extra = {}) {
     const kind = p.get("kind") || sum.profiles[0].kind;
     const prof = sum.profiles.find((x) => x.kind === kind) || sum.profiles[0];
-    const set = (changes) => go(name, Object.assign({ kind, thread: p.get("thread"), b: p.get("b") }, changes));
+    const keep = Object.assign({ kind, thread: p.get("thread"), b: p.get("b"), from: p.get("from"), to: p.get("to") }, extra);
+    const set = (changes) => go(name, Object.assign({}, keep, changes));
     const kindSel = h("select", { id: "profile-kind" }, sum.profiles.map((x) => h("option", { value: x.kind, selected: x.kind === kind }, x.title)));
-    kindSel.addEventListener("change", () => set({ kind: kindSel.value, thread: null }));
+    // Another type may have no sample times: the range is dropped with the type.
+    kindSel.addEventListener("change", () => set({ kind: kindSel.value, thread: null, from: null, to: null }));
     const threads = prof.threads.filter((t) => t.serial !== 0);
     let threadSel = null;
-    if (withThread && threads.length) {
+    if (threads.length) {
       threadSel = h("select", { id: "profile-thread" }, h("option", { value: "" }, "all threads"),
         threads.map((t) => h("option", { value: t.serial, selected: String(t.serial) === p.get("thread") },
           `${t.name || "thread " + t.serial} (${num(t.weight)})`)));
       threadSel.addEventListener("change", () => set({ thread: threadSel.value }));
     }
-    return { kind, prof, controls: [sum.profiles.length > 1 ? kindSel : null, threadSel] };
+    const range = { from: p.get("from") || "", to: p.get("to") || "" };
+    const strip = prof.times ? timeline(kind, p.get("thread") || "", range, set) : null;
+    return { kind, prof, range, strip, controls: [sum.profiles.length > 1 ? kindSel : null, threadSel] };
   }
+
+  // The samples per time bucket (of the thread picked) with the range picked: drag across the strip or
+  // type the bounds (ms since the session started); `set` moves the view to the new range.
+  function timeline(kind, thread, range, set) {
+    const HEIGHT = 60;
+    const bars = h("div", { class: "tl-bars", id: "timeline-bars" });
+    const sel = h("div", { class: "tl-sel", id: "timeline-sel", hidden: true });
+    const strip = h("div", { class: "tl-strip", id: "timeline" }, bars, sel);
+    const from = h("input", { type: "number", min: 0, id: "timeline-from", value: range.from, placeholder: "from ms", class: "tl-ms" });
+    const to = h("input", { type: "number", min: 0, id: "timeline-to", value: range.to, placeholder: "to ms", class: "tl-ms" });
+    const apply = () => set({ from: from.value, to: to.value });
+    for (const i of [from, to]) i.addEventListener("keydown", (e) => { if (e.key === "Enter") apply(); });
+    const info = h("span", { class: "muted", id: "timeline-info" });
+    const box = h("div", { class: "timeline" }, strip,
+      h("div", { class: "controls" }, "time range ", from, " – ", to, " ms ",
+        h("button", { id: "timeline-apply", onclick: apply }, "apply"),
+        h("button", { id: "timeline-clear", onclick: () => set({ from: null, to: null }) }, "whole profile"), info));
+    api("timeline", { kind, thread, buckets: 300 }).then((t) => {
+      const end = t.counts.length * t.bucket_ms;
+      const max = Math.max(1, ...t.counts);
+      strip.dataset.endMs = t.end_ms;
+      strip.dataset.total = t.counts.reduce((a, b) => a + b, 0);
+      const w = 100 / t.counts.length;
+      t.counts.forEach((c, i) => {
+        if (!c) return;
+        bars.appendChild(h("div", { class: "tl-bar", style: `left:${i * w}%;width:${w}%;height:${Math.max(1, Math.round(HEIGHT * c / max))}px`,
+          title: `${num(i * t.bucket_ms)}–${num((i + 1) * t.bucket_ms)} ms: ${num(c)} ${t.unit}` }));
+      });
+      const pctOf = (ms) => Math.min(100, Math.max(0, 100 * ms / end));
+      const show = (a, b) => {
+        sel.hidden = false;
+        sel.style.left = pctOf(a) + "%";
+        sel.style.width = Math.max(0.2, pctOf(b) - pctOf(a)) + "%";
+      };
+      if (range.from || range.to) show(Number(range.from || 0), Number(range.to || end));
+      info.textContent = `${num(t.end_ms)} ms, ${num(t.bucket_ms)} ms a bar; drag across the bars to pick a range`;
+      const msAt = (ev) => {
+        const r = strip.getBoundingClientRect();
+        return Math.round(Math.min(1, Math.max(0, (ev.clientX - r.left) / r.width)) * end);
+      };
+      let start = null;
+      strip.addEventListener("mousedown", (ev) => { ev.preventDefault(); start = msAt(ev); show(start, start); });
+      strip.addEventListener("mousemove", (ev) => {
+        if (start === null) return;
+        const at = msAt(ev);
+        show(Math.min(start, at), Math.max(start, at));
+      });
+      const finish = (ev) => {
+        if (start === null) return;
+        const at = msAt(ev);
+        const a = Math.min(start, at), b = Math.max(start, at);
+        start = null;
+        if (b > a) set({ from: a, to: b });
+      };
+      strip.addEventListener("mouseup", finish);
+      strip.addEventListener("mouseleave", finish);
+    }).catch((e) => box.appendChild(showError(e, "timeline")));
+    return box;
+  }
+
+  const rangeText = (r) => (r.from || r.to ? ` from ${num(Number(r.from || 0))} ms${r.to ? ` to ${num(Number(r.to))} ms` : ""}` : "");
 
   // A flame graph with search, zoom and the icicle switch, under `title`.
   function flameBox(tree, opts, idp) {
@@ -444,28 +509,31 @@ const App = (() => {
   }
 
   async function flame(sum, p) {
-    const { kind, controls } = profileControls(sum, p, "flame");
-    const d = await api("flame", { kind, thread: p.get("thread") || "" });
+    const { kind, controls, range, strip } = profileControls(sum, p, "flame");
+    const d = await api("flame", { kind, thread: p.get("thread") || "", from: range.from, to: range.to });
     return h("div", { id: "flame" }, h("h1", {}, d.title),
-      h("div", { class: "controls" }, controls, h("span", { class: "muted", id: "flame-total" }, `${num(d.total)} ${d.unit}`)),
-      flameBox(d.tree, { unit: d.unit, total: d.total }, "flame"));
+      h("div", { class: "controls" }, controls, h("span", { class: "muted", id: "flame-total" }, `${num(d.total)} ${d.unit}`),
+        h("span", { class: "muted" }, rangeText(range))),
+      strip, flameBox(d.tree, { unit: d.unit, total: d.total }, "flame"));
   }
 
   async function callers(sum, p) {
-    const { kind, controls } = profileControls(sum, p, "callers");
-    const thread = p.get("thread") || "";
     const frame = p.get("frame");
     const filter = p.get("filter") || "";
-    const m = await api("methods", { kind, thread, filter, limit: 50 });
+    const { kind, controls, range, strip } = profileControls(sum, p, "callers", { frame, filter });
+    const thread = p.get("thread") || "";
+    const { from, to } = range;
+    const m = await api("methods", { kind, thread, filter, from, to, limit: 50 });
     const input = h("input", { type: "search", id: "methods-filter", placeholder: "method filter", value: filter });
-    input.addEventListener("keydown", (e) => { if (e.key === "Enter") go("callers", { kind, thread, filter: input.value }); });
+    input.addEventListener("keydown", (e) => { if (e.key === "Enter") go("callers", { kind, thread, from, to, filter: input.value }); });
     const out = h("div", { id: "callers" }, h("h1", {}, "Callers and callees"),
-      h("div", { class: "controls" }, controls, input),
+      h("div", { class: "controls" }, controls, input, h("span", { class: "muted", id: "methods-total" }, `${num(m.total)} ${m.unit}${rangeText(range)}`)),
+      strip,
       table("methods", ["method", { t: "total", n: 1 }, { t: "self", n: 1 }], m.methods.map((x) => h("tr", {},
-        h("td", { class: "name" }, h("a", { class: "method", href: href("callers", { kind, thread, filter, frame: x.frame }) }, x.frame)),
+        h("td", { class: "name" }, h("a", { class: "method", href: href("callers", { kind, thread, filter, from, to, frame: x.frame }) }, x.frame)),
         h("td", { class: "n" }, `${num(x.total)} (${pct(x.total, m.total)})`), h("td", { class: "n" }, `${num(x.self)} (${pct(x.self, m.total)})`)))));
     if (frame) {
-      const c = await api("callers", { kind, thread, frame });
+      const c = await api("callers", { kind, thread, frame, from, to });
       out.appendChild(h("h2", { id: "callers-title" }, `Callers of ${frame} (${num(c.value)} ${c.unit}, ${pct(c.value, c.total)})`));
       out.appendChild(flameBox(c.callers, { unit: c.unit, total: c.value, icicle: true }, "callers"));
       out.appendChild(h("h2", {}, `Callees of ${frame}`));
@@ -489,15 +557,20 @@ const App = (() => {
     return { b, sel };
   }
 
+  // The thread filter is by name in the second file (its serials are its own); the time range applies to
+  // both files when the second has sample times too.
   async function flamediff(sum, p) {
-    const kind = p.get("kind") || sum.profiles[0].kind;
-    const { b, sel } = baseSelect(p, "flamediff", { kind });
-    const d = await api("flamediff", { kind, b });
+    const { kind, controls, range, strip } = profileControls(sum, p, "flamediff");
+    const thread = p.get("thread") || "";
+    const { b, sel } = baseSelect(p, "flamediff", { kind, thread, from: range.from, to: range.to });
+    const d = await api("flamediff", { kind, b, thread, from: range.from, to: range.to });
+    const scope = (range.from || range.to) ? (d.base_range ? rangeText(range) + " in both" : rangeText(range) + " (after only)") : "";
     return h("div", { id: "flamediff" }, h("h1", {}, "Differential flame graph"),
-      h("div", { class: "controls" }, "before: ", sel, ` → after: ${files[Number(currentFile())].file.split("/").pop()}`,
+      h("div", { class: "controls" }, "before: ", sel, ` → after: ${files[Number(currentFile())].file.split("/").pop()}`, controls,
         h("span", { class: "legend" }, h("span", { style: "background:#ff9b9b" }, "share grew"), h("span", { style: "background:#9b9bff" }, "share shrank")),
-        h("span", { class: "muted", id: "flamediff-totals" }, `${num(d.base_total)} → ${num(d.total)} ${d.unit}`)),
-      flameBox(d.tree, { unit: d.unit, total: d.total, baseTotal: d.base_total, diff: true }, "flamediff"));
+        h("span", { class: "muted", id: "flamediff-totals" }, `${num(d.base_total)} → ${num(d.total)} ${d.unit}`),
+        h("span", { class: "muted" }, scope)),
+      strip, flameBox(d.tree, { unit: d.unit, total: d.total, baseTotal: d.base_total, diff: true }, "flamediff"));
   }
 
   async function diff(sum, p) {
