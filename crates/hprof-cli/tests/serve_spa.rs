@@ -238,6 +238,19 @@ fn spa_views_in_headless_chromium() {
     );
     assert!(seen["b_thread_total"].as_u64().unwrap() > 0, "{seen}");
     assert!(seen["diff_rows"].as_u64().unwrap() > 0, "{seen}");
+    // Object by object: `hprof diff B A --objects --json` (b= is the earlier dump).
+    let growth = hprof_json(&["diff", "--objects", "--json", b.to_str().unwrap(), af]);
+    let shown = &seen["diff_objects"];
+    assert_eq!(shown["new_objects"], growth["new_objects"], "{seen}");
+    assert_eq!(shown["new_bytes"], growth["new_bytes"], "{seen}");
+    let groups = growth["groups"].as_array().unwrap();
+    assert!(!groups.is_empty(), "a second run of the program has objects the first lacks: {growth}");
+    assert_eq!(shown["groups"].as_array().unwrap().len(), groups.len(), "{seen}");
+    for (row, cli) in shown["groups"].as_array().unwrap().iter().zip(groups) {
+        for k in ["holder", "new_objects", "new_bytes", "retained_bytes"] {
+            assert_eq!(row[k], cli[k], "{k}: {row} against {cli}");
+        }
+    }
 
     // The unreadable file: named, with where reading stopped; the server answered on.
     let bad_text = seen["bad_file"].as_str().unwrap();

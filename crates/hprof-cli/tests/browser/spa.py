@@ -314,6 +314,20 @@ try:
     click_nav("diff")
     wait_for("table.diff-table tbody tr", "list the dump diff")
     report["diff_rows"] = len(rows("table.diff-table tbody tr"))
+    step = "the dump diff object by object"
+    before = drawn()
+    d.execute_script("const s=document.getElementById('diff-mode'); s.value='objects';"
+                     "s.dispatchEvent(new Event('change'));")
+    wait.until(lambda _: "mode=objects" in d.current_url)
+    redrawn("diff", before)
+    summary = d.find_element(By.ID, "diffobjects-summary")
+    report["diff_objects"] = {
+        "new_objects": int(summary.get_attribute("data-new-objects")),
+        "new_bytes": int(summary.get_attribute("data-new-bytes")),
+        "groups": [{"holder": tr.get_attribute("data-holder"), "new_objects": num(cells(tr)[1]),
+                    "new_bytes": num(cells(tr)[2]), "retained_bytes": num(cells(tr)[3])}
+                   for tr in rows("table.diffobjects-table tbody tr")],
+    }
 
     # The unreadable third file: an error page naming it, and the server still answers.
     step = "open the unreadable file"

@@ -43,6 +43,10 @@ fn run(app: &App, what: &str, q: &str, other: Option<&App>) -> Answer {
             let bh = b.an.as_ref().ok_or_else(|| (404, format!("{} has no heap dump", b.file.display())))?;
             Ok(heap_api::diff([(heap()?, app.class_table(heap()?)), (bh, b.class_table(bh))], q))
         }
+        "diffobjects" => {
+            let b = other.ok_or((400, "b= names no second file".to_string()))?;
+            insight_api::diff_objects(app, b, q)
+        }
         "waste" | "loaders" | "threads" => {
             heap()?;
             insight_api::insight(app, what).ok_or_else(|| (404, "no heap dump".to_string()))

@@ -7,8 +7,9 @@ use crate::analyze::dominators::Analysed;
 use hprof_analysis::Progress;
 use hprof_analysis::insight::root_paths::RootForest;
 use serde_json::Value;
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 /// What the server knows about its file, built once and shared by every connection.
 pub struct App {
@@ -41,6 +42,8 @@ pub struct Cache {
     pub instances: OnceLock<Groups>,
     pub referrers: OnceLock<Groups>,
     pub forest: OnceLock<RootForest>,
+    /// `/api/diffobjects` answers by (the other file, match, top): each walks both heaps.
+    pub growth: Mutex<HashMap<(PathBuf, String, usize), Value>>,
 }
 
 /// A route's answer: status, content type and body.

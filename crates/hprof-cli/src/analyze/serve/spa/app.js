@@ -573,10 +573,34 @@ const App = (() => {
       strip, flameBox(d.tree, { unit: d.unit, total: d.total, baseTotal: d.base_total, diff: true }, "flamediff"));
   }
 
+  // Object by object (`hprof diff --objects`): the objects of this dump the other lacks, grouped by the
+  // nearest object of both that keeps them, biggest retained first.
+  async function diffObjects(b, sel, modeSel, by) {
+    const d = await api("diffobjects", { b, match: by });
+    const matchSel = h("select", { id: "diffobjects-match" }, [["auto", "match: auto"], ["identity", "by identity"], ["path", "by path"]]
+      .map(([v, t]) => h("option", { value: v, selected: v === by }, t)));
+    matchSel.addEventListener("change", () => go("diff", { b, mode: "objects", match: matchSel.value }));
+    const rows = d.groups.map((g) => h("tr", { class: "growth", dataset: { holder: g.holder } },
+      h("td", { class: "name" }, g.holder_id ? h("a", { href: href("object", { id: g.holder_id }) }, g.holder) : g.holder,
+        g.path ? h("details", {}, h("summary", { class: "muted" }, "path from a GC root"), rootPath(g.path)) : null),
+      h("td", { class: "n" }, num(g.new_objects)), h("td", { class: "n" }, num(g.new_bytes)), h("td", { class: "n" }, num(g.retained_bytes)),
+      h("td", { class: "name" }, g.classes.slice(0, 4).map((c) => `${num(c.objects)} × ${c.class}`).join(", ") + (g.classes.length > 4 ? ", …" : ""))));
+    return h("div", { id: "diff" }, h("h1", {}, "Dump diff: new objects"),
+      h("div", { class: "controls" }, "before: ", sel, ` → after: ${files[Number(currentFile())].file.split("/").pop()}`, modeSel, matchSel),
+      h("p", { id: "diffobjects-summary", dataset: { newObjects: d.new_objects, newBytes: d.new_bytes } },
+        `${num(d.new_objects)} new objects (${bytes(d.new_bytes)}) of ${num(d.objects)}, matched ${d.matched_by}; the earlier dump has ${num(d.base_objects)} objects.`),
+      table("diffobjects-table", ["kept by", { t: "new objects", n: 1 }, { t: "new bytes", n: 1 }, { t: "retained", n: 1 }, "classes"], rows));
+  }
+
   async function diff(sum, p) {
     const filter = p.get("filter") || "";
     const offset = Number(p.get("offset") || 0);
-    const { b, sel } = baseSelect(p, "diff", { filter });
+    const mode = p.get("mode") || "class";
+    const { b, sel } = baseSelect(p, "diff", { filter, mode });
+    const modeSel = h("select", { id: "diff-mode" }, [["class", "by class"], ["objects", "object by object"]]
+      .map(([v, t]) => h("option", { value: v, selected: v === mode }, t)));
+    modeSel.addEventListener("change", () => go("diff", { b, mode: modeSel.value }));
+    if (mode === "objects") return diffObjects(b, sel, modeSel, p.get("match") || "auto");
     // Rows read as "from b= to this file": b is the earlier dump.
     const d = await api("diff", { b, filter, offset, limit: 100 });
     const input = h("input", { type: "search", id: "diff-filter", value: filter, placeholder: "class filter" });
@@ -586,7 +610,7 @@ const App = (() => {
       h("td", { class: "n" }, num(c.b.shallow_bytes)), h("td", { class: "n" }, num(c.a.shallow_bytes)), h("td", { class: "n" }, signed(c.a.shallow_bytes - c.b.shallow_bytes)),
       h("td", { class: "n" }, num(c.b.retained_bytes)), h("td", { class: "n" }, num(c.a.retained_bytes)), h("td", { class: "n" }, signed(c.a.retained_bytes - c.b.retained_bytes))));
     return h("div", { id: "diff" }, h("h1", {}, "Dump diff"),
-      h("div", { class: "controls" }, "before: ", sel, ` → after: ${files[Number(currentFile())].file.split("/").pop()}`, input),
+      h("div", { class: "controls" }, "before: ", sel, ` → after: ${files[Number(currentFile())].file.split("/").pop()}`, modeSel, input),
       h("p", { class: "muted" }, `objects ${num(d.b.objects)} → ${num(d.a.objects)}; reachable ${bytes(d.b.reachable_bytes)} → ${bytes(d.a.reachable_bytes)}; ${num(d.total)} classes changed`),
       pager(d.total, offset, 100, (off) => go("diff", { b, filter, offset: off })),
       table("diff-table", ["class", { t: "instances before", n: 1 }, { t: "after", n: 1 }, { t: "Δ", n: 1 },
