@@ -88,6 +88,41 @@ fn collapsed_with(file: &Path, frame: &str, args: &[&str]) -> (u64, u64) {
     (all, hit)
 }
 
+/// The package of a class name, as the histogram groups them.
+fn package(class: &str) -> &str {
+    let base = class.trim_end_matches("[]");
+    base.rfind('.').map_or("<default>", |i| &base[..i])
+}
+
+/// Per package, from every object's class, retained size and immediate dominator: (the retained bytes of
+/// the objects no other object of the package dominates, instances, the plain sum of retained bytes).
+fn package_retained(every: &Value) -> std::collections::HashMap<String, (u64, u64, u64)> {
+    let objects = every["objects"].as_array().unwrap();
+    let by_id: std::collections::HashMap<&str, &Value> =
+        objects.iter().map(|o| (o["id"].as_str().unwrap(), o)).collect();
+    let mut out: std::collections::HashMap<String, (u64, u64, u64)> = Default::default();
+    for o in objects {
+        let mine = package(o["class"].as_str().unwrap());
+        let retained = o["retained_bytes"].as_u64().unwrap();
+        let mut up = o["dominator"].as_str().and_then(|d| by_id.get(d));
+        let mut inside = false;
+        while let Some(d) = up {
+            if package(d["class"].as_str().unwrap()) == mine {
+                inside = true;
+                break;
+            }
+            up = d["dominator"].as_str().and_then(|x| by_id.get(x));
+        }
+        let e = out.entry(mine.to_owned()).or_default();
+        e.1 += 1;
+        e.2 += retained;
+        if !inside && o["reachable"] == true {
+            e.0 += retained;
+        }
+    }
+    out
+}
+
 #[test]
 fn spa_views_in_headless_chromium() {
     let (Some(chromium), Some(driver)) =
@@ -158,6 +193,21 @@ fn spa_views_in_headless_chromium() {
     assert_eq!(seen["histo_row"]["retained_bytes"], retained["retained_bytes"], "{seen}");
     assert_eq!(seen["objects_total"], dom["objects"]);
     assert!(seen["histo_package_rows"].as_u64().unwrap() >= 1 && seen["histo_loader_rows"].as_u64().unwrap() >= 1);
+    // A package's retained size: its objects' retained sizes, each counted unless an object of the
+    // package dominates it (from every object's dominator in `hprof dominators --class '*'`).
+    let every = hprof_json(&["dominators", "--json", "--class", "*", af]);
+    let package_retained = package_retained(&every);
+    let packages = seen["histo_package"].as_array().unwrap();
+    assert!(packages.len() >= 3, "{seen}");
+    let mut nested = 0;
+    for row in packages {
+        let name = row["name"].as_str().unwrap();
+        let (retained, instances, summed) = package_retained[name];
+        assert_eq!(row["retained_bytes"], retained, "package {name}: {seen}");
+        assert_eq!(row["instances"], instances, "package {name}: {seen}");
+        nested += usize::from(summed > retained);
+    }
+    assert!(nested > 0, "a package whose objects dominate each other (java.util's maps and their nodes): {seen}");
 
     // The dominator tree's first level, and each level opened: `hprof dominators [--children]`.
     let top = hprof_json(&["dominators", "--json", "--top", "5", af]);

@@ -126,6 +126,13 @@ try:
     step = "open the class's instances"
     tr.find_element(By.CSS_SELECTOR, "a.class-link").click()
     wait_for("table.instances-table tbody tr a.obj")
+    step = "clear the histogram's filter"
+    before = drawn()
+    box = d.find_element(By.ID, "histo-filter")
+    box.clear()
+    box.send_keys(Keys.ENTER)
+    wait.until(lambda _: "filter=" not in d.current_url)
+    redrawn("histo", before)
     for group in ["package", "loader"]:
         step = f"group the histogram by {group}"
         d.execute_script("const s=document.getElementById('histo-group'); s.value=arguments[0];"
@@ -134,6 +141,8 @@ try:
         view_ready("histo")
         wait_for("table.histo-table tbody tr")
         report[f"histo_{group}_rows"] = len(rows("table.histo-table tbody tr"))
+        report[f"histo_{group}"] = [{"name": tr.get_attribute("data-class"), "instances": num(cells(tr)[1]),
+                                     "retained_bytes": num(cells(tr)[3])} for tr in rows("table.histo-table tbody tr")[:10]]
 
     # Dominator tree: three levels opened, each under the first row that has children.
     click_nav("dominators")

@@ -28,7 +28,15 @@ fn run(app: &App, what: &str, q: &str, other: Option<&App>) -> Answer {
     let heap = || app.an.as_ref().ok_or_else(|| (404, format!("no heap dump: {}", app.no_heap)));
     match what {
         "summary" => Ok(summary(app)),
-        "histo" => Ok(heap_api::histo(heap()?, app.class_table(heap()?), q)),
+        "histo" => {
+            let an = heap()?;
+            let group = query(q, "group").unwrap_or_default();
+            let grouped = match group.as_str() {
+                "package" | "loader" => Some(app.group_rows(an, &group, &query(q, "filter").unwrap_or_default())),
+                _ => None,
+            };
+            Ok(heap_api::histo(an, app.class_table(an), grouped.as_deref().map(|v| v.as_slice()), q))
+        }
         "objects" => Ok(heap_api::objects(heap()?, app.instances(heap()?), q)),
         "dominators" => heap_api::dominators(heap()?, q).map_err(not_found),
         "leaks" => Ok(heap_api::leaks(heap()?, q)),

@@ -218,14 +218,17 @@ const App = (() => {
       return s;
     };
     const grouped = q.group !== "class";
+    // A group's retained size counts each object once: an object under another of the group in the
+    // dominator tree is in that one's retained size already.
     const head = [grouped ? (q.group === "package" ? "package" : "class loader") : "class", { t: "instances", n: 1 },
-      { t: "shallow", n: 1 }, { t: grouped ? "classes" : "retained", n: 1 }];
+      { t: "shallow", n: 1 }, { t: "retained", n: 1 }, grouped ? { t: "classes", n: 1 } : null].filter((x) => x);
     const rows = d.classes.map((c) => {
       const name = grouped
         ? h("a", { onclick: () => set({ group: "class", filter: q.group === "package" ? c.class + ".*" : q.filter }) }, c.class)
         : h("a", { class: "class-link", onclick: () => showInstances(c.class) }, c.class);
       return h("tr", { dataset: { class: c.class } }, h("td", { class: "name" }, name), h("td", { class: "n" }, num(c.instances)),
-        h("td", { class: "n" }, num(c.shallow_bytes)), h("td", { class: "n" }, grouped ? num(c.classes) : num(c.retained_bytes)));
+        h("td", { class: "n" }, num(c.shallow_bytes)), h("td", { class: "n" }, num(c.retained_bytes)),
+        grouped ? h("td", { class: "n" }, num(c.classes)) : null);
     });
     const instances = h("div", { id: "instances" });
     async function showInstances(cls, offset = 0) {
