@@ -43,10 +43,13 @@ pub struct Cache {
     pub referrers: OnceLock<Groups>,
     pub forest: OnceLock<RootForest>,
     /// The histogram's package and loader groupings by (group, filter): each walks the dominator tree.
-    pub group_rows: Mutex<HashMap<(String, String), Arc<Vec<super::heap_api::Row>>>>,
+    pub group_rows: Mutex<HashMap<(String, String), GroupRows>>,
     /// `/api/diffobjects` answers by (the other file, match, top): each walks both heaps.
     pub growth: Mutex<HashMap<(PathBuf, String, usize), Value>>,
 }
+
+/// The rows of one histogram grouping, shared by the answers that page through it.
+pub type GroupRows = Arc<Vec<super::heap_api::Row>>;
 
 /// A route's answer: status, content type and body.
 pub struct Reply {
@@ -76,7 +79,7 @@ impl App {
     }
 
     /// The rows of a package or loader grouping of the classes matching `filter`, computed once.
-    pub fn group_rows(&self, an: &Analysed, group: &str, filter: &str) -> Arc<Vec<super::heap_api::Row>> {
+    pub fn group_rows(&self, an: &Analysed, group: &str, filter: &str) -> GroupRows {
         let key = (group.to_owned(), filter.to_owned());
         if let Some(rows) = self.cache.group_rows.lock().ok().and_then(|c| c.get(&key).cloned()) {
             return rows;
