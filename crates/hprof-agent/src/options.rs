@@ -635,7 +635,9 @@ mod tests {
         assert!(cstack.native_frames() && cstack.native_frames_in_traces());
         assert!(!run("cpu=samples,collapsed=x.txt,cstack=n").native_frames());
         assert!(Options::parse(Some("cpu=times,cstack=y")).is_err(), "cstack=y needs the async sampler");
-        let wall = Options::parse(Some("cpu=wall,cstack=y")).err().expect("cstack=y with cpu=wall is refused").0;
+        let Err(OptionError(wall)) = Options::parse(Some("cpu=wall,cstack=y")) else {
+            panic!("cstack=y with cpu=wall must be refused")
+        };
         assert!(wall.contains("cpu=wall") && wall.contains("[in_native]") && wall.contains("cpu=samples,cstack=y"));
         let wall = run("cpu=wall,cstack=n,collapsed=x.txt");
         assert!(!wall.native_frames() && !wall.native_frames_in_traces(), "wall stacks are Java frames only");
