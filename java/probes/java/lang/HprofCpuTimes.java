@@ -1,5 +1,7 @@
 package java.lang;
 
+import jdk.internal.vm.annotation.DontInline;
+
 /**
  * cpu=times' probes, counting in Java: every instrumented method calls {@link #enter} and {@link #exit}
  * with its id; the JIT inlines them into the caller, so a call costs no JNI transition.
@@ -80,6 +82,10 @@ public final class HprofCpuTimes implements Cloneable {
     /** The thread's serial for thread=y traces, 0 without (the agent's native). */
     private static native int threadSerial();
 
+    // Not inlined into the instrumented methods: inlined into each of them, the probes multiply the code
+    // the JIT compiles and take its inlining budget (javac, whose time is largely the JIT's, used 20x the
+    // CPU of a run without the agent with them inlined).
+    @DontInline
     public static void enter(int id) {
         if (!ready) {
             return;
@@ -90,6 +96,7 @@ public final class HprofCpuTimes implements Cloneable {
         }
     }
 
+    @DontInline
     public static void exit(int id) {
         if (!ready) {
             return;

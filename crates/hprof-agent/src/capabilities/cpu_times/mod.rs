@@ -1,10 +1,10 @@
 //! cpu=times and cpu=old: exact call counts and each method's own CPU time, by probes inserted into every
 //! method's bytecode (HPROF's BCI), not by JVMTI MethodEntry/MethodExit, which keep the JVM interpreting.
 //!
-//! - `java_probes` (the default): `java.lang.HprofCpuTimes` whose `enter(int)`/`exit(int)` count in Java
-//!   (per-thread trees in Java arrays, inlined by the JIT: no JNI transition per call), read at each dump.
-//! - `probe_class` (`HPROF_CPU_TIMES_PROBES=jni`, the first design, kept for comparison): the same class
-//!   with native `enter`/`exit` that record in `recorder`'s per-thread trees.
+//! - `probe_class` (the default): the `java.lang.HprofCpuTimes` class with native `enter`/`exit` that
+//!   record in `recorder`'s per-thread trees, a JNI call per probe.
+//! - `java_probes` (`HPROF_CPU_TIMES_PROBES=java`): the same class with `enter(int)`/`exit(int)` that count
+//!   in Java (per-thread trees in Java arrays: no JNI transition per call), read at each dump.
 //! - the `classfile` crate rewrites each class in ClassFileLoadHook; classes loaded before VMInit are
 //!   retransformed then. `method_table` names the methods by the ids their probes pass.
 //! - `recorder`: the JNI probes' per-thread trees of calls with self time; `clock`: the ticks and the CPU
@@ -65,7 +65,9 @@ pub fn ran_in_this_jvm() -> bool {
 
 impl CpuTimes {
     pub fn new(options: &Options) -> CpuTimes {
-        let java = std::env::var("HPROF_CPU_TIMES_PROBES").map_or(true, |v| v != "jni");
+        // The JNI probes stay the default: the Java probes cost less per call (EmptyCalls 59–70 against 75–89 ns)
+        // but made javac, whose time is largely the JIT's, slower (BENCHMARKS.md).
+        let java = std::env::var("HPROF_CPU_TIMES_PROBES").is_ok_and(|v| v == "java");
         // A CPU clock read (a system call, ~2 µs on a VM) every 0.5 ms of a thread's time, give or take
         // half: segments of 2 ms mixing a 3 ms and a 1 ms method skewed their shares by 7 points.
         let segment_us = std::env::var("HPROF_SEGMENT_US").ok().and_then(|v| v.parse::<u64>().ok()).unwrap_or(500);
