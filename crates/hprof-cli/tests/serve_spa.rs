@@ -5,7 +5,7 @@
 //! (`make chromium selenium` installs them); a failing step leaves a screenshot, the page and the
 //! browser's log in target/<profile>/test-output/serve_spa/.
 
-use jvm_harness::{Java, hprof_binary, jdk17, scratch, skip};
+use jvm_harness::{Java, hprof_binary, hprof_json, jdk17, scratch, skip};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -28,12 +28,6 @@ fn selenium() -> Option<PathBuf> {
         .output()
         .is_ok_and(|o| o.status.success());
     ok.then_some(dir)
-}
-
-fn hprof_json(args: &[&str]) -> Value {
-    let o = Command::new(hprof_binary()).args(args).output().unwrap();
-    assert!(o.status.success(), "hprof {args:?}: {}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("hprof {args:?}: {e}"))
 }
 
 /// A dump with CPU samples of CpuAccuracy (hotAlpha and hotBeta) running `seconds`, per thread.
@@ -73,8 +67,14 @@ fn serve(files: &[&Path]) -> (Serving, String) {
 
 /// The sum of the collapsed stacks' weights, and of those through a frame containing `frame`.
 fn collapsed(file: &Path, frame: &str) -> (u64, u64) {
-    let o = Command::new(hprof_binary()).args(["export", "--format", "collapsed"]).arg(file).output().unwrap();
-    assert!(o.status.success());
+    collapsed_with(file, frame, &[])
+}
+
+/// `collapsed` with more arguments (`--from`, `--to`).
+fn collapsed_with(file: &Path, frame: &str, args: &[&str]) -> (u64, u64) {
+    let o =
+        Command::new(hprof_binary()).args(["export", "--format", "collapsed"]).args(args).arg(file).output().unwrap();
+    assert!(o.status.success(), "hprof export {args:?}: {}", String::from_utf8_lossy(&o.stderr));
     let mut all = 0;
     let mut hit = 0;
     for l in String::from_utf8_lossy(&o.stdout).lines() {
@@ -86,6 +86,41 @@ fn collapsed(file: &Path, frame: &str) -> (u64, u64) {
         }
     }
     (all, hit)
+}
+
+/// The package of a class name, as the histogram groups them.
+fn package(class: &str) -> &str {
+    let base = class.trim_end_matches("[]");
+    base.rfind('.').map_or("<default>", |i| &base[..i])
+}
+
+/// Per package, from every object's class, retained size and immediate dominator: (the retained bytes of
+/// the objects no other object of the package dominates, instances, the plain sum of retained bytes).
+fn package_retained(every: &Value) -> std::collections::HashMap<String, (u64, u64, u64)> {
+    let objects = every["objects"].as_array().unwrap();
+    let by_id: std::collections::HashMap<&str, &Value> =
+        objects.iter().map(|o| (o["id"].as_str().unwrap(), o)).collect();
+    let mut out: std::collections::HashMap<String, (u64, u64, u64)> = Default::default();
+    for o in objects {
+        let mine = package(o["class"].as_str().unwrap());
+        let retained = o["retained_bytes"].as_u64().unwrap();
+        let mut up = o["dominator"].as_str().and_then(|d| by_id.get(d));
+        let mut inside = false;
+        while let Some(d) = up {
+            if package(d["class"].as_str().unwrap()) == mine {
+                inside = true;
+                break;
+            }
+            up = d["dominator"].as_str().and_then(|x| by_id.get(x));
+        }
+        let e = out.entry(mine.to_owned()).or_default();
+        e.1 += 1;
+        e.2 += retained;
+        if !inside && o["reachable"] == true {
+            e.0 += retained;
+        }
+    }
+    out
 }
 
 #[test]
@@ -158,6 +193,21 @@ fn spa_views_in_headless_chromium() {
     assert_eq!(seen["histo_row"]["retained_bytes"], retained["retained_bytes"], "{seen}");
     assert_eq!(seen["objects_total"], dom["objects"]);
     assert!(seen["histo_package_rows"].as_u64().unwrap() >= 1 && seen["histo_loader_rows"].as_u64().unwrap() >= 1);
+    // A package's retained size: its objects' retained sizes, each counted unless an object of the
+    // package dominates it (from every object's dominator in `hprof dominators --class '*'`).
+    let every = hprof_json(&["dominators", "--json", "--class", "*", af]);
+    let package_retained = package_retained(&every);
+    let packages = seen["histo_package"].as_array().unwrap();
+    assert!(packages.len() >= 3, "{seen}");
+    let mut nested = 0;
+    for row in packages {
+        let name = row["name"].as_str().unwrap();
+        let (retained, instances, summed) = package_retained[name];
+        assert_eq!(row["retained_bytes"], retained, "package {name}: {seen}");
+        assert_eq!(row["instances"], instances, "package {name}: {seen}");
+        nested += usize::from(summed > retained);
+    }
+    assert!(nested > 0, "a package whose objects dominate each other (java.util's maps and their nodes): {seen}");
 
     // The dominator tree's first level, and each level opened: `hprof dominators [--children]`.
     let top = hprof_json(&["dominators", "--json", "--top", "5", af]);
@@ -205,6 +255,22 @@ fn spa_views_in_headless_chromium() {
     assert!(hit * 2 > all, "hotAlpha has most of CpuAccuracy's samples: {hit} of {all}");
     assert!(seen["flame_zoom"]["frame"].as_str().unwrap().contains(frame));
     assert!(seen["flame_threads"].as_u64().unwrap() >= 1, "thread=y gives the samples' threads: {seen}");
+    // The timeline: all samples have times; a range dragged across it and one typed give `hprof export
+    // --from --to`'s totals.
+    assert_eq!(seen["timeline_total"], all, "{seen}");
+    for key in ["range", "range_typed"] {
+        let r = &seen[key];
+        let (from, to) = (format!("{}ms", r["from"]), format!("{}ms", r["to"]));
+        let (in_range, _) = collapsed_with(&a, frame, &["--from", &from, "--to", &to]);
+        assert_eq!(r["total"], in_range, "{key} {from}..{to}: {seen}");
+    }
+    let dragged = seen["range"]["total"].as_u64().unwrap();
+    assert!(dragged > 0 && dragged < all, "the middle half of the run holds some of its samples: {seen}");
+    let end = seen["timeline_end_ms"].as_u64().unwrap();
+    assert!(end > 1500, "CpuAccuracy ran 2 s: {seen}");
+    assert!(seen["range"]["from"].as_u64().unwrap() * 5 > end && seen["range"]["to"].as_u64().unwrap() * 5 < end * 4);
+    // Per thread, the timeline counts that thread's samples.
+    assert_eq!(seen["timeline_thread_total"], seen["flame_thread_total"], "{seen}");
     assert!(seen["callers_title"].as_str().unwrap().contains(frame));
     // The diff against the second profile: both totals, the frame's weight before and after.
     let (ball, bhit) = collapsed(&b, frame);
@@ -214,7 +280,27 @@ fn spa_views_in_headless_chromium() {
     assert_eq!(seen["flamediff_matched"], hit);
     let title = seen["flamediff_title"][0].as_str().unwrap();
     assert!(digits(title).contains(&format!("before: {bhit}")), "{title}");
+    // The diff's thread filter: this file's thread, and the second file's thread of that name.
+    assert_eq!(
+        digits(seen["flamediff_thread_totals"].as_str().unwrap()),
+        format!("{} → {} samples", seen["b_thread_total"], seen["flame_thread_total"]),
+        "{seen}"
+    );
+    assert!(seen["b_thread_total"].as_u64().unwrap() > 0, "{seen}");
     assert!(seen["diff_rows"].as_u64().unwrap() > 0, "{seen}");
+    // Object by object: `hprof diff B A --objects --json` (b= is the earlier dump).
+    let growth = hprof_json(&["diff", "--objects", "--json", b.to_str().unwrap(), af]);
+    let shown = &seen["diff_objects"];
+    assert_eq!(shown["new_objects"], growth["new_objects"], "{seen}");
+    assert_eq!(shown["new_bytes"], growth["new_bytes"], "{seen}");
+    let groups = growth["groups"].as_array().unwrap();
+    assert!(!groups.is_empty(), "a second run of the program has objects the first lacks: {growth}");
+    assert_eq!(shown["groups"].as_array().unwrap().len(), groups.len(), "{seen}");
+    for (row, cli) in shown["groups"].as_array().unwrap().iter().zip(groups) {
+        for k in ["holder", "new_objects", "new_bytes", "retained_bytes"] {
+            assert_eq!(row[k], cli[k], "{k}: {row} against {cli}");
+        }
+    }
 
     // The unreadable file: named, with where reading stopped; the server answered on.
     let bad_text = seen["bad_file"].as_str().unwrap();

@@ -14,6 +14,7 @@
 
 mod api;
 mod app;
+mod group_retained;
 mod groups;
 mod guard;
 mod heap_api;
