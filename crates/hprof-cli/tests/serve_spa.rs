@@ -7,7 +7,8 @@
 
 use jvm_harness::{Java, hprof_binary, hprof_json, jdk17, scratch, skip};
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
@@ -50,10 +51,11 @@ impl Drop for Serving {
     }
 }
 
-fn serve(files: &[&Path]) -> (Serving, String) {
+fn serve(files: &[&Path], more: &[&str]) -> (Serving, String) {
     let mut child = Command::new(hprof_binary())
         .arg("serve")
         .args(files)
+        .args(more)
         .args(["--port", "0"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -86,6 +88,85 @@ fn collapsed_with(file: &Path, frame: &str, args: &[&str]) -> (u64, u64) {
         }
     }
     (all, hit)
+}
+
+/// `GET path` from the server at `url`: the body of a 200 answer.
+fn get(url: &str, path: &str) -> String {
+    let host = url.trim_start_matches("http://").trim_end_matches('/');
+    let mut s = TcpStream::connect(host).unwrap();
+    write!(s, "GET {path} HTTP/1.0\r\nHost: {host}\r\n\r\n").unwrap();
+    let mut resp = String::new();
+    s.read_to_string(&mut resp).unwrap();
+    assert!(resp.starts_with("HTTP/1.0 200") || resp.starts_with("HTTP/1.1 200"), "GET {path}: {resp}");
+    resp.split_once("\r\n\r\n").map(|x| x.1.to_owned()).unwrap_or_default()
+}
+
+/// Every page and API answer about file 0 (the second file the diffs' base): the lists, the views, each
+/// thread object, the objects its fields refer to and those theirs refer to (a thread's name String and
+/// its array). Answers as (path, body); the inspector's answers parsed under "object".
+fn crawl(url: &str) -> (Vec<(String, String)>, Vec<Value>) {
+    let mut seen = Vec::new();
+    let mut fetch = |path: String| {
+        let body = get(url, &path);
+        seen.push((path, body.clone()));
+        body
+    };
+    for page in ["/", "/histo", "/dominators", "/leaks", "/flame", "/objects?class=java.lang.Thread"] {
+        fetch(page.to_owned());
+    }
+    for api in [
+        "summary",
+        "histo",
+        "histo?group=package",
+        "histo?group=loader",
+        "dominators",
+        "leaks",
+        "waste",
+        "loaders",
+        "threads",
+        "flame",
+        "methods",
+        "timeline",
+        "flamediff?b=1",
+        "diff?b=1",
+        "diffobjects?b=1",
+    ] {
+        let sep = if api.contains('?') { '&' } else { '?' };
+        fetch(format!("/api/{api}{sep}f=0"));
+    }
+    let threads: Value =
+        serde_json::from_str(&fetch("/api/objects?f=0&class=java.lang.Thread&limit=1000".into())).unwrap();
+    let mut objects = Vec::new();
+    let mut next: Vec<String> =
+        threads["objects"].as_array().unwrap().iter().map(|o| o["id"].as_str().unwrap().to_owned()).collect();
+    for _depth in 0..3 {
+        let mut refs = Vec::new();
+        for id in next.drain(..) {
+            let o: Value = serde_json::from_str(&fetch(format!("/api/object?f=0&id={id}"))).unwrap();
+            fetch(format!("/api/path?f=0&id={id}"));
+            fetch(format!("/api/incoming?f=0&id={id}"));
+            for f in o["fields"].as_array().into_iter().flatten() {
+                if let Some(r) = f["ref"]["id"].as_str() {
+                    refs.push(r.to_owned());
+                }
+            }
+            objects.push(o);
+        }
+        refs.sort();
+        refs.dedup();
+        next = refs.into_iter().take(200).collect();
+    }
+    (seen, objects)
+}
+
+/// The primitive values an inspector answer shows: fields, statics and array elements of a primitive type.
+fn primitive_values(o: &Value) -> Vec<&Value> {
+    ["fields", "statics", "elements"]
+        .iter()
+        .flat_map(|k| o[*k].as_array().into_iter().flatten())
+        .filter(|f| f["type"] != "Object" && f["ref"].is_null() && f["value"] != "null")
+        .map(|f| &f["value"])
+        .collect()
 }
 
 /// The package of a class name, as the histogram groups them.
@@ -140,7 +221,7 @@ fn spa_views_in_headless_chromium() {
     let b = profile(dir.path(), "b.hprof", "1");
     let bad = dir.path().join("bad.hprof");
     std::fs::write(&bad, "these are notes, not a heap dump\n").unwrap();
-    let (_server, url) = serve(&[&a, &b, &bad]);
+    let (_server, url) = serve(&[&a, &b, &bad], &[]);
     let out = jvm_harness::target_profile_dir().join("test-output/serve_spa");
     let _ = std::fs::remove_dir_all(&out);
     let script = jvm_harness::repo_root().join("crates/hprof-cli/tests/browser/spa.py");
@@ -301,6 +382,37 @@ fn spa_views_in_headless_chromium() {
             assert_eq!(row[k], cli[k], "{k}: {row} against {cli}");
         }
     }
+
+    // --redact: the names of the program's JVM threads (Strings of the heap, shown without it in the threads
+    // view, in the inspector and as their String's text) are nowhere in any page or answer; every primitive
+    // value the inspector shows is hidden.
+    let (plain, plain_objects) = crawl(&url);
+    let secrets: Vec<&str> = ["Signal Dispatcher", "Reference Handler", "Notification Thread", "HPROF worker"]
+        .into_iter()
+        .filter(|s| plain.iter().any(|(_, b)| b.contains(s)))
+        .collect();
+    assert!(secrets.contains(&"Signal Dispatcher"), "the crawl reaches the threads' names");
+    let plain_strings: Vec<&Value> =
+        plain_objects.iter().filter(|o| o["string"].is_string()).map(|o| &o["string"]).collect();
+    assert!(
+        plain_strings.iter().any(|s| *s == "Signal Dispatcher"),
+        "a thread's name String is inspected: {plain_strings:?}"
+    );
+    assert!(
+        plain_objects.iter().flat_map(primitive_values).any(|v| v.as_str().is_some_and(|s| s.parse::<i64>().is_ok()))
+    );
+    let (_redacted_server, redacted_url) = serve(&[&a, &b], &["--redact"]);
+    let (redacted, objects) = crawl(&redacted_url);
+    assert_eq!(redacted.len(), plain.len(), "the same crawl");
+    for (path, body) in &redacted {
+        for secret in &secrets {
+            assert!(!body.contains(secret), "GET {path} with --redact shows {secret:?}: {body}");
+        }
+    }
+    let hidden: Vec<&Value> = objects.iter().flat_map(primitive_values).collect();
+    assert!(hidden.len() > 20, "the crawl inspects primitive fields and arrays: {}", hidden.len());
+    assert!(hidden.iter().all(|v| *v == "<redacted>"), "{hidden:?}");
+    assert!(objects.iter().all(|o| o["string"].is_null()), "no String text with --redact");
 
     // The unreadable file: named, with where reading stopped; the server answered on.
     let bad_text = seen["bad_file"].as_str().unwrap();

@@ -40,7 +40,7 @@ fn run(app: &App, what: &str, q: &str, other: Option<&App>) -> Answer {
         "objects" => Ok(heap_api::objects(heap()?, app.instances(heap()?), q)),
         "dominators" => heap_api::dominators(heap()?, q).map_err(not_found),
         "leaks" => Ok(heap_api::leaks(heap()?, q)),
-        "object" => inspect::object(heap()?, q).map_err(not_found),
+        "object" => inspect::object(heap()?, q, app.redact).map_err(not_found),
         "incoming" => inspect::incoming(heap()?, app.referrers(heap()?), q).map_err(not_found),
         "path" => {
             let an = heap()?;
@@ -75,7 +75,7 @@ fn summary(app: &App) -> Value {
         .iter()
         .map(|p| {
             json!({"kind": p.kind, "title": p.title, "unit": p.unit, "total": p.total(&Sel::default()),
-                   "times": !p.times.is_empty(), "threads": threads_json(&app.threads, p)})
+                   "times": !p.times.is_empty(), "threads": threads_json(&app.threads, p, app.redact)})
         })
         .collect::<Vec<_>>()
         .into();

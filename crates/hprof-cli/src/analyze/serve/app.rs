@@ -26,6 +26,8 @@ pub struct App {
     pub threads: Vec<(u32, String)>,
     /// The summary for the API: file, version, records, damage.
     pub summary_json: serde_json::Value,
+    /// `--redact`: no string or primitive value of the file in any answer.
+    pub redact: bool,
     /// What is computed once, when first asked.
     pub cache: Cache,
 }

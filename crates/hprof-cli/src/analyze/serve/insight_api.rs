@@ -25,19 +25,30 @@ pub fn insight(app: &App, what: &str) -> Option<Value> {
         "waste" => cache
             .waste
             .get_or_init(|| {
-                let opts = WasteOptions { top: TOP, ..WasteOptions::default() };
+                let opts = WasteOptions { top: TOP, redact: app.redact, ..WasteOptions::default() };
                 waste::report_json(&waste_report(&an.dump, &an.graph, &opts))
             })
             .clone(),
         "loaders" => cache
             .loaders
-            .get_or_init(|| loaders::report_json(&loaders_report(&an.dump, &an.graph, &an.tree), TOP))
+            .get_or_init(|| {
+                let mut v = loaders::report_json(&loaders_report(&an.dump, &an.graph, &an.tree), TOP);
+                if app.redact {
+                    // A loader's name is a String of the heap.
+                    v["loaders"].as_array_mut().into_iter().flatten().for_each(|l| l["name"] = Value::Null);
+                }
+                v
+            })
             .clone(),
         _ => cache
             .threads
-            .get_or_init(
-                || json!({"threads": threads::threads_json(&threads_report(&an.dump, &an.graph, &an.tree), PER_FRAME)}),
-            )
+            .get_or_init(|| {
+                let mut ts = threads::threads_json(&threads_report(&an.dump, &an.graph, &an.tree), PER_FRAME);
+                if app.redact {
+                    ts.as_array_mut().into_iter().flatten().for_each(|t| t["name"] = Value::Null);
+                }
+                json!({ "threads": ts })
+            })
             .clone(),
     })
 }

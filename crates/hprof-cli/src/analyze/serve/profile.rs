@@ -322,9 +322,10 @@ pub fn serials_named(threads: &[(u32, String)], name: &str) -> Vec<u32> {
     threads.iter().filter(|t| t.1 == name).map(|t| t.0).collect()
 }
 
-/// The profile's threads as JSON: serial, name (from the file's threads, `(serial, name)`) and weight.
-pub fn threads_json(threads: &[(u32, String)], p: &Profile) -> Value {
-    let name = |serial: u32| threads.iter().find(|t| t.0 == serial).map(|t| t.1.clone());
+/// The profile's threads as JSON: serial, name (from the file's threads, `(serial, name)`; null when
+/// `redact`) and weight.
+pub fn threads_json(threads: &[(u32, String)], p: &Profile, redact: bool) -> Value {
+    let name = |serial: u32| threads.iter().find(|t| t.0 == serial && !redact).map(|t| t.1.clone());
     Value::Array(
         p.threads()
             .into_iter()
