@@ -19,6 +19,9 @@ pub mod record {
     /// hprof-rs's own: each sample's time (ms since the session started), trace and weight, so that a time
     /// range can be chosen (`hprof flame --from --to`). Readers that do not know it skip it by its length.
     pub const SAMPLE_TIMES: u8 = 0xA1;
+    /// hprof-rs's own: monitor=y's lock profile — per stack trace, monitor class and kind (contended enter
+    /// or Object.wait), the count and the nanoseconds. The last record of a file holds the totals.
+    pub const MONITOR_TIMES: u8 = 0xA2;
 
     pub fn name(tag: u8) -> &'static str {
         match tag {
@@ -37,6 +40,7 @@ pub mod record {
             HEAP_DUMP_SEGMENT => "HEAP DUMP SEGMENT",
             HEAP_DUMP_END => "HEAP DUMP END",
             SAMPLE_TIMES => "SAMPLE TIMES (hprof-rs)",
+            MONITOR_TIMES => "MONITOR TIMES (hprof-rs)",
             // Callers add "record (tag 0x..)": "unknown record" would read "unknown record record".
             _ => "unknown",
         }

@@ -23,16 +23,17 @@ struct Blocked {
     lock_stack: Option<u32>,
 }
 
+/// A row of the lock profile: the trace the thread was on and the class of the monitor.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-struct RowKey {
-    trace_serial: u32,
-    class_serial: u32,
+pub(super) struct RowKey {
+    pub trace_serial: u32,
+    pub class_serial: u32,
 }
 
 #[derive(Default, Clone, Copy)]
-struct Totals {
-    nanos: u64,
-    count: u64,
+pub(super) struct Totals {
+    pub nanos: u64,
+    pub count: u64,
 }
 
 #[derive(Default)]
@@ -116,7 +117,7 @@ impl Contention {
     /// MONITOR TIME so far, waits still in progress included: rows by blocked time, largest first.
     pub fn report(&self, ctx: &Context) -> MonitorTimeReport {
         let now = Instant::now();
-        let mut totals: FxHashMap<RowKey, Totals> = {
+        let totals: FxHashMap<RowKey, Totals> = {
             let state = self.lock();
             let mut totals = state.rows.clone();
             for b in state.blocked.values() {
@@ -126,21 +127,7 @@ impl Contention {
             }
             totals
         };
-        let mut rows: Vec<MonitorTimeRow> = totals
-            .drain()
-            .map(|(k, t)| MonitorTimeRow {
-                nanos: t.nanos,
-                count: t.count,
-                trace_serial: k.trace_serial,
-                monitor_class: ctx
-                    .classes()
-                    .by_serial(k.class_serial)
-                    .map(|c| c.name.clone())
-                    .unwrap_or_else(|| "<unknown class>".into()),
-            })
-            .collect();
-        rows.sort_by(|a, b| b.nanos.cmp(&a.nanos).then(a.trace_serial.cmp(&b.trace_serial)));
-        MonitorTimeReport { total_nanos: rows.iter().map(|r| r.nanos).sum(), cutoff: ctx.options.cutoff, rows }
+        report_of(ctx, totals)
     }
 
     /// Writes the lock flame graph and/or collapsed stacks, if asked for, waits in progress included.
@@ -153,6 +140,33 @@ impl Contention {
     }
 }
 
+/// Rows by time, largest first, with their monitors' class names.
+pub(super) fn report_of(ctx: &Context, totals: FxHashMap<RowKey, Totals>) -> MonitorTimeReport {
+    let mut rows: Vec<MonitorTimeRow> = totals
+        .into_iter()
+        .map(|(k, t)| MonitorTimeRow {
+            nanos: t.nanos,
+            count: t.count,
+            trace_serial: k.trace_serial,
+            monitor_class: ctx
+                .classes()
+                .by_serial(k.class_serial)
+                .map(|c| c.name.clone())
+                .unwrap_or_else(|| "<unknown class>".into()),
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.nanos.cmp(&a.nanos).then(a.trace_serial.cmp(&b.trace_serial)).then(a.monitor_class.cmp(&b.monitor_class))
+    });
+    MonitorTimeReport { total_nanos: rows.iter().map(|r| r.nanos).sum(), cutoff: ctx.options.cutoff, rows }
+}
+
+/// The trace serial of the current thread's stack, `depth=` frames deep.
+pub(super) fn trace_of_current_thread(ctx: &Context, jni: Jni, thread: sys::jthread) -> u32 {
+    let raw = stack_of_current_thread(ctx, ctx.depth());
+    ctx.intern_stack(Some(jni), ctx.thread_serial(thread), &raw)
+}
+
 /// Frames a full-stack walk asks for first.
 const FIRST_TRY_FRAMES: usize = 128;
 
@@ -161,7 +175,7 @@ fn stack_of_current_thread(ctx: &Context, frames: usize) -> Vec<RawFrame> {
     frames.iter().map(RawFrame::from_jvmti).collect()
 }
 
-fn nanos_between(earlier: Instant, later: Instant) -> u64 {
+pub(super) fn nanos_between(earlier: Instant, later: Instant) -> u64 {
     later.saturating_duration_since(earlier).as_nanos().min(u64::MAX as u128) as u64
 }
 

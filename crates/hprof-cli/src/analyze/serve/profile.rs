@@ -1,4 +1,4 @@
-//! The profiles a file holds (CPU samples, allocation sites), kept as interned stacks so that the flame
+//! The profiles a file holds (CPU samples, allocation sites, lock times), kept as interned stacks so that the flame
 //! graph, callers and diff answers are computed per request, filtered by thread, without reading the file.
 
 use hprof_analysis::Dump;
@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 /// One profile type of the file.
 pub struct Profile {
-    /// `cpu` or `alloc`: the name the API and the page use.
+    /// `cpu`, `alloc` or `lock`: the name the API and the page use.
     pub kind: &'static str,
     pub title: &'static str,
     pub unit: &'static str,
@@ -203,6 +203,7 @@ pub fn profiles(d: &Dump) -> Vec<Profile> {
     for (kind, sk, title) in [
         ("cpu", StackKind::CpuSamples, "CPU samples"),
         ("alloc", StackKind::AllocSites, "Allocation sites (live bytes)"),
+        ("lock", StackKind::Locks, "Locks: blocked entering monitors [lock:…] and in Object.wait [wait:…]"),
     ] {
         let resolved = stacks(d, sk);
         if resolved.is_empty() {
