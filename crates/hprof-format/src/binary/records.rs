@@ -158,7 +158,7 @@ impl<'a> Record<'a> {
             tag::END_THREAD => "END THREAD record",
             tag::CPU_SAMPLES => "CPU SAMPLES record",
             tag::CONTROL_SETTINGS => "CONTROL SETTINGS record",
-            tag::SAMPLE_TIMES => "SAMPLE TIMES record",
+            tag::SAMPLE_TIMES | tag::SAMPLE_TIMES_0XA1 => "SAMPLE TIMES record",
             tag::MONITOR_TIMES => "MONITOR TIMES record",
             _ => "record",
         };
@@ -243,7 +243,7 @@ impl<'a> Record<'a> {
                 Record::CpuSamples { total, samples }
             }
             tag::CONTROL_SETTINGS => Record::ControlSettings { flags: c.u4()?, depth: c.u2()? },
-            tag::SAMPLE_TIMES => {
+            tag::SAMPLE_TIMES | tag::SAMPLE_TIMES_0XA1 => {
                 let n = c.u4()?;
                 let n = c.checked_count(n as u64, 12, "sample count")?;
                 let samples = (0..n).map(|_| Ok((c.u4()?, c.u4()?, c.u4()?))).collect::<Result<_, FormatError>>()?;

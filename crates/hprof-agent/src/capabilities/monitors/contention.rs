@@ -198,9 +198,13 @@ mod tests {
     }
 
     fn fixture(name: &str) -> Fixture {
+        fixture_in(name, "a")
+    }
+
+    fn fixture_in(name: &str, format: &str) -> Fixture {
         let _dir = tempfile::tempdir().unwrap();
         let path = _dir.path().join(format!("contention-{name}.txt"));
-        let ctx = Context::without_jvm(&format!("monitor=y,cutoff=0.01,file={}", path.display()));
+        let ctx = Context::without_jvm(&format!("monitor=y,cutoff=0.01,format={format},file={}", path.display()));
         let account = ctx.classes().append("Lcom/example/Account;".into(), ctx.ids().next()).serial;
         let object = ctx.classes().append("Ljava/lang/Object;".into(), ctx.ids().next()).serial;
         let frame = |class: &str, method: &str, line| Frame {
@@ -259,6 +263,65 @@ mod tests {
         assert_eq!(lines[3], format!("   2 24.94% 99.75%       1 {} java.lang.Object (Java)", f.audit));
         assert_eq!(lines[4], "MONITOR TIME END", "the 1 ms row is below the cutoff:\n{monitor_time}");
         assert_eq!(report.rows[2].monitor_class, "<unknown class>");
+    }
+
+    /// The same contention and waits written as text (MONITOR TIME) and binary (MONITOR TIMES).
+    fn written_both_ways() -> (String, Vec<u8>, Fixture) {
+        let mut out = Vec::new();
+        for format in ["a", "b"] {
+            let f = fixture_in("both", format);
+            let contention = Contention::new(None);
+            finished(&contention, f.transfer, f.account, 300, 3);
+            finished(&contention, f.audit, f.object, 100, 1);
+            let waits = super::super::waits::Waits::default();
+            waits.add_finished(RowKey { trace_serial: f.audit, class_serial: f.object }, 250_000_000, 2);
+            let enters = contention.report(&f.ctx);
+            f.ctx.reports().monitor_time(&enters);
+            f.ctx.reports().monitor_times(&enters, &waits.report(&f.ctx));
+            f.ctx.output.close();
+            out.push((std::fs::read(&f.path).unwrap(), f));
+        }
+        let (binary, f) = out.pop().unwrap();
+        let (text, _) = out.pop().unwrap();
+        (String::from_utf8(text).unwrap(), binary, f)
+    }
+
+    #[test]
+    fn the_binary_record_holds_monitor_times_rows_and_the_waits() {
+        use hprof_format::binary::{MonitorKind, Record, Records, parse_header};
+        let (text, binary, f) = written_both_ways();
+        let h = parse_header(&binary).unwrap();
+        let mut strings = FxHashMap::default();
+        let mut rows = Vec::new();
+        for raw in Records::new(&binary, &h) {
+            match Record::decode(&raw.unwrap(), h.id_size).unwrap() {
+                Record::Utf8 { id, text } => {
+                    strings.insert(id, String::from_utf8_lossy(text).into_owned());
+                }
+                Record::MonitorTimes { rows: r } => rows = r,
+                _ => {}
+            }
+        }
+        let named: Vec<(MonitorKind, u32, &str, u64, u64)> = rows
+            .iter()
+            .map(|r| (r.kind, r.trace_serial, strings[&r.class_name_id].as_str(), r.count, r.nanos))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                (MonitorKind::Enter, f.transfer, "com.example.Account", 3, 300_000_000),
+                (MonitorKind::Enter, f.audit, "java.lang.Object", 1, 100_000_000),
+                (MonitorKind::Wait, f.audit, "java.lang.Object", 2, 250_000_000),
+            ]
+        );
+        // The text's MONITOR TIME: the same enter rows, ranks, counts and traces, its total their sum.
+        let section = &text[text.find("MONITOR TIME BEGIN").unwrap()..];
+        assert!(section.starts_with("MONITOR TIME BEGIN (total = 400 ms) "), "{section}");
+        for (kind, trace, class, count, _) in &named {
+            let line = format!("{count:>7} {trace} {class} (Java)");
+            let listed = section.lines().take_while(|l| *l != "MONITOR TIME END").any(|l| l.ends_with(&line));
+            assert_eq!(listed, *kind == MonitorKind::Enter, "{line:?} in\n{section}");
+        }
     }
 
     #[test]

@@ -67,6 +67,15 @@ impl Waits {
         ctx.output.monitor_waited(&signature, waited_ms, serial);
     }
 
+    /// A finished wait's totals, as `on_waited` adds them (tests without a JVM).
+    #[cfg(test)]
+    pub(super) fn add_finished(&self, row: RowKey, nanos: u64, count: u64) {
+        let mut state = self.lock();
+        let t = state.rows.entry(row).or_default();
+        t.nanos += nanos;
+        t.count += count;
+    }
+
     /// The finished waits so far, by time, largest first.
     pub fn report(&self, ctx: &Context) -> MonitorTimeReport {
         let rows = self.lock().rows.clone();
