@@ -347,14 +347,14 @@ impl Options {
     }
 
     fn check_combinations(&self) -> Result<(), OptionError> {
-        if self.format == OutputFormat::Binary {
-            if let Some(m @ (CpuMode::Times | CpuMode::Old)) = self.cpu {
-                let name = if m == CpuMode::Times { "times" } else { "old" };
-                return Err(OptionError(format!(
-                    "option format=b cannot be used with cpu={name} (the binary format has no records for it); \
-                     use format=a or cpu=samples"
-                )));
-            }
+        if self.format == OutputFormat::Binary
+            && let Some(m @ (CpuMode::Times | CpuMode::Old)) = self.cpu
+        {
+            let name = if m == CpuMode::Times { "times" } else { "old" };
+            return Err(OptionError(format!(
+                "option format=b cannot be used with cpu={name} (the binary format has no records for it); \
+                 use format=a or cpu=samples"
+            )));
         }
         if self.format == OutputFormat::Binary && self.net.is_none() && self.flat_profile() {
             return Err(OptionError(
