@@ -15,6 +15,7 @@ pub use sampler::agent_work;
 mod asgct;
 mod engine;
 mod jvm_threads;
+pub mod mounts;
 mod native_names;
 mod switches;
 
