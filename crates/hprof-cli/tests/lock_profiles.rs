@@ -1,6 +1,7 @@
 //! monitor=y in binary profiles, end to end, on one JVM run per JDK of java/programs/LockProfile.java (four
 //! threads blocking on one Ledger, one thread in Object.wait on a Mailbox, both timed by the program):
-//! the MONITOR TIMES record against the program's clocks and the agent's own lock stacks; `hprof flame
+//! the MONITOR TIMES record against the program's clocks and the agent's own lock stacks; `hprof print`'s
+//! MONITOR TIME; `hprof flame
 //! --lock`, `export --lock` (collapsed; pprof decoded by the official profile.proto), the Parquet
 //! `monitor_time` table read by DuckDB, and `hprof serve`'s JSON API, all with the record's totals.
 
@@ -167,6 +168,18 @@ fn lock_profiles_go_from_binary_files_to_flame_graphs_pprof_parquet_and_serve_wi
         let enters: u64 =
             rows.iter().filter(|r| r.kind == MonitorKind::Enter && r.class == LEDGER).map(|r| r.nanos).sum();
         assert_eq!(agent.get(&format!("[lock:{LEDGER}]")), Some(&enters), "{what}: agent's collapsed {agent:?}");
+
+        // The text MONITOR TIME `hprof print` writes from the record (format=a's writer): its total, and a row
+        // for each of the record's Ledger rows with the same count and trace.
+        let text = hprof(&["print", file.to_str().unwrap()]);
+        let at = text.rfind("MONITOR TIME BEGIN (total = ").unwrap_or_else(|| panic!("{what}: no MONITOR TIME"));
+        let section = &text[at..at + text[at..].find("MONITOR TIME END").expect("MONITOR TIME END")];
+        let all_enters: u64 = rows.iter().filter(|r| r.kind == MonitorKind::Enter).map(|r| r.nanos).sum();
+        assert!(section.starts_with(&format!("MONITOR TIME BEGIN (total = {} ms) ", all_enters / 1_000_000)), "{what}");
+        for r in &ledger {
+            let line = format!("{:>7} {} {LEDGER} (Java)", r.count, r.trace_serial);
+            assert!(section.lines().any(|l| l.ends_with(&line)), "{what}: {line:?} not in\n{section}");
+        }
 
         // flame and collapsed: the record's totals, by leaf.
         let total: u64 = rows.iter().map(|r| r.nanos).sum();
