@@ -309,6 +309,14 @@ impl Jni {
         Ok(array)
     }
 
+    /// Element `index` of an object array (a local reference; null for a null element).
+    pub fn object_array_element(self, array: sys::jobjectArray, index: i32) -> JniResult<sys::jobject> {
+        // SAFETY: JNI GetObjectArrayElement through this thread's env (see `Jni`), with the caller's references.
+        let element = unsafe { jni_fn!(self, GetObjectArrayElement)(self.0, array, index) };
+        self.check("GetObjectArrayElement")?;
+        Ok(element)
+    }
+
     pub fn array_length(self, array: sys::jarray) -> i32 {
         // SAFETY: JNI GetArrayLength through this thread's env (see `Jni`), with the caller's references and IDs.
         unsafe { jni_fn!(self, GetArrayLength)(self.0, array) }
