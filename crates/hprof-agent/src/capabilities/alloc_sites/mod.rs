@@ -296,6 +296,12 @@ impl Capability for AllocSites {
 
     fn on_load(&self, ctx: &Context) -> Result<(), String> {
         if self.probes {
+            if let Err(e) = probe::disable_allocating_intrinsics() {
+                log::warning(&format!(
+                    "heap=sites: alloc_probe: cannot keep the JIT's allocating intrinsics off ({e}); clone, \
+                     Arrays.copyOf and Array.newInstance in compiled code go uncounted"
+                ));
+            }
             return Ok(());
         }
         let interval = match self.weighting {

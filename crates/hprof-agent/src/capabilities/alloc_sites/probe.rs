@@ -148,6 +148,23 @@ fn record_one(p: &Probes, ctx: &Context, jni: Jni, object: sys::jobject) {
     jni.delete_local_ref(class);
 }
 
+/// The JIT's intrinsics that allocate inline in place of code the probes or VMObjectAlloc see: `clone`,
+/// `Arrays.copyOf(Range)`, `Array.newInstance`, `Unsafe.allocateInstance` and `allocateUninitializedArray`
+/// (string concatenation, method handles' constructors), `StringUTF16.toBytes`. Turned off in Agent_OnLoad,
+/// before the compilers read the list; string concatenation fused by C2 (`OptimizeStringConcat`) too.
+const ALLOCATING_INTRINSICS: &str =
+    "_clone,_copyOf,_copyOfRange,_newArray,_allocateInstance,_allocateUninitializedArray,_toBytesStringU";
+
+/// Keeps the JIT from allocating where no probe sees it; `Err` says what could not be done (counts then
+/// miss what compiled code allocates through those paths).
+pub fn disable_allocating_intrinsics() -> Result<(), String> {
+    let vm = hotspot::VmStructs::get().ok_or("the JVM exports no structure tables")?;
+    vm.append_to_list_flag("DisableIntrinsic", ALLOCATING_INTRINSICS)?;
+    // A JVM without C2 has no such flag, and nothing to turn off.
+    let _ = vm.set_default_bool_flag("OptimizeStringConcat", false);
+    Ok(())
+}
+
 /// Defines the probe class and calls each native once, so that both are linked before any method has a
 /// probe (see `cpu_times::install_probes` for why).
 pub fn define_and_link(jni: Jni) -> Result<(), String> {
