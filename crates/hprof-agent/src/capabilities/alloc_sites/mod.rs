@@ -113,6 +113,9 @@ impl AllocSites {
                 self.sites.record_dropped();
                 return;
             };
+            if skip > 0 && probe::stop_at() == probe::Stop::Site {
+                return;
+            }
             let w = self.weighting.of(size::bytes(words));
             self.liveness.track(t.map(|t| &mut t.records), jni, object, &self.sites, site, w, words, sampled);
         };

@@ -119,6 +119,9 @@ fn record(env: *mut sys::JNIEnv, object: sys::jobject, dimensions: i32) {
         return;
     }
     let (Some(p), Some(ctx)) = (PROBES_STATE.get(), current()) else { return };
+    if stop_at() == Stop::Entry {
+        return;
+    }
     // SAFETY: `env` is the JNIEnv the JVM passed this native method, on this thread.
     let jni = unsafe { Jni::from_raw(env) };
     record_one(p, ctx, jni, object);
@@ -129,23 +132,47 @@ fn record(env: *mut sys::JNIEnv, object: sys::jobject, dimensions: i32) {
 
 fn record_inner(p: &Probes, ctx: &Context, jni: Jni, array: sys::jobject, dimensions: i32) {
     for i in 0..jni.array_length(array) {
-        let Ok(inner) = jni.object_array_element(array, i) else { return };
-        if inner.is_null() {
-            continue;
+        // Each element's references (the array's, its class's) go with its frame: an array may hold many.
+        let done = jni.with_local_frame(4, || {
+            let Ok(inner) = jni.object_array_element(array, i) else { return true };
+            if !inner.is_null() {
+                record_one(p, ctx, jni, inner);
+                if dimensions > 1 {
+                    record_inner(p, ctx, jni, inner, dimensions - 1);
+                }
+            }
+            false
+        });
+        if done {
+            return;
         }
-        record_one(p, ctx, jni, inner);
-        if dimensions > 1 {
-            record_inner(p, ctx, jni, inner, dimensions - 1);
-        }
-        jni.delete_local_ref(inner);
     }
 }
 
 fn record_one(p: &Probes, ctx: &Context, jni: Jni, object: sys::jobject) {
+    // Its local reference goes when the native method returns.
     let class = jni.object_class(object);
     let size = ctx.jvmti.object_size(object).unwrap_or(0);
     p.sites.record_probed(ctx, jni, object, class, size);
-    jni.delete_local_ref(class);
+}
+
+/// Where a probe stops, for measuring what each part costs (`HPROF_ALLOC_PROBE_STOP=entry|site`; benchmarks
+/// only): at its entry (the call and the inserted bytecode), after the site is found (no weak reference, no
+/// record), or nowhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    Entry,
+    Site,
+    Nowhere,
+}
+
+pub fn stop_at() -> Stop {
+    static STOP: OnceLock<Stop> = OnceLock::new();
+    *STOP.get_or_init(|| match std::env::var("HPROF_ALLOC_PROBE_STOP").as_deref() {
+        Ok("entry") => Stop::Entry,
+        Ok("site") => Stop::Site,
+        _ => Stop::Nowhere,
+    })
 }
 
 /// The JIT's intrinsics that allocate inline in place of code the probes or VMObjectAlloc see: `clone`,
