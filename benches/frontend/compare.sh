@@ -5,21 +5,16 @@
 # For "is the new build slower?": build the old commit in a worktree with its own CARGO_TARGET_DIR.
 set -euo pipefail
 OLD=$1 NEW=$2 DUMP=$3 ROUNDS=${4:-5}
+. "$(dirname "$0")/../lib/heap.sh"
 LOG=$(mktemp)
-trap 'rm -f "$LOG"' EXIT
-# One run: "wall cpu peak_kb".
-run() {
-  /usr/bin/time -f "%e %U %S %M" -o "$LOG" "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; exit 1; }
-  awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$LOG"
-}
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+trap 'rm -f "$LOG" "$LOG".*' EXIT
 cat "$DUMP" >/dev/null # warm the page cache
 for cmd in histo dominators; do
   : >"$LOG.old"; : >"$LOG.new"
   "$OLD" $cmd "$DUMP" >/dev/null 2>&1; "$NEW" $cmd "$DUMP" >/dev/null 2>&1 # warm-up
   for _ in $(seq "$ROUNDS"); do
-    run "$OLD" $cmd "$DUMP" >>"$LOG.old"
-    run "$NEW" $cmd "$DUMP" >>"$LOG.new"
+    timed "$OLD" $cmd "$DUMP" >>"$LOG.old"
+    timed "$NEW" $cmd "$DUMP" >>"$LOG.new"
   done
   for which in old new; do
     f=$LOG.$which

@@ -6,31 +6,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROUNDS=${2:-3}
-JDK=${HPROF_JDK17_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
+. benches/lib/heap.sh
 WORK=target/bench-frontend
 DUMP=${1:-$WORK/big-1000000.hprof}
-if [ ! -f "$DUMP" ]; then
-  mkdir -p "$WORK"
-  "$JDK/bin/javac" -d "$WORK" benches/frontend/BigHeap.java
-  "$JDK/bin/java" -Xmx1g -cp "$WORK" BigHeap 1000000 > "$WORK/bigheap-1m.out" &
-  pid=$!
-  for _ in $(seq 3000); do grep -q ready "$WORK/bigheap-1m.out" 2>/dev/null && break; sleep 0.2; done
-  "$JDK/bin/jcmd" $pid GC.heap_dump "$PWD/$DUMP" >/dev/null
-  kill $pid; wait $pid 2>/dev/null || true
-fi
+[ -n "${1:-}" ] || big_heap_dump "$DUMP" 1000000 1g
 HPROF=target/release/hprof
 LOG=$(mktemp)
 trap 'rm -f "$LOG" "$LOG".*' EXIT
-run() {
-  /usr/bin/time -f "%e %U %S %M" -o "$LOG" "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; exit 1; }
-  awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$LOG"
-}
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 cat "$DUMP" >/dev/null # warm the page cache
 echo "dump: $DUMP ($(du -m "$DUMP" | cut -f1) MB); load: $(uptime | sed 's/.*load average: //')"
 for cmd in dominators waste loaders; do : >"$LOG.$cmd"; done
 for _ in $(seq "$ROUNDS"); do
-  for cmd in dominators waste loaders; do run $HPROF $cmd "$DUMP" >>"$LOG.$cmd"; done
+  for cmd in dominators waste loaders; do timed $HPROF $cmd "$DUMP" >>"$LOG.$cmd"; done
 done
 anchor_wall=$(cut -d' ' -f1 "$LOG.dominators" | median)
 anchor_cpu=$(cut -d' ' -f2 "$LOG.dominators" | median)

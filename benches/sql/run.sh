@@ -8,36 +8,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ENTRIES=${1:-500000}
-JDK=${HPROF_JDK17_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
+. benches/lib/heap.sh
 WORK=target/bench-sql
-mkdir -p "$WORK"
 DUMP=$WORK/big-$ENTRIES.hprof
 EXPORTS=$WORK/exports-$ENTRIES
 OUT=$EXPORTS/dump=big
 HPROF=target/release/hprof
 [ -d target/pysql/duckdb ] || { echo "missing target/pysql/duckdb: make pysql"; exit 1; }
-
-if [ ! -f "$DUMP" ]; then
-  "$JDK/bin/javac" -d "$WORK" benches/frontend/BigHeap.java
-  "$JDK/bin/java" -Xmx2g -cp "$WORK" BigHeap "$ENTRIES" > "$WORK/bigheap.out" &
-  pid=$!
-  for _ in $(seq 600); do grep -q ready "$WORK/bigheap.out" 2>/dev/null && break; sleep 0.2; done
-  "$JDK/bin/jcmd" $pid GC.heap_dump "$PWD/$DUMP" >/dev/null
-  kill $pid; wait $pid 2>/dev/null || true
-fi
+big_heap_dump "$DUMP" "$ENTRIES" 2g
 echo "dump: $DUMP ($(du -m "$DUMP" | cut -f1) MB); $(uptime)"
 
-# Runs a command twice; prints "wall_seconds cpu_seconds peak_kb" of the second run.
-measure() {
-  local log=$WORK/time.log
-  "$@" >/dev/null 2>&1 || true
-  /usr/bin/time -f "%e %U %S %M" -o "$log" "$@" >"$WORK/out.txt" 2>/dev/null || { echo "failed: $*" >&2; exit 1; }
-  awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$log"
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
-
-read -r dw dc dm < <(measure $HPROF dominators "$DUMP")
-read -r ew ec em < <(measure $HPROF export --format parquet "$DUMP" --output "$OUT")
+read -r dw dc dm < <(warm_timed $HPROF dominators "$DUMP")
+read -r ew ec em < <(warm_timed $HPROF export --format parquet "$DUMP" --output "$OUT")
 size=$(du -sm "$OUT" | cut -f1)
 count() { PYTHONPATH=target/pysql python3 scripts/sql/engines.py duckdb "$OUT" "SELECT count(*) AS n FROM \"$1\"" | tr -dc 0-9; }
 objects=$(count objects)
@@ -58,9 +40,9 @@ H[histogram]="$HPROF histo $DUMP"
 H[top_dominators]="$HPROF dominators $DUMP"
 printf "\n%-22s %12s %16s %8s\n" query "duckdb s" "hprof (dump) s" ratio
 for name in histogram top_dominators duplicate_strings references_by_field; do
-  read -r kw _ _ < <(measure env PYTHONPATH=target/pysql python3 scripts/sql/engines.py duckdb "$OUT" "${Q[$name]}")
+  read -r kw _ _ < <(warm_timed env PYTHONPATH=target/pysql python3 scripts/sql/engines.py duckdb "$OUT" "${Q[$name]}")
   if [ -n "${H[$name]:-}" ]; then
-    read -r hw _ _ < <(measure ${H[$name]})
+    read -r hw _ _ < <(warm_timed ${H[$name]})
     printf "%-22s %12s %16s %8s\n" "$name" "$kw" "$hw" "$(ratio "$kw" "$hw")"
   else
     printf "%-22s %12s %16s %8s\n" "$name" "$kw" "-" "-"

@@ -5,10 +5,9 @@
 
 use hprof_format::binary::{Body, FrameRecord, RecordWriter};
 use hprof_format::tags::{BasicType, heap as sub};
-use jvm_harness::{hprof_binary, scratch};
+use jvm_harness::{hprof_json, scratch};
 use serde_json::Value;
 use std::path::Path;
-use std::process::Command;
 
 const OBJECT: u64 = 0x100;
 const STRING: u64 = 0x110;
@@ -150,13 +149,6 @@ fn android_dump(extra: u64) -> Vec<u8> {
     w.heap_dump_segment(&bytes[cut..]).unwrap();
     w.heap_dump_end().unwrap();
     w.into_inner()
-}
-
-fn hprof_json(args: &[&str]) -> Value {
-    let o = Command::new(hprof_binary()).args(args).output().unwrap();
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "hprof {args:?}: {}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("hprof {args:?}: {e}: {out}"))
 }
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {

@@ -3,19 +3,12 @@
 //! figure against what the program made. Dumps by `jcmd GC.heap_dump` on JDK 17, 21 and 25, and by the
 //! agent (heap=dump) on JDK 17.
 
-use jvm_harness::{Java, Jdk, JvmSlot, all_jdks, hprof_binary, jdk17, scratch, skip};
+use jvm_harness::{Java, Jdk, JvmSlot, all_jdks, hprof_binary, hprof_json, jdk17, scratch, skip};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
-
-fn hprof_json(args: &[&str]) -> Value {
-    let o = Command::new(hprof_binary()).args(args).output().unwrap();
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "hprof {args:?}: {}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("hprof {args:?}: {e}: {out}"))
-}
 
 /// The program's "expect key=value" lines.
 fn expectations(stdout: &str) -> HashMap<String, u64> {

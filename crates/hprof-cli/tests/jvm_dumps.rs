@@ -1,18 +1,11 @@
 //! Real dumps from JDK 17, 21 and 25 (`jcmd <pid> GC.heap_dump`, plain and `-gz`) of java/programs/HeapShape,
 //! whose heap has a known shape, and real profiles from the agent (cpu=samples,format=b).
 
-use jvm_harness::{Java, JvmSlot, all_jdks, hprof_binary, scratch, skip};
+use jvm_harness::{Java, JvmSlot, all_jdks, hprof_binary, hprof_json, scratch, skip};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
-
-fn hprof_json(args: &[&str]) -> Value {
-    let o = Command::new(hprof_binary()).args(args).output().unwrap();
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "hprof {args:?}: {}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("hprof {args:?}: {e}: {out}"))
-}
 
 /// Starts HeapShape, dumps its heap with jcmd (`-gz=1` when `gz`), and stops it.
 fn dump_heap_shape(jdk: &jvm_harness::Jdk, dir: &Path, gz: bool) -> std::path::PathBuf {

@@ -5,7 +5,7 @@
 //! (`make chromium selenium` installs them); a failing step leaves a screenshot, the page and the
 //! browser's log in target/<profile>/test-output/serve_spa/.
 
-use jvm_harness::{Java, hprof_binary, jdk17, scratch, skip};
+use jvm_harness::{Java, hprof_binary, hprof_json, jdk17, scratch, skip};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -28,12 +28,6 @@ fn selenium() -> Option<PathBuf> {
         .output()
         .is_ok_and(|o| o.status.success());
     ok.then_some(dir)
-}
-
-fn hprof_json(args: &[&str]) -> Value {
-    let o = Command::new(hprof_binary()).args(args).output().unwrap();
-    assert!(o.status.success(), "hprof {args:?}: {}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("hprof {args:?}: {e}"))
 }
 
 /// A dump with CPU samples of CpuAccuracy (hotAlpha and hotBeta) running `seconds`, per thread.

@@ -5,23 +5,12 @@
 //! per-class counts and bytes and `hprof dominators`' top retained sizes, and SQL on the tables must say
 //! what the programs built.
 
-use jvm_harness::{Java, JvmSlot, all_jdks, corpus_dir, hprof_binary, jdk17, repo_root, scratch, skip};
+use jvm_harness::{Java, JvmSlot, all_jdks, corpus_dir, hprof_json, hprof_text, jdk17, repo_root, scratch, skip};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
-
-fn hprof(args: &[&str]) -> String {
-    let o = Command::new(hprof_binary()).args(args).output().unwrap();
-    assert!(o.status.success(), "hprof {args:?}: {}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8(o.stdout).unwrap()
-}
-
-fn hprof_json(args: &[&str]) -> Value {
-    let out = hprof(args);
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("hprof {args:?}: {e}: {out}"))
-}
 
 /// target/pysql, where `make pysql` installs pyspark and duckdb; None (after a named skip) without `module`.
 fn pysql(module: &str, what: &str) -> Option<PathBuf> {
@@ -54,7 +43,7 @@ fn query(py: &Path, dir: &Path, sql: &str) -> Vec<Value> {
 fn export(file: &Path, dir: &Path, extra: &[&str]) {
     let mut args = vec!["export", "--format", "parquet", file.to_str().unwrap(), "--output", dir.to_str().unwrap()];
     args.extend_from_slice(extra);
-    hprof(&args);
+    hprof_text(&args);
 }
 
 /// The SQL of `hprof histo`: (class, instances, bytes) per class, sorted.
@@ -312,7 +301,7 @@ fn a_profile_exports_its_samples_sites_and_stacks() {
         if alloc {
             args.push("--alloc");
         }
-        hprof(&args).lines().filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok()).sum()
+        hprof_text(&args).lines().filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok()).sum()
     };
     let samples = query(&py, &out, "SELECT sum(count) AS n FROM samples");
     let n = one(&samples, "n").as_u64().unwrap();

@@ -4,12 +4,14 @@
 //! JVMs are heavy on a two-core machine, so [`JvmSlot`] lets at most [`MAX_CONCURRENT_JVMS`] run at once
 //! across all test threads and test processes (a file lock per slot).
 
+mod front_end;
 mod jdk;
 pub mod mutation;
 mod run;
 mod skip;
 mod slots;
 
+pub use front_end::{hprof_json, hprof_text};
 pub use jdk::{Jdk, all_jdks, jdk17};
 pub use run::{Java, JavaRun, Running};
 pub use skip::{current_test_name, skip, skip_log};
