@@ -263,7 +263,13 @@ fn emit_probe(out: &mut Vec<u8>, probe: Probe, refs: Refs) {
 }
 
 /// Moves a LineNumberTable or LocalVariable(Type)Table through `map`.
-fn relocate_table(a: &Attribute, name: &str, map: &dyn Fn(u32) -> Result<u32>, end: u32, old_len: u32) -> Result<Attribute> {
+fn relocate_table(
+    a: &Attribute,
+    name: &str,
+    map: &dyn Fn(u32) -> Result<u32>,
+    end: u32,
+    old_len: u32,
+) -> Result<Attribute> {
     let mut r = Cursor::new(&a.info, 0, "a code table");
     let n = r.u2()?;
     let mut info = Vec::with_capacity(a.info.len());

@@ -412,7 +412,9 @@ impl Options {
             return Err(OptionError("option alloc_interval= needs heap=sites or heap=all".into()));
         }
         if self.alloc_probe && (!self.alloc_sites || self.alloc_interval.is_some()) {
-            return Err(OptionError("option alloc_probe=y needs heap=sites or heap=all without alloc_interval=".into()));
+            return Err(OptionError(
+                "option alloc_probe=y needs heap=sites or heap=all without alloc_interval=".into(),
+            ));
         }
         if self.cstack == Some(true) && (self.cpu != Some(CpuMode::Samples) || self.sampler != SamplerKind::Async) {
             return Err(OptionError(

@@ -321,7 +321,9 @@ impl Capability for AllocSites {
         if self.probes {
             match probe::define_and_link(jni) {
                 Ok(()) => probe::retransform_loaded(ctx, jni),
-                Err(e) => log::error(&format!("heap=sites: alloc_probe: {e}; only the VM's own allocations are counted")),
+                Err(e) => {
+                    log::error(&format!("heap=sites: alloc_probe: {e}; only the VM's own allocations are counted"))
+                }
             }
         } else if !priming::prime_current_thread(jni) {
             log::verbose(ctx.options.verbose, "heap=sites: could not reset the main thread's sampler");

@@ -96,7 +96,11 @@ pub fn class_bytes() -> Vec<u8> {
 
 /// `java.lang.HprofAllocs.object(Object)`, found by the JVM's native lookup in the agent library.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_java_lang_HprofAllocs_object(env: *mut sys::JNIEnv, _class: sys::jclass, object: sys::jobject) {
+pub extern "system" fn Java_java_lang_HprofAllocs_object(
+    env: *mut sys::JNIEnv,
+    _class: sys::jclass,
+    object: sys::jobject,
+) {
     crate::panic_guard::guard(|| record(env, object, 1), ())
 }
 
@@ -274,6 +278,9 @@ pub fn summary() -> Option<String> {
 /// Gives probes to the classes loaded before they could have them.
 pub fn retransform_loaded(ctx: &Context, jni: Jni) {
     crate::capabilities::cpu_times::retransform_loaded_classes(ctx, jni, &mut |name, e| {
-        log::verbose(ctx.options.verbose, &format!("alloc_probe: class {name}: the JVM refused to retransform it ({e})"));
+        log::verbose(
+            ctx.options.verbose,
+            &format!("alloc_probe: class {name}: the JVM refused to retransform it ({e})"),
+        );
     });
 }
