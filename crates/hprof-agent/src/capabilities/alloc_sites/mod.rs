@@ -299,7 +299,13 @@ impl Capability for AllocSites {
 
     fn on_load(&self, ctx: &Context) -> Result<(), String> {
         if self.probes {
-            if let Err(e) = probe::disable_allocating_intrinsics() {
+            if ctx.load_kind() == crate::context::LoadKind::Attach {
+                // The compilers read the intrinsics' list once, long before an attach.
+                log::warning(
+                    "heap=sites: alloc_probe=y in a running JVM: clone, Arrays.copyOf and Array.newInstance in code \
+                     the JIT compiled already go uncounted; start the JVM with the agent for exact counts",
+                );
+            } else if let Err(e) = probe::disable_allocating_intrinsics() {
                 log::warning(&format!(
                     "heap=sites: alloc_probe: cannot keep the JIT's allocating intrinsics off ({e}); clone, \
                      Arrays.copyOf and Array.newInstance in compiled code go uncounted"
