@@ -1,7 +1,8 @@
 /*
  * Native half of java/programs/NativeStacks.java, compiled by the cstack tests (cc -shared): a JNI method
  * whose time is spent in a C function of its own, spin_in_c, so that native stacks must show spin_in_c
- * under the Java native method that called it.
+ * under the Java native method that called it; and one, call_back_from_c, that calls a Java method back, so
+ * that native frames must show between Java ones (callIntoC → call_back_from_c → javaCallback).
  */
 #include <jni.h>
 #include <time.h>
@@ -29,4 +30,17 @@ JNIEXPORT jlong JNICALL Java_NativeStacks_spinInC(JNIEnv *env, jclass cls, jdoub
     (void)env;
     (void)cls;
     return (jlong)spin_in_c(seconds);
+}
+
+/* Calls NativeStacks.javaCallback(seconds) back through JNI; a frame of its own, like spin_in_c. */
+__attribute__((noinline)) jlong call_back_from_c(JNIEnv *env, jclass cls, jdouble seconds) {
+    jmethodID callback = (*env)->GetStaticMethodID(env, cls, "javaCallback", "(D)J");
+    if (callback == NULL) return 0;
+    jlong h = (*env)->CallStaticLongMethod(env, cls, callback, seconds);
+    /* Not a tail call: this frame stays on the stack under the callback. */
+    return h ^ 1;
+}
+
+JNIEXPORT jlong JNICALL Java_NativeStacks_callIntoC(JNIEnv *env, jclass cls, jdouble seconds) {
+    return call_back_from_c(env, cls, seconds) + 1;
 }

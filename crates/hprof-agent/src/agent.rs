@@ -2,6 +2,7 @@
 //! the core's reactions to JVM events (threads, classes, dumps) and the session's end. Only the JVM's entry
 //! points (`entry`) call into it; everything else reaches the agent through [`AgentControl`].
 
+use crate::agent_cost::{self, Part};
 use crate::capabilities;
 use crate::capabilities::Registered;
 use crate::commands::{ControlCommand, DumpReason};
@@ -43,7 +44,7 @@ struct Agent {
 /// Agent_OnLoad / Agent_OnAttach: returns JNI_OK or JNI_ERR (after printing why).
 pub fn start(vm: Vm, option_string: Option<&str>, kind: LoadKind) -> sys::jint {
     crate::panic_guard::install_panic_hook();
-    match start_session(vm, option_string, kind) {
+    match agent_cost::timed(Part::Load, || start_session(vm, option_string, kind)) {
         Ok(_) => sys::JNI_OK as sys::jint,
         Err(msg) => {
             log::error(&msg);
@@ -420,19 +421,22 @@ struct Core;
 impl EventHandler<Context> for Core {
     fn vm_init(&self, _: &Context, _: Jvmti, jni: Jni, thread: sys::jthread) {
         if let Some(agent) = agent() {
-            agent.on_vm_init(jni, thread);
+            agent_cost::timed(Part::VmInit, || agent.on_vm_init(jni, thread));
         }
     }
 
     fn vm_death(&self, _: &Context, _: Jvmti, jni: Jni) {
         if let Some(agent) = agent() {
-            agent.on_vm_death(jni);
+            agent_cost::timed(Part::Exit, || agent.on_vm_death(jni));
+            if agent_cost::measuring() {
+                log::verbose(true, &format!("{}\n", agent_cost::summary()));
+            }
         }
     }
 
     fn thread_start(&self, _: &Context, _: Jvmti, jni: Jni, thread: sys::jthread) {
         if let Some(agent) = agent() {
-            agent.on_thread_start(jni, thread);
+            agent_cost::timed(Part::ThreadStart, || agent.on_thread_start(jni, thread));
         }
     }
 
@@ -443,7 +447,7 @@ impl EventHandler<Context> for Core {
     }
 
     fn class_prepare(&self, ctx: &Context, _: Jvmti, _jni: Jni, _thread: sys::jthread, class: sys::jclass) {
-        ctx.class_record(class);
+        agent_cost::timed(Part::ClassPrepare, || ctx.class_record(class));
     }
 
     fn data_dump_request(&self, ctx: &Context, _: Jvmti) {

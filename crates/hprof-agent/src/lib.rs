@@ -8,6 +8,7 @@
 //! ([`context::AgentControl`]).
 
 mod agent;
+pub mod agent_cost;
 pub mod agent_thread;
 pub mod attach;
 pub mod capabilities;

@@ -416,6 +416,16 @@ impl Options {
                 "option alloc_probe=y needs heap=sites or heap=all without alloc_interval=".into(),
             ));
         }
+        if self.cstack == Some(true) && self.sampler == SamplerKind::Wall {
+            // Native frames are unwound in the SIGPROF handler of a CPU sample; a wall sample is a stack the
+            // JVM hands out for a thread that may be asleep, and holds Java frames only.
+            return Err(OptionError(
+                "option cstack=y does not go with cpu=wall: wall samples are the JVM's own stack traces of every \
+                 thread, which hold no native frames (time in native code shows as [in_native] under the Java \
+                 native method); native frames come with CPU samples: cpu=samples,cstack=y"
+                    .into(),
+            ));
+        }
         if self.cstack == Some(true) && (self.cpu != Some(CpuMode::Samples) || self.sampler != SamplerKind::Async) {
             return Err(OptionError(
                 "option cstack=y needs cpu=samples with sampler=async (native frames are unwound from its signal)"
@@ -648,6 +658,13 @@ mod tests {
         assert!(cstack.native_frames() && cstack.native_frames_in_traces());
         assert!(!run("cpu=samples,collapsed=x.txt,cstack=n").native_frames());
         assert!(Options::parse(Some("cpu=times,cstack=y")).is_err(), "cstack=y needs the async sampler");
+        let Err(OptionError(wall)) = Options::parse(Some("cpu=wall,cstack=y")) else {
+            panic!("cstack=y with cpu=wall must be refused")
+        };
+        assert!(wall.contains("cpu=wall") && wall.contains("[in_native]") && wall.contains("cpu=samples,cstack=y"));
+        let wall = run("cpu=wall,cstack=n,collapsed=x.txt");
+        assert!(!wall.native_frames() && !wall.native_frames_in_traces(), "wall stacks are Java frames only");
+        assert!(!run("cpu=wall,flamegraph=x.html").native_frames(), "not by default either");
         assert_eq!(o.output_file(), "x.txt");
         let o = run("net=localhost:9000,heap=sites");
         assert_eq!(o.net, Some(("localhost".into(), 9000)));

@@ -107,14 +107,53 @@ fn report_layout_cutoff_and_trace_options() {
     assert!(rows[0].name == "CpuAccuracy.hotAlpha", "{rows:?}");
 }
 
+/// Also: with HPROF_CPU_STATS=1 the agent times its own parts at exit (benches/cpu-samples/startup.sh).
 #[test]
-fn lines_are_resolved_by_default() {
-    let (run, _dir) = accuracy_run(&jdk17(), "cpu=samples", "1");
+fn lines_are_resolved_by_default_and_the_agent_times_its_parts() {
+    let dir = scratch("cpu");
+    let run = {
+        let _alone = JvmSlot::acquire_n(2);
+        Java::new(&jdk17(), dir.path())
+            .agentpath("cpu=samples")
+            .env("HPROF_CPU_STATS", "1")
+            .class("CpuAccuracy")
+            .arg("1")
+            .spawn_holding(None)
+            .wait()
+    };
+    run.assert_success();
     let text = run.read("java.hprof.txt");
     let (_, rows) = ranked_section(&text, "CPU SAMPLES", 0).unwrap();
     let top = &traces(&text)[&rows[0].trace];
     assert!(top.frames[0].starts_with("CpuAccuracy.hotAlpha(CpuAccuracy.java:"), "{top:?}");
     assert!(top.frames.iter().any(|f| f.starts_with("CpuAccuracy.main(CpuAccuracy.java:")), "{top:?}");
+
+    let parts = agent_parts(&run.stderr);
+    assert!(parts["load"].0 > 0.0, "loading takes some CPU time: {parts:?}");
+    // The program's own classes (CpuAccuracy's lambdas, ThreadMXBean's) are prepared after VMInit.
+    assert!(parts["class prepares"].1 >= 5, "classes prepared after VMInit: {parts:?}");
+    // CpuAccuracy's idle thread and the agent's own (worker, sampler) start after VMInit.
+    assert!(parts["thread starts"].1 >= 3, "threads started after VMInit: {parts:?}");
+    assert!(parts.contains_key("VMInit") && parts.contains_key("exit reports"), "{parts:?}");
+}
+
+/// The HPROF_CPU_STATS line `agent parts (…): load 4.8 ms, …, class prepares 9.1 ms (2950), …`: part → (ms,
+/// count, 0 where none is printed).
+fn agent_parts(stderr: &str) -> HashMap<String, (f64, u64)> {
+    let line = stderr
+        .lines()
+        .find_map(|l| l.split_once("agent parts (CPU time of the threads doing them): "))
+        .unwrap_or_else(|| panic!("no agent parts line in:\n{stderr}"))
+        .1;
+    line.split(", ")
+        .map(|part| {
+            let at = part.find(|c: char| c.is_ascii_digit()).unwrap_or_else(|| panic!("no figure in {part:?}"));
+            let (name, figures) = (part[..at].trim(), &part[at..]);
+            let ms: f64 = figures.split(" ms").next().unwrap().trim().parse().unwrap();
+            let count = figures.split('(').nth(1).map_or(0, |c| c.trim_end_matches(')').parse().unwrap());
+            (name.to_string(), (ms, count))
+        })
+        .collect()
 }
 
 #[test]

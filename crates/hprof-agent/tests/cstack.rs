@@ -2,12 +2,13 @@
 //! java/native/NativeStacks.c compiled here) under its Java native method, libc's `read` under
 //! FileInputStream for a thread reading a pipe, and the JVM's own GC threads sampled by name with their
 //! collector's functions named, kernel frames under the pipe's read (perf call chains) — in folded stacks,
-//! and in TRACEs with cstack=y. One run per JDK.
+//! and in TRACEs with cstack=y. The same run checks virtual threads in cpu=samples (JDK 21+): a mounted
+//! virtual thread's CPU samples are its own, by name, never its carrier's. One run per JDK.
 
 mod report_support;
 
 use jvm_harness::{Java, JvmSlot, all_jdks, scratch};
-use report_support::traces;
+use report_support::{ranked_section, traces};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -72,8 +73,47 @@ fn thread_names(text: &str) -> HashMap<u32, String> {
         .collect()
 }
 
+/// CPU SAMPLES as (thread name, frames as printed, samples), from a text report with thread=y.
+fn samples_by_thread(text: &str) -> Vec<(String, Vec<String>, u64)> {
+    let names = thread_names(text);
+    let traces = traces(text);
+    let (_, rows) = ranked_section(text, "CPU SAMPLES", 0).expect("a CPU SAMPLES section");
+    rows.iter()
+        .map(|r| {
+            let t = &traces[&r.trace];
+            let name = t.thread.and_then(|s| names.get(&s)).cloned().unwrap_or_default();
+            (name, t.frames.clone(), r.count)
+        })
+        .collect()
+}
+
+/// Virtual threads in cpu=samples (JDK 21+): NativeStacks' 200 virtual threads computing in virtualWork are
+/// sampled under their own names, their stacks end at their own frames (not the carrier's ForkJoinPool
+/// frames below the continuation), and no carrier sample holds their frames.
+fn check_virtual_threads(what: &str, text: &str) {
+    let samples = samples_by_thread(text);
+    let working = |frames: &[String]| frames.iter().any(|f| f.starts_with("NativeStacks.virtualWork"));
+    let on_carriers: Vec<&(String, Vec<String>, u64)> =
+        samples.iter().filter(|s| s.0.starts_with("ForkJoinPool") && working(&s.1)).collect();
+    assert!(on_carriers.is_empty(), "{what}: virtual threads' samples credited to carriers: {on_carriers:?}");
+    let work: Vec<&(String, Vec<String>, u64)> = samples.iter().filter(|s| working(&s.1)).collect();
+    let total: u64 = work.iter().map(|s| s.2).sum();
+    let names: std::collections::HashSet<&str> = work.iter().map(|s| s.0.as_str()).collect();
+    assert!(names.iter().all(|n| n.starts_with("vt-cpu-")), "{what}: virtualWork on {names:?}");
+    assert!(
+        total >= 20 && names.len() >= 10,
+        "{what}: {total} samples in virtualWork on {} virtual threads",
+        names.len()
+    );
+    let carrier_frames: Vec<&String> =
+        work.iter().flat_map(|s| &s.1).filter(|f| f.starts_with("java.util.concurrent.ForkJoin")).collect();
+    assert!(carrier_frames.is_empty(), "{what}: virtual threads' stacks run into their carriers': {carrier_frames:?}");
+    println!("{what}: {total} samples in virtualWork on {} virtual threads, none on carriers", names.len());
+}
+
 #[test]
-fn native_frames_show_c_code_under_its_java_method_libc_read_under_the_reader_and_gc_threads_by_name() {
+fn native_frames_show_c_code_under_its_java_method_libc_read_under_the_reader_gc_threads_by_name_and_virtual_threads_own_their_samples()
+ {
     let build = scratch("cstack-lib");
     let Some(lib) = build_native(build.path()) else {
         return jvm_harness::skip("no C compiler (cc) to build java/native/NativeStacks.c");
@@ -147,6 +187,16 @@ fn native_frames_show_c_code_under_its_java_method_libc_read_under_the_reader_an
             detail(&format!("GC threads {:?} hold only {gc_frames:?}", names.values().collect::<Vec<_>>()))
         );
         println!("{what}: spin_in_c {spin}/{spinner}, read {reads}, GC frames e.g. {:?}", gc_frames.first());
+
+        if jdk.version == "17" {
+            assert!(!run.stdout.contains("virtual threads="), "{what}: {}", run.stdout);
+        } else {
+            assert!(run.stdout.contains("virtual threads=200"), "{what}: {}", run.stdout);
+            check_virtual_threads(&what, &text);
+        }
+    }
+    if all_jdks().iter().any(|j| j.version == "17") {
+        jvm_harness::skip("JDK 17 has no virtual threads: their part of this test ran on JDK 21+ only");
     }
 }
 

@@ -130,6 +130,7 @@ fn bad_options_fail_with_one_clear_line() {
         ("cpu=old,format=b", "cpu=old"),
         ("cutoff=7", "cutoff=7"),
         ("net=localhost", "net=localhost"),
+        ("cpu=wall,cstack=y", "cstack=y does not go with cpu=wall"),
     ];
     for jdk in all_jdks() {
         for (opts, needle) in cases {

@@ -23,6 +23,7 @@ mod env;
 mod error;
 mod events;
 mod exports;
+mod extension_events;
 #[cfg(test)]
 mod fake_env;
 mod heap;
@@ -48,6 +49,7 @@ pub use events::{
     SampledObjectAllocArgs, VmObjectAllocArgs, class_file_bytes, event_callbacks, event_str,
 };
 pub use exports::AsyncGetCallTrace;
+pub use extension_events::ThreadExtensionCallback;
 pub use heap::HeapCallbacks;
 pub use hub::{EventHost, EventHub, EventHubBuilder, HubError, Interest, Need, SubscriberId, Subscription};
 pub use jni::Jni;

@@ -1,7 +1,7 @@
 //! Ticks copied out of the ring ([`TickBatch`]), so that the ring's slots are free again before consumers
 //! look at them, and the view each consumer gets of one ([`Tick`]).
 
-use crate::{NOT_WALKED, Registers, SlotData};
+use crate::{NOT_WALKED, Registers, SlotData, UNMOUNTING};
 use jvmti::sys::ASGCT_CallFrame;
 
 /// What a tick says about the interrupted thread's Java stack.
@@ -19,6 +19,8 @@ pub enum Frames<'a> {
 #[derive(Debug, Clone, Copy)]
 pub struct Tick<'a> {
     pub thread_serial: u32,
+    /// The virtual thread mounted on the interrupted (carrier) thread `thread_serial` (JDK 21+), if any.
+    pub mounted: Option<Mounted>,
     pub tid: i32,
     pub registers: Registers,
     pub frames: Frames<'a>,
@@ -28,9 +30,28 @@ pub struct Tick<'a> {
     pub kernel: &'a [u64],
 }
 
-/// (thread serial, tid, registers, frames or failure code, first frame, (first native frame, native frames),
-/// (first kernel frame, kernel frames)).
-type StoredTick = (u32, i32, Registers, i32, usize, (usize, usize), (usize, usize));
+/// A virtual thread mounted on a carrier when it was interrupted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mounted {
+    pub serial: u32,
+    /// It was unmounting: the tick is its own only if its frames are still on the carrier (above the
+    /// continuation's entry); else the carrier's.
+    pub unmounting: bool,
+}
+
+/// A tick as kept in the batch: its frames are ranges of the batch's shared arrays.
+#[derive(Clone, Copy)]
+struct StoredTick {
+    thread_serial: u32,
+    mounted: u32,
+    tid: i32,
+    registers: Registers,
+    /// Frames walked, or the failure code.
+    num_frames: i32,
+    first_frame: usize,
+    native: (usize, usize),
+    kernel: (usize, usize),
+}
 
 /// Ticks copied out of the ring, so that the ring's slots are free again before consumers look at them.
 #[derive(Default)]
@@ -62,15 +83,16 @@ impl TickBatch {
         let kernel_start = self.native.len();
         let kernel = (s.num_kernel as usize).min(s.kernel.len());
         self.native.extend_from_slice(&s.kernel[..kernel]);
-        self.ticks.push((
-            s.thread_serial,
-            s.tid,
-            s.registers,
-            s.num_frames,
-            start,
-            (native_start, native),
-            (kernel_start, kernel),
-        ));
+        self.ticks.push(StoredTick {
+            thread_serial: s.thread_serial,
+            mounted: s.mounted,
+            tid: s.tid,
+            registers: s.registers,
+            num_frames: s.num_frames,
+            first_frame: start,
+            native: (native_start, native),
+            kernel: (kernel_start, kernel),
+        });
     }
 
     pub fn len(&self) -> usize {
@@ -82,22 +104,20 @@ impl TickBatch {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = Tick<'_>> {
-        self.ticks.iter().map(
-            |&(thread_serial, tid, registers, num_frames, start, (native_start, native), (kernel_start, kernel))| {
-                Tick {
-                    thread_serial,
-                    tid,
-                    registers,
-                    frames: match num_frames {
-                        NOT_WALKED => Frames::NotWalked,
-                        n if n <= 0 => Frames::Failed(n),
-                        n => Frames::Walked(&self.frames[start..start + n as usize]),
-                    },
-                    native: &self.native[native_start..native_start + native],
-                    kernel: &self.native[kernel_start..kernel_start + kernel],
-                }
+        self.ticks.iter().map(|t| Tick {
+            thread_serial: t.thread_serial,
+            mounted: (t.mounted != 0)
+                .then_some(Mounted { serial: t.mounted & !UNMOUNTING, unmounting: t.mounted & UNMOUNTING != 0 }),
+            tid: t.tid,
+            registers: t.registers,
+            frames: match t.num_frames {
+                NOT_WALKED => Frames::NotWalked,
+                n if n <= 0 => Frames::Failed(n),
+                n => Frames::Walked(&self.frames[t.first_frame..t.first_frame + n as usize]),
             },
-        )
+            native: &self.native[t.native.0..t.native.0 + t.native.1],
+            kernel: &self.native[t.kernel.0..t.kernel.0 + t.kernel.1],
+        })
     }
 }
 
@@ -112,6 +132,7 @@ mod tests {
         }
         SlotData {
             thread_serial: serial,
+            mounted: if serial == 4 { 9 | UNMOUNTING } else { 0 },
             tid: 7,
             registers: Registers { pc: 0x1000, sp: 0x2000, fp: 0x3000 },
             num_frames,
@@ -146,6 +167,8 @@ mod tests {
         assert!(matches!(ticks[3].frames, Frames::Walked(f) if f.len() == 1 && f[0].lineno == 0));
         assert_eq!(ticks[3].registers.pc, 0x1000);
         assert_eq!(ticks[3].thread_serial, 4);
+        assert_eq!(ticks[3].mounted, Some(Mounted { serial: 9, unmounting: true }));
+        assert_eq!(ticks[2].mounted, None);
         assert_eq!(ticks[2].native, &[0x10, 3], "each tick keeps its own native frames");
         assert_eq!(ticks[2].kernel, &[0xffff_0003], "and kernel frames");
     }

@@ -23,11 +23,11 @@ mod registers;
 mod ring;
 mod signal;
 
-pub use batch::{Frames, Tick, TickBatch};
+pub use batch::{Frames, Mounted, Tick, TickBatch};
 pub use cost::SamplerCost;
 pub use registers::Registers;
 pub use ring::{Claim, MAX_FRAMES, SampleRing, SlotData};
-pub use signal::{ClockKind, NOT_A_JAVA_THREAD, NOT_WALKED, Shared, installed};
+pub use signal::{ClockKind, NOT_A_JAVA_THREAD, NOT_WALKED, Shared, UNMOUNTING, installed};
 
 /// The kernel's id of the calling thread (what clocks are armed for and samples carry).
 pub fn current_tid() -> i32 {

@@ -22,6 +22,8 @@ pub struct Slot {
 
 pub struct SlotData {
     pub thread_serial: u32,
+    /// The virtual thread mounted on the interrupted (carrier) thread, with `UNMOUNTING`, or 0.
+    pub mounted: u32,
     /// The kernel's id of the interrupted thread.
     pub tid: i32,
     /// The interrupted registers (see `registers`).
@@ -82,6 +84,7 @@ impl SampleRing {
                 seq: AtomicUsize::new(i),
                 data: UnsafeCell::new(SlotData {
                     thread_serial: 0,
+                    mounted: 0,
                     tid: 0,
                     registers: Registers::default(),
                     num_frames: 0,

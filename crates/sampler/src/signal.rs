@@ -60,7 +60,14 @@ pub(crate) struct ThreadSlot {
     /// The thread's stack, for the native unwinder (0, 0: unknown, read through the kernel).
     stack_low: AtomicUsize,
     stack_high: AtomicUsize,
+    /// The serial of the virtual thread mounted on this (carrier) thread, or 0, with [`UNMOUNTING`] once it
+    /// is about to unmount: its samples are the virtual thread's. Written on the carrier by the mount and
+    /// unmount events (see [`Shared::set_mounted`]).
+    mounted: AtomicU32,
 }
+
+/// The flag of a slot's `mounted` serial while its virtual thread unmounts.
+pub const UNMOUNTING: u32 = 1 << 31;
 
 /// Samples between two changes of a continuous perf clock's period.
 const JITTER_EVERY: u32 = 4;
@@ -119,6 +126,12 @@ pub enum ClockKind {
     PosixTimer,
 }
 
+thread_local! {
+    /// The calling thread's slot and kernel id, once it armed its own clock (`usize::MAX`: none), so that
+    /// the mount events find the carrier's slot without a search.
+    static CURRENT_SLOT: std::cell::Cell<(usize, i32)> = const { std::cell::Cell::new((usize::MAX, 0)) };
+}
+
 static SHARED: AtomicPtr<Shared> = AtomicPtr::new(std::ptr::null_mut());
 static PREVIOUS: AtomicPtr<libc::sigaction> = AtomicPtr::new(std::ptr::null_mut());
 
@@ -157,6 +170,7 @@ impl Shared {
                 perf_tail: AtomicU64::new(0),
                 stack_low: AtomicUsize::new(0),
                 stack_high: AtomicUsize::new(0),
+                mounted: AtomicU32::new(0),
             })
             .collect();
         let shared: &'static Shared = Box::leak(Box::new(Shared {
@@ -269,6 +283,10 @@ impl Shared {
         let slot = &self.slots[index];
         slot.tid.store(tid, Ordering::Relaxed);
         slot.thread_serial.store(thread_serial, Ordering::Relaxed);
+        slot.mounted.store(0, Ordering::Relaxed);
+        if tid == crate::current_tid() {
+            CURRENT_SLOT.set((index, tid));
+        }
         slot.env.store(env.map_or(std::ptr::null_mut(), Jni::raw), Ordering::Relaxed);
         slot.perf_fd.store(-1, Ordering::Relaxed);
         slot.perf_ring.store(0, Ordering::Relaxed);
@@ -368,7 +386,39 @@ impl Shared {
         slot.agent_work.store(0, Ordering::Release);
         slot.stack_low.store(0, Ordering::Release);
         slot.stack_high.store(0, Ordering::Release);
+        slot.mounted.store(0, Ordering::Release);
         slot.in_use.store(false, Ordering::Release);
+    }
+
+    /// On a carrier thread: from now on its samples belong to the virtual thread `serial`. Called by the
+    /// virtual-thread mount events, which run on the carrier; a thread without a clock of its own is left
+    /// alone. Not in a signal handler (it reads a thread-local).
+    pub fn set_mounted(&self, serial: u32) {
+        self.update_current_slot(|_| serial & !UNMOUNTING);
+    }
+
+    /// On a carrier thread: the mounted virtual thread is about to unmount. Its frames stay on the carrier
+    /// until it has yielded, so ticks keep its serial, flagged: the consumer tells by the frames whose they
+    /// are (see [`Tick::mounted`](crate::Tick)).
+    pub fn set_unmounting(&self) {
+        self.update_current_slot(|m| if m == 0 { 0 } else { m | UNMOUNTING });
+    }
+
+    fn update_current_slot(&self, f: impl FnOnce(u32) -> u32) {
+        let (index, tid) = CURRENT_SLOT.get();
+        let Some(slot) = self.slots.get(index) else { return };
+        // The slot may have been freed and reused since this thread was armed: only its own.
+        if slot.in_use.load(Ordering::Acquire) && slot.tid.load(Ordering::Acquire) == tid {
+            // Only this thread writes its slot's `mounted` (besides `clear_mounted` when mounts stop).
+            slot.mounted.store(f(slot.mounted.load(Ordering::Relaxed)), Ordering::Release);
+        }
+    }
+
+    /// Forgets every mount (mounts are no longer followed): samples go to the carriers again.
+    pub fn clear_mounted(&self) {
+        for slot in self.slots.iter() {
+            slot.mounted.store(0, Ordering::Release);
+        }
     }
 
     /// The calling thread's slot, if it has a clock.
@@ -557,6 +607,8 @@ unsafe fn sample_into_ring(shared: &Shared, index: usize, ucontext: *mut c_void)
     let Some(mut claim) = shared.ring.claim() else { return };
     let data = claim.data();
     data.thread_serial = slot.thread_serial.load(Ordering::Relaxed);
+    // A mounted virtual thread's time is its own, not its carrier's (the consumer decides, see `Tick`).
+    data.mounted = slot.mounted.load(Ordering::Acquire);
     data.tid = slot.tid.load(Ordering::Relaxed);
     // SAFETY: `ucontext` is the kernel's, passed through from the handler.
     data.registers = unsafe { Registers::from_ucontext(ucontext) };

@@ -215,6 +215,22 @@ impl Engine {
         }
     }
 
+    /// On a carrier thread: its ticks belong to virtual thread `serial` from now on.
+    pub fn set_mounted(&self, serial: u32) {
+        self.shared.set_mounted(serial);
+    }
+
+    /// On a carrier thread: its virtual thread is unmounting (its ticks are its own while its frames are
+    /// on the carrier).
+    pub fn set_unmounting(&self) {
+        self.shared.set_unmounting();
+    }
+
+    /// Every carrier's ticks are its own again (mounts are no longer followed).
+    pub fn clear_mounted(&self) {
+        self.shared.clear_mounted();
+    }
+
     pub fn thread_ended(&self, serial: u32) {
         if let Some(index) = self.slots.lock().unwrap_or_else(|e| e.into_inner()).remove(&serial) {
             self.shared.stop(index);

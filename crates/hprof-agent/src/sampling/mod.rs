@@ -15,6 +15,7 @@ pub use sampler::agent_work;
 mod asgct;
 mod engine;
 mod jvm_threads;
+pub mod mounts;
 mod native_names;
 mod switches;
 
@@ -55,7 +56,9 @@ impl SamplingService {
 
 impl EventHandler<Context> for SamplingService {
     fn class_prepare(&self, ctx: &Context, _: Jvmti, _jni: Jni, _thread: sys::jthread, class: sys::jclass) {
-        self.engine.create_method_ids(ctx, class);
+        crate::agent_cost::timed_more(crate::agent_cost::Part::ClassPrepare, || {
+            self.engine.create_method_ids(ctx, class)
+        });
     }
 }
 

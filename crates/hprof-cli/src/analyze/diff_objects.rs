@@ -53,7 +53,7 @@ pub fn run(a: &Args) -> Result<(), String> {
     an.damage(&a.b)
 }
 
-fn holder_text(an: &Analysed, h: Holder) -> String {
+pub(crate) fn holder_text(an: &Analysed, h: Holder) -> String {
     match h {
         Holder::Object(v) => format!("{}@0x{:x}", class_or_mirror(&an.graph, v), an.graph.ids.get(v)),
         Holder::Roots => "<GC roots>".into(),
@@ -61,7 +61,8 @@ fn holder_text(an: &Analysed, h: Holder) -> String {
     }
 }
 
-fn report_json(an: &Analysed, r: &GrowthReport, paths: &[Option<LabelledPath>]) -> Value {
+/// The JSON of `--json` (and of `hprof serve`'s `/api/diffobjects`).
+pub(crate) fn report_json(an: &Analysed, r: &GrowthReport, paths: &[Option<LabelledPath>]) -> Value {
     json!({
         "matched_by": describe_match(r.matched_by),
         "base_objects": r.base_objects,

@@ -15,11 +15,13 @@ import os
 import sys
 import time
 import traceback
+from urllib.parse import parse_qs, urlparse
 
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
@@ -60,6 +62,17 @@ def view_ready(name):
     assert not errors, f"view {name} shows an error: {errors[0].text}"
     assert not console_errors(), f"console errors on {name}: {report['console']}"
     report["views"].append(name)
+
+
+def drawn():
+    """The router's count of views drawn: a view redrawn after an action has a higher one."""
+    return int(d.find_element(By.ID, "view").get_attribute("data-ready") or 0)
+
+
+def redrawn(name, before):
+    """Waits for `name` drawn again after `before` (what drawn() said before the action)."""
+    wait.until(lambda _: drawn() > before)
+    view_ready(name)
 
 
 def click_nav(name):
@@ -113,6 +126,13 @@ try:
     step = "open the class's instances"
     tr.find_element(By.CSS_SELECTOR, "a.class-link").click()
     wait_for("table.instances-table tbody tr a.obj")
+    step = "clear the histogram's filter"
+    before = drawn()
+    box = d.find_element(By.ID, "histo-filter")
+    box.clear()
+    box.send_keys(Keys.ENTER)
+    wait.until(lambda _: "filter=" not in d.current_url)
+    redrawn("histo", before)
     for group in ["package", "loader"]:
         step = f"group the histogram by {group}"
         d.execute_script("const s=document.getElementById('histo-group'); s.value=arguments[0];"
@@ -121,6 +141,8 @@ try:
         view_ready("histo")
         wait_for("table.histo-table tbody tr")
         report[f"histo_{group}_rows"] = len(rows("table.histo-table tbody tr"))
+        report[f"histo_{group}"] = [{"name": tr.get_attribute("data-class"), "instances": num(cells(tr)[1]),
+                                     "retained_bytes": num(cells(tr)[3])} for tr in rows("table.histo-table tbody tr")[:10]]
 
     # Dominator tree: three levels opened, each under the first row that has children.
     click_nav("dominators")
@@ -204,17 +226,55 @@ try:
     d.find_element(By.ID, "flame-icicle").click()
     d.find_element(By.ID, "flame-reset").click()
     wait.until(lambda _: d.find_element(By.ID, "flame-info").get_attribute("data-focus") == "all")
+    # The timeline: samples per time bucket; a range dragged across it redraws the flame graph for it.
+    step = "draw the timeline"
+    strip = wait_for("#timeline-bars .tl-bar")[0].find_element(By.XPATH, "../..")
+    wait.until(lambda _: strip.get_attribute("data-total"))
+    report["timeline_total"] = int(strip.get_attribute("data-total"))
+    report["timeline_end_ms"] = int(strip.get_attribute("data-end-ms"))
+    step = "drag a range across the timeline"
+    width = strip.size["width"]
+    before = drawn()
+    ActionChains(d).move_to_element_with_offset(strip, -width // 4, 0).click_and_hold() \
+        .move_by_offset(width // 2, 0).release().perform()
+    wait.until(lambda _: "from=" in d.current_url and "to=" in d.current_url)
+    redrawn("flame", before)
+    wait_for(".flame .fr")
+    q = parse_qs(urlparse(d.current_url).fragment.split("?", 1)[1])
+    report["range"] = {"from": int(q["from"][0]), "to": int(q["to"][0]),
+                       "total": num(d.find_element(By.ID, "flame-total").text)}
+    step = "type a range into the timeline's inputs"
+    for box, value in [("timeline-from", "0"), ("timeline-to", str(report["range"]["from"]))]:
+        d.find_element(By.ID, box).clear()
+        d.find_element(By.ID, box).send_keys(value)
+    before = drawn()
+    d.find_element(By.ID, "timeline-apply").click()
+    wait.until(lambda _: "from=0" in d.current_url)
+    redrawn("flame", before)
+    wait_for(".flame .fr")
+    report["range_typed"] = {"from": 0, "to": report["range"]["from"],
+                             "total": num(d.find_element(By.ID, "flame-total").text)}
+    before = drawn()
+    d.find_element(By.ID, "timeline-clear").click()
+    wait.until(lambda _: "from=" not in d.current_url)
+    redrawn("flame", before)
+    wait_for(".flame .fr")
     threads = d.find_elements(By.CSS_SELECTOR, "#profile-thread option")
     report["flame_threads"] = len(threads) - 1 if threads else 0
     if len(threads) > 1:
         step = "filter the flame graph by thread"
         serial = threads[1].get_attribute("value")
+        thread_name = threads[1].text.rsplit(" (", 1)[0]
+        before = drawn()
         d.execute_script("const s=document.getElementById('profile-thread'); s.value=arguments[0];"
                          "s.dispatchEvent(new Event('change'));", serial)
         wait.until(lambda _: f"thread={serial}" in d.current_url)
-        view_ready("flame")
+        redrawn("flame", before)
         wait_for(".flame .fr")
+        report["flame_thread"] = {"serial": serial, "name": thread_name}
         report["flame_thread_total"] = num(d.find_element(By.ID, "flame-total").text)
+        wait.until(lambda _: d.find_element(By.ID, "timeline").get_attribute("data-total"))
+        report["timeline_thread_total"] = int(d.find_element(By.ID, "timeline").get_attribute("data-total"))
 
     click_nav("callers")
     step = f"callers of {FRAME}"
@@ -233,10 +293,50 @@ try:
     report["flamediff_matched"] = int(d.find_element(By.ID, "flamediff-info").get_attribute("data-matched"))
     report["flamediff_totals"] = d.find_element(By.ID, "flamediff-totals").text
     report["flamediff_title"] = [f.get_attribute("title") for f in rows("#flamediff-graph .fr.match")][:1]
+    if "flame_thread" in report:
+        # The thread filter: this file's thread, and the second file's thread of the same name.
+        step = "filter the differential flame graph by thread"
+        serial, name = report["flame_thread"]["serial"], report["flame_thread"]["name"]
+        before = drawn()
+        d.execute_script("const s=document.getElementById('profile-thread'); s.value=arguments[0];"
+                         "s.dispatchEvent(new Event('change'));", serial)
+        wait.until(lambda _: f"thread={serial}" in d.current_url)
+        redrawn("flamediff", before)
+        wait_for("#flamediff-graph .fr")
+        report["flamediff_thread_totals"] = d.find_element(By.ID, "flamediff-totals").text
+        step = "the second file's flame graph for the thread of that name"
+        before = drawn()
+        d.get(URL + "/#/flame?f=1")
+        redrawn("flame", before)
+        opt = next(o for o in rows("#profile-thread option") if o.text.rsplit(" (", 1)[0] == name)
+        before = drawn()
+        d.execute_script("const s=document.getElementById('profile-thread'); s.value=arguments[0];"
+                         "s.dispatchEvent(new Event('change'));", opt.get_attribute("value"))
+        wait.until(lambda _: "thread=" in d.current_url)
+        redrawn("flame", before)
+        wait_for(".flame .fr")
+        report["b_thread_total"] = num(d.find_element(By.ID, "flame-total").text)
+        before = drawn()
+        d.get(URL + "/#/flamediff?f=0")
+        redrawn("flamediff", before)
 
     click_nav("diff")
     wait_for("table.diff-table tbody tr", "list the dump diff")
     report["diff_rows"] = len(rows("table.diff-table tbody tr"))
+    step = "the dump diff object by object"
+    before = drawn()
+    d.execute_script("const s=document.getElementById('diff-mode'); s.value='objects';"
+                     "s.dispatchEvent(new Event('change'));")
+    wait.until(lambda _: "mode=objects" in d.current_url)
+    redrawn("diff", before)
+    summary = d.find_element(By.ID, "diffobjects-summary")
+    report["diff_objects"] = {
+        "new_objects": int(summary.get_attribute("data-new-objects")),
+        "new_bytes": int(summary.get_attribute("data-new-bytes")),
+        "groups": [{"holder": tr.get_attribute("data-holder"), "new_objects": num(cells(tr)[1]),
+                    "new_bytes": num(cells(tr)[2]), "retained_bytes": num(cells(tr)[3])}
+                   for tr in rows("table.diffobjects-table tbody tr")],
+    }
 
     # The unreadable third file: an error page naming it, and the server still answers.
     step = "open the unreadable file"

@@ -9,6 +9,7 @@ mod filters;
 mod profile;
 mod safepoint_sampler;
 mod tick_clock;
+mod virtual_ticks;
 mod wall_sampler;
 
 use crate::agent_thread::StopSwitch;
@@ -26,6 +27,7 @@ pub use profile::{TimedSample, WindowStack};
 use safepoint_sampler::SafepointSampler;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use virtual_ticks::{Owner, VirtualTicks};
 use wall_sampler::WallSampler;
 
 enum Sampler {
@@ -44,6 +46,8 @@ pub struct CpuSamples {
     flamegraph: Option<String>,
     /// Names of the native frames ticks carry (`cstack`).
     native_names: Mutex<NativeNames>,
+    /// Whose ticks are when virtual threads run (sampler=async).
+    virtual_ticks: VirtualTicks,
 }
 
 impl CpuSamples {
@@ -70,6 +74,7 @@ impl CpuSamples {
             collapsed: options.collapsed.clone(),
             flamegraph: options.flamegraph.clone(),
             native_names: Mutex::default(),
+            virtual_ticks: VirtualTicks::default(),
         });
         if let Sampler::Async(engine) = &me.sampler {
             if options.native_frames() {
@@ -210,11 +215,16 @@ impl TickConsumer for CpuSamples {
             names.push_kernel_frames(ctx, tick.kernel, &mut frames);
             names.push_frames(ctx, tick.native, &mut frames);
             let native = frames.len();
+            let mut entry = None;
             match tick.frames {
                 Frames::Walked(walked) => {
                     for f in walked {
                         let raw = RawFrame::new(f.method_id as sys::jmethodID, f.lineno);
-                        frames.push(profile.frame(ctx, jni, raw));
+                        let index = profile.frame(ctx, jni, raw);
+                        if entry.is_none() && self.virtual_ticks.is_entry(ctx, index) {
+                            entry = Some(frames.len() - native);
+                        }
+                        frames.push(index);
                     }
                     if walked.len() >= sampling::MAX_FRAMES {
                         frames.push(ctx.traces().pseudo_frame(profile::TRUNCATED));
@@ -226,27 +236,52 @@ impl TickConsumer for CpuSamples {
                 // Taken before this consumer's first drain set the depth: no stack to count.
                 Frames::NotWalked => continue,
             }
-            let sample =
-                Sample { thread_serial: tick.thread_serial, frames: &frames, native, root: None, weight: 1, time_ms };
+            let walked = if let Frames::Walked(w) = tick.frames { w.len() } else { 0 };
+            let thread_serial = match self.virtual_ticks.owner(tick.mounted, entry, walked) {
+                Owner::Carrier => tick.thread_serial,
+                Owner::Virtual { serial, keep } => {
+                    frames.truncate(native + keep);
+                    if keep == 0 && walked > 0 {
+                        frames.push(ctx.traces().pseudo_frame(virtual_ticks::SWITCHING));
+                    }
+                    serial
+                }
+                Owner::CarrierSwitching { entry } => {
+                    frames.splice(native..native + entry, [ctx.traces().pseudo_frame(virtual_ticks::SWITCHING)]);
+                    tick.thread_serial
+                }
+            };
+            let sample = Sample { thread_serial, frames: &frames, native, root: None, weight: 1, time_ms };
             profile.add(ctx, sample);
         }
     }
 }
 
-/// The sampling engine's own service subscribes to the JVMTI events sampler=async needs; cpu=wall follows
-/// virtual threads.
+/// The sampling engine's own service subscribes to the JVMTI events sampler=async needs; both follow virtual
+/// threads: cpu=wall samples them, sampler=async credits a carrier's ticks to the virtual thread it runs
+/// (a virtual thread's first mount is its start, its last unmount its end; see `sampling::mounts`).
 impl EventHandler<Context> for Arc<CpuSamples> {
     fn virtual_thread_start(&self, ctx: &Context, _: Jvmti, jni: Jni, thread: sys::jthread) {
-        let Sampler::Wall(wall) = &self.sampler else { return };
-        if let Some((record, _)) = ctx.register_thread(thread, true) {
-            wall.virtual_thread_started(jni, record.serial, thread);
+        match &self.sampler {
+            Sampler::Wall(wall) => {
+                if let Some((record, _)) = ctx.register_thread(thread, true) {
+                    wall.virtual_thread_started(jni, record.serial, thread);
+                }
+            }
+            Sampler::Async(engine) => sampling::mounts::mounted(ctx, engine, thread),
+            Sampler::Safepoint(_) => {}
         }
     }
 
     fn virtual_thread_end(&self, ctx: &Context, _: Jvmti, jni: Jni, thread: sys::jthread) {
-        let Sampler::Wall(wall) = &self.sampler else { return };
-        if let Some(record) = ctx.thread_record(thread) {
+        if let Sampler::Async(engine) = &self.sampler {
+            engine.set_unmounting();
+        }
+        let Some(record) = ctx.thread_record(thread) else { return };
+        if let Sampler::Wall(wall) = &self.sampler {
             wall.virtual_thread_ended(jni, record.serial);
+        }
+        if !matches!(self.sampler, Sampler::Safepoint(_)) {
             ctx.mark_thread_ended(&record);
         }
     }
@@ -260,7 +295,7 @@ impl Capability for Arc<CpuSamples> {
     fn events(&self) -> Vec<Interest> {
         match self.sampler {
             // JDK 21+: virtual threads are not in GetAllThreads; without the capability (JDK 17) there are none.
-            Sampler::Wall(_) => [Event::VirtualThreadStart, Event::VirtualThreadEnd]
+            Sampler::Wall(_) | Sampler::Async(_) => [Event::VirtualThreadStart, Event::VirtualThreadEnd]
                 .into_iter()
                 .map(|e| e.on().if_available())
                 .collect(),
@@ -270,6 +305,7 @@ impl Capability for Arc<CpuSamples> {
 
     fn on_vm_init(&self, ctx: &Context, jni: Jni) {
         if let Sampler::Async(_) = &self.sampler {
+            self.virtual_ticks.set_following(sampling::mounts::follow(ctx));
             return;
         }
         let me = self.clone();
@@ -284,7 +320,10 @@ impl Capability for Arc<CpuSamples> {
         }
     }
 
-    fn on_vm_death(&self, _agent: &Context, jni: Jni) {
+    fn on_vm_death(&self, ctx: &Context, jni: Jni) {
+        if let Sampler::Async(_) = &self.sampler {
+            sampling::mounts::unfollow(ctx);
+        }
         self.sampler_thread.stop();
         // Only once no tick can be using them (a tick still running after the stop's wait keeps them).
         if let Sampler::Wall(wall) = &self.sampler

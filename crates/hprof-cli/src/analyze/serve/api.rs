@@ -7,7 +7,7 @@ use super::heap_api;
 use super::insight_api;
 use super::inspect;
 use super::pages::query;
-use super::profile::{Profile, diff_tree, threads_json};
+use super::profile::{Profile, Sel, diff_tree, serials_named, threads_json};
 use serde_json::{Value, json};
 
 /// The answer to `/api/<what>?q`: status and JSON.
@@ -28,11 +28,19 @@ fn run(app: &App, what: &str, q: &str, other: Option<&App>) -> Answer {
     let heap = || app.an.as_ref().ok_or_else(|| (404, format!("no heap dump: {}", app.no_heap)));
     match what {
         "summary" => Ok(summary(app)),
-        "histo" => Ok(heap_api::histo(heap()?, app.class_table(heap()?), q)),
+        "histo" => {
+            let an = heap()?;
+            let group = query(q, "group").unwrap_or_default();
+            let grouped = match group.as_str() {
+                "package" | "loader" => Some(app.group_rows(an, &group, &query(q, "filter").unwrap_or_default())),
+                _ => None,
+            };
+            Ok(heap_api::histo(an, app.class_table(an), grouped.as_deref().map(|v| v.as_slice()), q))
+        }
         "objects" => Ok(heap_api::objects(heap()?, app.instances(heap()?), q)),
         "dominators" => heap_api::dominators(heap()?, q).map_err(not_found),
         "leaks" => Ok(heap_api::leaks(heap()?, q)),
-        "object" => inspect::object(heap()?, q).map_err(not_found),
+        "object" => inspect::object(heap()?, q, app.redact).map_err(not_found),
         "incoming" => inspect::incoming(heap()?, app.referrers(heap()?), q).map_err(not_found),
         "path" => {
             let an = heap()?;
@@ -43,11 +51,15 @@ fn run(app: &App, what: &str, q: &str, other: Option<&App>) -> Answer {
             let bh = b.an.as_ref().ok_or_else(|| (404, format!("{} has no heap dump", b.file.display())))?;
             Ok(heap_api::diff([(heap()?, app.class_table(heap()?)), (bh, b.class_table(bh))], q))
         }
+        "diffobjects" => {
+            let b = other.ok_or((400, "b= names no second file".to_string()))?;
+            insight_api::diff_objects(app, b, q)
+        }
         "waste" | "loaders" | "threads" => {
             heap()?;
             insight_api::insight(app, what).ok_or_else(|| (404, "no heap dump".to_string()))
         }
-        "flame" | "methods" | "callers" | "flamediff" => profile_answer(app, what, q, other),
+        "flame" | "methods" | "callers" | "flamediff" | "timeline" => profile_answer(app, what, q, other),
         _ => Err((404, format!("no API /api/{what}"))),
     }
 }
@@ -62,25 +74,49 @@ fn summary(app: &App) -> Value {
         .profiles
         .iter()
         .map(|p| {
-            json!({"kind": p.kind, "title": p.title, "unit": p.unit, "total": p.total(None),
-                   "threads": threads_json(&app.threads, p)})
+            json!({"kind": p.kind, "title": p.title, "unit": p.unit, "total": p.total(&Sel::default()),
+                   "times": !p.times.is_empty(), "threads": threads_json(&app.threads, p, app.redact)})
         })
         .collect::<Vec<_>>()
         .into();
     v
 }
 
+/// The profile `kind=` names (the file's first without it).
 fn profile<'a>(app: &'a App, q: &str) -> Result<&'a Profile, (u16, String)> {
-    let kind = query(q, "kind").unwrap_or_else(|| "cpu".into());
+    let kind = query(q, "kind").filter(|k| !k.is_empty());
     app.profiles
         .iter()
-        .find(|p| p.kind == kind)
-        .ok_or_else(|| (404, format!("{} has no {kind} profile", app.file.display())))
+        .find(|p| kind.as_deref().is_none_or(|k| p.kind == k))
+        .ok_or_else(|| (404, format!("{} has no {} profile", app.file.display(), kind.as_deref().unwrap_or("CPU"))))
 }
 
 /// `thread=` as a serial; absent or empty for all threads.
 fn thread(q: &str) -> Option<u32> {
     query(q, "thread").and_then(|t| t.parse().ok())
+}
+
+/// `from=` and `to=` (ms since the session started, `to` excluded) as the samples' time range, if either
+/// is given; refused for a profile without sample times.
+fn range(p: &Profile, q: &str) -> Result<Option<(u64, u64)>, (u16, String)> {
+    let ms = |k: &str| -> Result<Option<u64>, (u16, String)> {
+        match query(q, k).filter(|s| !s.is_empty()) {
+            None => Ok(None),
+            Some(s) => s.parse().map(Some).map_err(|_| (400, format!("{k}={s} is not a number of milliseconds"))),
+        }
+    };
+    let (from, to) = (ms("from")?, ms("to")?);
+    if from.is_none() && to.is_none() {
+        return Ok(None);
+    }
+    if p.times.is_empty() {
+        return Err((400, format!("the {} profile has no sample times (SAMPLE TIMES records of format=b)", p.kind)));
+    }
+    let (from, to) = (from.unwrap_or(0), to.unwrap_or(u64::MAX));
+    if from >= to {
+        return Err((400, format!("from={from} must come before to={to}")));
+    }
+    Ok(Some((from, to)))
 }
 
 /// Nodes below this share of the total are left out of a tree (they would be under a pixel wide).
@@ -92,16 +128,24 @@ fn min_weight(total: u64, q: &str) -> u64 {
 fn profile_answer(app: &App, what: &str, q: &str, other: Option<&App>) -> Answer {
     let p = profile(app, q)?;
     let t = thread(q);
-    let total = p.total(t);
+    let sel = Sel { range: range(p, q)?, ..Sel::thread(t) };
+    let total = p.total(&sel);
     let names = |f: u32| p.names[f as usize].clone();
     match what {
         "flame" => Ok(json!({"kind": p.kind, "title": p.title, "unit": p.unit, "total": total,
-                              "tree": p.tree(t).to_json(&names, min_weight(total, q), false)})),
+                              "tree": p.tree(&sel).to_json(&names, min_weight(total, q), false)})),
+        "timeline" => {
+            let buckets = query(q, "buckets").and_then(|b| b.parse().ok()).unwrap_or(200usize).clamp(1, 2000);
+            let (end, width, counts) = p.timeline(&sel, buckets).ok_or_else(|| {
+                (404, format!("the {} profile has no sample times (SAMPLE TIMES records of format=b)", p.kind))
+            })?;
+            Ok(json!({"kind": p.kind, "unit": p.unit, "end_ms": end, "bucket_ms": width, "counts": counts}))
+        }
         "methods" => {
             let filter = query(q, "filter").unwrap_or_default().to_lowercase();
             let (offset, limit) = heap_api::page_of(q);
             let rows: Vec<_> = p
-                .methods(t)
+                .methods(&sel)
                 .into_iter()
                 .filter(|(f, _, _)| filter.is_empty() || p.names[*f as usize].to_lowercase().contains(&filter))
                 .collect();
@@ -112,7 +156,7 @@ fn profile_answer(app: &App, what: &str, q: &str, other: Option<&App>) -> Answer
         "callers" => {
             let name = query(q, "frame").unwrap_or_default();
             let f = p.frame(&name).ok_or_else(|| (404, format!("no frame {name}")))?;
-            let (up, down) = p.callers(f, t);
+            let (up, down) = p.callers(f, &sel);
             let min = min_weight(up.value[0], q);
             Ok(json!({"frame": name, "unit": p.unit, "total": total, "value": up.value[0],
                       "callers": up.to_json(&names, min, false), "callees": down.to_json(&names, min, false)}))
@@ -120,11 +164,22 @@ fn profile_answer(app: &App, what: &str, q: &str, other: Option<&App>) -> Answer
         _ => {
             let b = other.ok_or((400, "b= names no second file".to_string()))?;
             let old = profile(b, q)?;
-            // Thread serials belong to one file: a diff compares all threads.
-            let (tree, all) = diff_tree(p, old, None);
-            let (total, base_total) = (p.total(None), old.total(None));
+            // Thread serials belong to one file: the second file's threads are those of the same name.
+            let old_threads = match t {
+                None => None,
+                Some(t) => {
+                    let name = app.threads.iter().find(|x| x.0 == t).map(|x| x.1.as_str());
+                    Some(name.map(|n| serials_named(&b.threads, n)).unwrap_or_default())
+                }
+            };
+            // The range applies to both files when the second has sample times too (else all of it).
+            let old_range = if old.times.is_empty() { None } else { sel.range };
+            let old_sel = Sel { threads: old_threads, range: old_range };
+            let (tree, all) = diff_tree(p, &sel, old, &old_sel);
+            let (total, base_total) = (tree.value[0], tree.base[0]);
             let min = min_weight(total.max(base_total), q);
             Ok(json!({"kind": p.kind, "unit": p.unit, "total": total, "base_total": base_total,
+                      "base_range": old_range.is_some(),
                       "tree": tree.to_json(&|f| all[f as usize].clone(), min, true)}))
         }
     }

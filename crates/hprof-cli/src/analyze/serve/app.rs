@@ -7,8 +7,9 @@ use crate::analyze::dominators::Analysed;
 use hprof_analysis::Progress;
 use hprof_analysis::insight::root_paths::RootForest;
 use serde_json::Value;
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// What the server knows about its file, built once and shared by every connection.
 pub struct App {
@@ -25,6 +26,8 @@ pub struct App {
     pub threads: Vec<(u32, String)>,
     /// The summary for the API: file, version, records, damage.
     pub summary_json: serde_json::Value,
+    /// `--redact`: no string or primitive value of the file in any answer.
+    pub redact: bool,
     /// What is computed once, when first asked.
     pub cache: Cache,
 }
@@ -41,7 +44,14 @@ pub struct Cache {
     pub instances: OnceLock<Groups>,
     pub referrers: OnceLock<Groups>,
     pub forest: OnceLock<RootForest>,
+    /// The histogram's package and loader groupings by (group, filter): each walks the dominator tree.
+    pub group_rows: Mutex<HashMap<(String, String), GroupRows>>,
+    /// `/api/diffobjects` answers by (the other file, match, top): each walks both heaps.
+    pub growth: Mutex<HashMap<(PathBuf, String, usize), Value>>,
 }
+
+/// The rows of one histogram grouping, shared by the answers that page through it.
+pub type GroupRows = Arc<Vec<super::heap_api::Row>>;
 
 /// A route's answer: status, content type and body.
 pub struct Reply {
@@ -54,9 +64,13 @@ impl App {
     /// Builds the tables of the drill-downs (part of the index, so that none waits for them later).
     pub fn warm(&self, progress: &dyn Progress) {
         let Some(an) = &self.an else { return };
-        progress.start("tables for drill-downs", 4);
+        progress.start("tables for drill-downs", 6);
         self.class_table(an);
         progress.inc(1);
+        for group in ["package", "loader"] {
+            self.group_rows(an, group, "");
+            progress.inc(1);
+        }
         self.instances(an);
         progress.inc(1);
         self.referrers(an);
@@ -64,6 +78,23 @@ impl App {
         self.forest(an);
         progress.inc(1);
         progress.finish();
+    }
+
+    /// The rows of a package or loader grouping of the classes matching `filter`, computed once.
+    pub fn group_rows(&self, an: &Analysed, group: &str, filter: &str) -> GroupRows {
+        let key = (group.to_owned(), filter.to_owned());
+        if let Some(rows) = self.cache.group_rows.lock().ok().and_then(|c| c.get(&key).cloned()) {
+            return rows;
+        }
+        let rows = Arc::new(super::heap_api::group_rows(an, self.class_table(an), group, filter));
+        if let Ok(mut c) = self.cache.group_rows.lock() {
+            // Filters typed one after another would pile up: keep the unfiltered groupings and a few more.
+            if c.len() > 16 {
+                c.retain(|k, _| k.1.is_empty());
+            }
+            c.insert(key, rows.clone());
+        }
+        rows
     }
 
     pub fn instances(&self, an: &Analysed) -> &Groups {

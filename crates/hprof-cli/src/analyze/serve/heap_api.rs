@@ -2,6 +2,7 @@
 //! the dominator tree one level at a time, leak suspects and the diff of two dumps. Every list is paged
 //! (`offset`, `limit`) and says its `total`, so that a dump with millions of objects answers in one page.
 
+use super::group_retained::{NONE, group_retained};
 use super::groups::Groups;
 use super::pages::query;
 use crate::analyze::dominators::Analysed;
@@ -42,35 +43,56 @@ fn loader(an: &Analysed, loader_id: u64) -> String {
     }
 }
 
-/// `/api/histo?filter=&sort=retained|shallow|instances|name&group=class|package|loader&offset&limit`.
 /// A class row: (class index, instances, shallow, retained), as `Analysed::class_table` gives them.
 type ClassRow = (usize, u64, u64, u64);
 
-pub fn histo(an: &Analysed, table: &[ClassRow], q: &str) -> Value {
+/// A histogram row: name, instances, shallow bytes, retained bytes (`None`: unknown), classes in it.
+pub type Row = (String, u64, u64, Option<u64>, u64);
+
+/// The rows of the classes matching `filter` grouped by `group` (`package` or `loader`), each with the
+/// retained size of its objects counted once (group_retained.rs).
+pub fn group_rows(an: &Analysed, table: &[ClassRow], group: &str, filter: &str) -> Vec<Row> {
+    let classes = &an.graph.classes.classes;
+    let mut index: FxHashMap<String, u32> = FxHashMap::default();
+    let mut rows: Vec<Row> = Vec::new();
+    let mut group_of = vec![NONE; classes.len()];
+    for &(i, n, s, _) in table.iter().filter(|r| filter.is_empty() || matches(filter, &classes[r.0].name)) {
+        let key =
+            if group == "package" { package(&classes[i].name).to_owned() } else { loader(an, classes[i].loader_id) };
+        let g = *index.entry(key.clone()).or_insert_with(|| {
+            rows.push((key, 0, 0, None, 0));
+            rows.len() as u32 - 1
+        });
+        group_of[i] = g;
+        let r = &mut rows[g as usize];
+        r.1 += n;
+        r.2 += s;
+        r.4 += 1;
+    }
+    if let Some(retained) = group_retained(&an.tree, &an.graph.class_of, &group_of, rows.len()) {
+        for (r, b) in rows.iter_mut().zip(retained) {
+            r.3 = Some(b);
+        }
+    }
+    rows
+}
+
+/// `/api/histo?filter=&sort=retained|shallow|instances|name&group=class|package|loader&offset&limit`;
+/// `grouped` are the rows of a package or loader grouping (`group_rows`, kept by the caller).
+pub fn histo(an: &Analysed, table: &[ClassRow], grouped: Option<&[Row]>, q: &str) -> Value {
     let filter = query(q, "filter").unwrap_or_default();
     let sort = query(q, "sort").unwrap_or_else(|| "retained".into());
     let group = query(q, "group").unwrap_or_else(|| "class".into());
     let (offset, limit) = page_of(q);
     let classes = &an.graph.classes.classes;
-    let table = table.iter().copied().filter(|r| filter.is_empty() || matches(&filter, &classes[r.0].name));
-    // (name, instances, shallow, retained or None for groups, classes in the group)
-    let mut rows: Vec<(String, u64, u64, Option<u64>, u64)> = match group.as_str() {
-        "package" | "loader" => {
-            let mut per: FxHashMap<String, (u64, u64, u64)> = FxHashMap::default();
-            for (i, n, s, _) in table {
-                let key = if group == "package" {
-                    package(&classes[i].name).to_owned()
-                } else {
-                    loader(an, classes[i].loader_id)
-                };
-                let e = per.entry(key).or_default();
-                e.0 += n;
-                e.1 += s;
-                e.2 += 1;
-            }
-            per.into_iter().map(|(k, (n, s, c))| (k, n, s, None, c)).collect()
-        }
-        _ => table.map(|(i, n, s, r)| (classes[i].name.clone(), n, s, Some(r), 1)).collect(),
+    let mut rows: Vec<Row> = match grouped {
+        Some(rows) => rows.to_vec(),
+        None => table
+            .iter()
+            .copied()
+            .filter(|r| filter.is_empty() || matches(&filter, &classes[r.0].name))
+            .map(|(i, n, s, r)| (classes[i].name.clone(), n, s, Some(r), 1))
+            .collect(),
     };
     match sort.as_str() {
         "name" => rows.sort_by(|a, b| a.0.cmp(&b.0)),

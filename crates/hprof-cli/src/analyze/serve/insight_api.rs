@@ -1,9 +1,13 @@
-//! The heap insights of the JSON API — waste, class loaders, threads (hprof-analysis::insight, the same
-//! reports as `hprof waste`, `loaders` and `threads`) — each computed once, when first asked, and kept.
+//! The heap insights of the JSON API — waste, class loaders, threads and the object-level growth between
+//! two dumps (hprof-analysis::insight, the same reports as `hprof waste`, `loaders`, `threads` and `diff
+//! --objects`) — each computed once, when first asked, and kept.
 
 use super::app::App;
-use crate::analyze::{loaders, threads, waste};
+use super::pages::query;
+use crate::analyze::{diff_objects, loaders, threads, waste};
+use hprof_analysis::insight::growth::{Holder, Match, baseline, growth};
 use hprof_analysis::insight::loaders::loaders as loaders_report;
+use hprof_analysis::insight::root_paths::labelled;
 use hprof_analysis::insight::threads::threads as threads_report;
 use hprof_analysis::insight::waste::{WasteOptions, waste as waste_report};
 use serde_json::{Value, json};
@@ -21,19 +25,69 @@ pub fn insight(app: &App, what: &str) -> Option<Value> {
         "waste" => cache
             .waste
             .get_or_init(|| {
-                let opts = WasteOptions { top: TOP, ..WasteOptions::default() };
+                let opts = WasteOptions { top: TOP, redact: app.redact, ..WasteOptions::default() };
                 waste::report_json(&waste_report(&an.dump, &an.graph, &opts))
             })
             .clone(),
         "loaders" => cache
             .loaders
-            .get_or_init(|| loaders::report_json(&loaders_report(&an.dump, &an.graph, &an.tree), TOP))
+            .get_or_init(|| {
+                let mut v = loaders::report_json(&loaders_report(&an.dump, &an.graph, &an.tree), TOP);
+                if app.redact {
+                    // A loader's name is a String of the heap.
+                    v["loaders"].as_array_mut().into_iter().flatten().for_each(|l| l["name"] = Value::Null);
+                }
+                v
+            })
             .clone(),
         _ => cache
             .threads
-            .get_or_init(
-                || json!({"threads": threads::threads_json(&threads_report(&an.dump, &an.graph, &an.tree), PER_FRAME)}),
-            )
+            .get_or_init(|| {
+                let mut ts = threads::threads_json(&threads_report(&an.dump, &an.graph, &an.tree), PER_FRAME);
+                if app.redact {
+                    ts.as_array_mut().into_iter().flatten().for_each(|t| t["name"] = Value::Null);
+                }
+                json!({ "threads": ts })
+            })
             .clone(),
     })
+}
+
+/// `/api/diffobjects?b=&match=auto|identity|path&top=`: the objects of this dump that `b`'s lacks, grouped
+/// by what keeps them, biggest retained first — `hprof diff B THIS --objects --json`, with each holder's id.
+pub fn diff_objects(app: &App, base: &App, q: &str) -> Result<Value, (u16, String)> {
+    let an = app.an.as_ref().ok_or((404, "no heap dump".to_string()))?;
+    let bh = base.an.as_ref().ok_or_else(|| (404, format!("{} has no heap dump", base.file.display())))?;
+    let by_name = query(q, "match").unwrap_or_else(|| "auto".into());
+    let by = match by_name.as_str() {
+        "auto" => Match::Auto,
+        "identity" => Match::Identity,
+        "path" => Match::Path,
+        m => return Err((400, format!("match={m}: auto, identity or path"))),
+    };
+    let top: usize = query(q, "top").and_then(|t| t.parse().ok()).unwrap_or(20).clamp(1, 1000);
+    let key = (base.file.clone(), by_name, top);
+    if let Some(v) = app.cache.growth.lock().map_err(|_| (500, "poisoned".to_string()))?.get(&key) {
+        return Ok(v.clone());
+    }
+    let r = growth(&baseline(&bh.graph), &an.graph, &an.tree, by, top);
+    let forest = app.forest(an);
+    let paths: Vec<_> = r
+        .groups
+        .iter()
+        .map(|gr| match gr.holder {
+            Holder::Object(v) => forest.path(&an.graph, v).map(|p| labelled(&an.dump, &an.graph, &p)),
+            _ => None,
+        })
+        .collect();
+    let mut v = diff_objects::report_json(an, &r, &paths);
+    for (j, gr) in v["groups"].as_array_mut().into_iter().flatten().zip(&r.groups) {
+        if let Holder::Object(h) = gr.holder {
+            j["holder_id"] = json!(format!("0x{:x}", an.graph.ids.get(h)));
+        }
+    }
+    if let Ok(mut c) = app.cache.growth.lock() {
+        c.insert(key, v.clone());
+    }
+    Ok(v)
 }

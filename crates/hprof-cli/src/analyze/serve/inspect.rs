@@ -59,6 +59,14 @@ fn hvalue(v: &HValue) -> (String, Option<u64>) {
     }
 }
 
+/// What `--redact` shows instead of a primitive value.
+const REDACTED: &str = "<redacted>";
+
+/// A value as shown: a primitive one replaced by [`REDACTED`] when `redact` (references stay).
+fn shown(value: (String, Option<u64>), redact: bool) -> (String, Option<u64>) {
+    if redact && value.1.is_none() && value.0 != "null" { (REDACTED.to_owned(), None) } else { value }
+}
+
 /// `{name, type, value, ref?}`: `ref` describes the object a reference points to, when it is in the dump.
 fn field(an: &Analysed, name: &str, ty: &str, value: (String, Option<u64>)) -> Value {
     let r = value
@@ -104,7 +112,8 @@ fn string_value(an: &Analysed, fields: &[Value]) -> Option<String> {
 
 /// `/api/object?id=&offset&limit`: the object with its fields (or elements, or statics), references
 /// out (first page, labelled by field) and the number of references in.
-pub fn object(an: &Analysed, q: &str) -> Result<Value, String> {
+/// With `redact`, no primitive value, String text or array content is in the answer.
+pub fn object(an: &Analysed, q: &str, redact: bool) -> Result<Value, String> {
     let v = target(an, q)?;
     let (offset, limit) = page_of(q);
     let g = &an.graph;
@@ -125,14 +134,14 @@ pub fn object(an: &Analysed, q: &str) -> Result<Value, String> {
                 for (c, base) in g.classes.field_blocks(ci, values.len()) {
                     for (name, t, off) in &c.own_fields {
                         if let Some(val) = read_value(values, base + *off as usize, *t, idn) {
-                            let mut f = field(an, name, t.java_name(), val);
+                            let mut f = field(an, name, t.java_name(), shown(val, redact));
                             f["declared_by"] = c.name.clone().into();
                             fields.push(f);
                         }
                     }
                 }
             }
-            if g.class_name(v) == "java.lang.String" {
+            if g.class_name(v) == "java.lang.String" && !redact {
                 out["string"] = string_value(an, &fields).into();
             }
             out["fields"] = Value::Array(fields);
@@ -158,11 +167,14 @@ pub fn object(an: &Analysed, q: &str) -> Result<Value, String> {
             let els: Vec<Value> = (offset..(length as usize).min(offset + limit))
                 .filter_map(|i| {
                     read_value(data, i * size, element_type, idn)
-                        .map(|val| field(an, &format!("[{i}]"), element_type.java_name(), val))
+                        .map(|val| field(an, &format!("[{i}]"), element_type.java_name(), shown(val, redact)))
                 })
                 .collect();
             out["elements"] = Value::Array(els);
-            out["string"] = text_of(element_type, data, false).map(|t| t.chars().take(1000).collect::<String>()).into();
+            if !redact {
+                out["string"] =
+                    text_of(element_type, data, false).map(|t| t.chars().take(1000).collect::<String>()).into();
+            }
         }
         Some(HeapRecord::ClassDump(cd)) => {
             out["kind"] = "class".into();
@@ -171,7 +183,7 @@ pub fn object(an: &Analysed, q: &str) -> Result<Value, String> {
                 out["statics"] = c
                     .statics
                     .iter()
-                    .map(|(name, val)| field(an, name, "static", hvalue(val)))
+                    .map(|(name, val)| field(an, name, "static", shown(hvalue(val), redact)))
                     .collect::<Vec<_>>()
                     .into();
                 out["super"] = (cd.super_id != 0).then(|| format!("0x{:x}", cd.super_id)).into();

@@ -14,6 +14,7 @@
 
 mod api;
 mod app;
+mod group_retained;
 mod groups;
 mod guard;
 mod heap_api;
@@ -49,6 +50,10 @@ pub struct Args {
     /// (0.0.0.0 for all) also requires the random token printed in the URL.
     #[arg(long, default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
     pub bind: IpAddr,
+    /// No string or primitive value leaves the file: the inspector shows no field values but references,
+    /// no String text or array contents; waste shows no duplicated text; thread and loader names are left out.
+    #[arg(long)]
+    pub redact: bool,
     #[command(flatten)]
     pub graph: super::GraphArgs,
 }
@@ -66,7 +71,7 @@ fn flame_svg(d: &Dump) -> Option<String> {
 }
 
 /// Reads the file and builds what the pages show (run by index.rs on a thread of its own).
-fn load(file: &Path, graph: &super::GraphArgs, progress: &dyn Progress) -> Result<App, String> {
+fn load(file: &Path, graph: &super::GraphArgs, redact: bool, progress: &dyn Progress) -> Result<App, String> {
     let (an, fresh, no_heap) = match Analysed::load_with(file, true, graph, progress) {
         Ok(an) => (Some(an), None, String::new()),
         // A profile (its records are all there is), or a dump damaged before its heap dump (the page says where).
@@ -120,6 +125,7 @@ fn load(file: &Path, graph: &super::GraphArgs, progress: &dyn Progress) -> Resul
         profiles,
         threads,
         summary_json,
+        redact,
         cache: Default::default(),
     };
     app.warm(progress);
@@ -168,8 +174,8 @@ pub fn run(a: &Args) -> Result<(), String> {
     let mut indexes = Vec::new();
     let mut before = None;
     for f in &a.files {
-        let (file, graph) = (f.clone(), a.graph.clone());
-        let index = Index::start(f.clone(), before.take(), move |progress| load(&file, &graph, progress));
+        let (file, graph, redact) = (f.clone(), a.graph.clone(), a.redact);
+        let index = Index::start(f.clone(), before.take(), move |progress| load(&file, &graph, redact, progress));
         before = Some(index.clone());
         indexes.push(index);
     }

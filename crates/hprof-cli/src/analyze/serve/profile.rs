@@ -1,20 +1,41 @@
-//! The profiles a file holds (CPU samples, allocation sites), kept as interned stacks so that the flame
-//! graph, callers and diff answers are computed per request, filtered by thread, without reading the file.
+//! The profiles a file holds (CPU or wall-clock samples, allocation sites), kept as interned stacks so that
+//! the flame graph, callers and diff answers are computed per request, filtered by thread and by time
+//! range (hprof-rs's SAMPLE TIMES records), without reading the file.
 
 use hprof_analysis::Dump;
-use hprof_analysis::stacks::{StackKind, frame_label, stacks};
+use hprof_analysis::stacks::{ResolvedStack, StackKind, cpu_stacks_between, frame_label, stacks};
 use rustc_hash::FxHashMap;
 use serde_json::{Value, json};
 
 /// One profile type of the file.
 pub struct Profile {
-    /// `cpu` or `alloc`: the name the API and the page use.
+    /// `cpu`, `wall` or `alloc`: the name the API and the page use.
     pub kind: &'static str,
     pub title: &'static str,
     pub unit: &'static str,
     /// Frame labels; a stack holds indexes into this.
     pub names: Vec<String>,
     pub stacks: Vec<Stack>,
+    /// When each sample was taken: (ms since the session started, stack index, weight), in time order;
+    /// empty without SAMPLE TIMES records.
+    pub times: Vec<(u32, u32, u32)>,
+}
+
+/// Which samples an answer counts: some threads' (by serial), and those taken in `[from, to)` ms.
+#[derive(Clone, Debug, Default)]
+pub struct Sel {
+    pub threads: Option<Vec<u32>>,
+    pub range: Option<(u64, u64)>,
+}
+
+impl Sel {
+    pub fn thread(t: Option<u32>) -> Sel {
+        Sel { threads: t.map(|t| vec![t]), range: None }
+    }
+
+    fn has_thread(&self, t: u32) -> bool {
+        self.threads.as_ref().is_none_or(|ts| ts.contains(&t))
+    }
 }
 
 pub struct Stack {
@@ -100,34 +121,67 @@ impl Tree {
 }
 
 impl Profile {
-    fn selected(&self, thread: Option<u32>) -> impl Iterator<Item = &Stack> {
-        self.stacks.iter().filter(move |s| thread.is_none_or(|t| s.thread == t))
+    /// The stacks `sel` picks, with their weight in its time range (all their samples without one).
+    fn selected<'a>(&'a self, sel: &'a Sel) -> impl Iterator<Item = (&'a Stack, u64)> + 'a {
+        let ranged = sel.range.map(|(from, to)| self.weights_between(from, to));
+        self.stacks.iter().enumerate().filter_map(move |(i, s)| {
+            let w = ranged.as_ref().map_or(s.weight, |r| r[i]);
+            (w > 0 && sel.has_thread(s.thread)).then_some((s, w))
+        })
     }
 
-    pub fn total(&self, thread: Option<u32>) -> u64 {
-        self.selected(thread).map(|s| s.weight).sum()
+    /// Each stack's weight from the samples taken in `[from, to)` ms.
+    fn weights_between(&self, from: u64, to: u64) -> Vec<u64> {
+        let mut w = vec![0u64; self.stacks.len()];
+        let start = self.times.partition_point(|t| (t.0 as u64) < from);
+        for &(ms, stack, weight) in &self.times[start..] {
+            if ms as u64 >= to {
+                break;
+            }
+            w[stack as usize] += weight as u64;
+        }
+        w
     }
 
-    /// The merged call tree of the stacks of `thread` (all threads for `None`).
-    pub fn tree(&self, thread: Option<u32>) -> Tree {
+    pub fn total(&self, sel: &Sel) -> u64 {
+        self.selected(sel).map(|(_, w)| w).sum()
+    }
+
+    /// The samples per time bucket (of the threads `sel` picks; its range is ignored): `None` without
+    /// sample times. Buckets cover the session from 0 to the last sample, `buckets` of them at most.
+    pub fn timeline(&self, sel: &Sel, buckets: usize) -> Option<(u64, u64, Vec<u64>)> {
+        let last = self.times.last()?.0 as u64;
+        let end = last + 1;
+        let width = end.div_ceil(buckets.max(1) as u64).max(1);
+        let mut counts = vec![0u64; end.div_ceil(width) as usize];
+        for &(ms, stack, weight) in &self.times {
+            if sel.has_thread(self.stacks[stack as usize].thread) {
+                counts[(ms as u64 / width) as usize] += weight as u64;
+            }
+        }
+        Some((end, width, counts))
+    }
+
+    /// The merged call tree of the stacks `sel` picks.
+    pub fn tree(&self, sel: &Sel) -> Tree {
         let mut t = Tree::new();
-        t.add(self.selected(thread).map(|s| (s.frames.as_slice(), s.weight)), false);
+        t.add(self.selected(sel).map(|(s, w)| (s.frames.as_slice(), w)), false);
         t
     }
 
     /// Each frame's total (stacks that contain it, counted once) and self weight, biggest total first.
-    pub fn methods(&self, thread: Option<u32>) -> Vec<(u32, u64, u64)> {
+    pub fn methods(&self, sel: &Sel) -> Vec<(u32, u64, u64)> {
         let mut per: FxHashMap<u32, (u64, u64)> = FxHashMap::default();
-        for s in self.selected(thread) {
+        for (s, w) in self.selected(sel) {
             let mut seen: Vec<u32> = Vec::new();
             for &f in &s.frames {
                 if !seen.contains(&f) {
                     seen.push(f);
-                    per.entry(f).or_default().0 += s.weight;
+                    per.entry(f).or_default().0 += w;
                 }
             }
             if let Some(&leaf) = s.frames.last() {
-                per.entry(leaf).or_default().1 += s.weight;
+                per.entry(leaf).or_default().1 += w;
             }
         }
         let mut v: Vec<_> = per.into_iter().map(|(f, (t, s))| (f, t, s)).collect();
@@ -137,15 +191,15 @@ impl Profile {
 
     /// The callers of `frame` (each stack up to its first `frame`, read from the frame to the root) and
     /// its callees (each stack from there on), as two trees.
-    pub fn callers(&self, frame: u32, thread: Option<u32>) -> (Tree, Tree) {
+    pub fn callers(&self, frame: u32, sel: &Sel) -> (Tree, Tree) {
         let mut up = Vec::new();
         let mut down = Vec::new();
-        for s in self.selected(thread) {
+        for (s, w) in self.selected(sel) {
             if let Some(at) = s.frames.iter().position(|&f| f == frame) {
                 let mut callers: Vec<u32> = s.frames[..at].to_vec();
                 callers.reverse();
-                up.push((callers, s.weight));
-                down.push((s.frames[at + 1..].to_vec(), s.weight));
+                up.push((callers, w));
+                down.push((s.frames[at + 1..].to_vec(), w));
             }
         }
         let mut a = Tree::new();
@@ -171,13 +225,14 @@ impl Profile {
     }
 }
 
-/// A differential tree: `value` from `new`, `base` from `old`, both by frame name.
-pub fn diff_tree(new: &Profile, old: &Profile, thread: Option<u32>) -> (Tree, Vec<String>) {
+/// A differential tree: `value` from `new` (the samples `sel` picks), `base` from `old` (`old_sel`'s), both
+/// by frame name.
+pub fn diff_tree(new: &Profile, sel: &Sel, old: &Profile, old_sel: &Sel) -> (Tree, Vec<String>) {
     let mut names = new.names.clone();
     let mut by_name: FxHashMap<String, u32> = names.iter().enumerate().map(|(i, n)| (n.clone(), i as u32)).collect();
     let old_paths: Vec<(Vec<u32>, u64)> = old
-        .selected(thread)
-        .map(|s| {
+        .selected(old_sel)
+        .map(|(s, w)| {
             let frames = s
                 .frames
                 .iter()
@@ -189,12 +244,19 @@ pub fn diff_tree(new: &Profile, old: &Profile, thread: Option<u32>) -> (Tree, Ve
                     })
                 })
                 .collect();
-            (frames, s.weight)
+            (frames, w)
         })
         .collect();
-    let mut t = new.tree(thread);
+    let mut t = new.tree(sel);
     t.add(old_paths.iter().map(|(p, w)| (p.as_slice(), *w)), true);
     (t, names)
+}
+
+/// Whether CPU samples are cpu=wall's: each stack's root frame is a thread state (`[sleeping]`, …).
+fn wall_clock(resolved: &[ResolvedStack]) -> bool {
+    const STATES: [&str; 7] =
+        ["[running]", "[in_native]", "[sleeping]", "[blocked_on_monitor]", "[waiting]", "[parked]", "[other]"];
+    resolved.iter().all(|s| s.frames.first().is_some_and(|f| f.is_pseudo() && STATES.contains(&f.method_name.as_str())))
 }
 
 /// Every profile type the file has.
@@ -204,9 +266,25 @@ pub fn profiles(d: &Dump) -> Vec<Profile> {
         ("cpu", StackKind::CpuSamples, "CPU samples"),
         ("alloc", StackKind::AllocSites, "Allocation sites (live bytes)"),
     ] {
-        let resolved = stacks(d, sk);
+        let mut resolved = stacks(d, sk);
         if resolved.is_empty() {
             continue;
+        }
+        let (kind, title) = if sk == StackKind::CpuSamples && wall_clock(&resolved) {
+            ("wall", "Wall-clock samples")
+        } else {
+            (kind, title)
+        };
+        let mut by_trace: FxHashMap<u32, u32> = FxHashMap::default();
+        if sk == StackKind::CpuSamples {
+            by_trace = resolved.iter().enumerate().map(|(i, s)| (s.trace_serial, i as u32)).collect();
+            // A trace with sample times but no CPU SAMPLES count still needs its stack (weight 0 overall).
+            for s in cpu_stacks_between(d, 0, u64::MAX).unwrap_or_default() {
+                by_trace.entry(s.trace_serial).or_insert_with(|| {
+                    resolved.push(ResolvedStack { weight: 0, ..s });
+                    resolved.len() as u32 - 1
+                });
+            }
         }
         let mut names = Vec::new();
         let mut index: FxHashMap<String, u32> = FxHashMap::default();
@@ -228,14 +306,26 @@ pub fn profiles(d: &Dump) -> Vec<Profile> {
                 Stack { frames, weight: s.weight, thread }
             })
             .collect();
-        out.push(Profile { kind, title, unit: sk.unit(), names, stacks });
+        let mut times: Vec<(u32, u32, u32)> = if sk == StackKind::CpuSamples {
+            d.sample_times.iter().filter_map(|&(ms, trace, w)| by_trace.get(&trace).map(|&i| (ms, i, w))).collect()
+        } else {
+            Vec::new()
+        };
+        times.sort_by_key(|t| t.0);
+        out.push(Profile { kind, title, unit: sk.unit(), names, stacks, times });
     }
     out
 }
 
-/// The profile's threads as JSON: serial, name (from the file's threads, `(serial, name)`) and weight.
-pub fn threads_json(threads: &[(u32, String)], p: &Profile) -> Value {
-    let name = |serial: u32| threads.iter().find(|t| t.0 == serial).map(|t| t.1.clone());
+/// The serials of the threads named `name` (a diff's second file numbers its threads its own way).
+pub fn serials_named(threads: &[(u32, String)], name: &str) -> Vec<u32> {
+    threads.iter().filter(|t| t.1 == name).map(|t| t.0).collect()
+}
+
+/// The profile's threads as JSON: serial, name (from the file's threads, `(serial, name)`; null when
+/// `redact`) and weight.
+pub fn threads_json(threads: &[(u32, String)], p: &Profile, redact: bool) -> Value {
+    let name = |serial: u32| threads.iter().find(|t| t.0 == serial && !redact).map(|t| t.1.clone());
     Value::Array(
         p.threads()
             .into_iter()
@@ -257,22 +347,25 @@ mod tests {
             unit: "samples",
             names,
             stacks: vec![s(&[0, 1, 2], 5, 1), s(&[0, 1], 3, 1), s(&[0, 3, 2], 2, 2)],
+            // Stack 0's five samples at 0, 10, 20, 30, 40 ms; stack 1's three at 15; stack 2's two at 45.
+            times: vec![(0, 0, 1), (10, 0, 1), (15, 1, 3), (20, 0, 1), (30, 0, 1), (40, 0, 1), (45, 2, 2)],
         }
     }
 
     #[test]
     fn trees_methods_and_callers() {
         let p = profile();
-        let t = p.tree(None);
+        let all = Sel::default();
+        let t = p.tree(&all);
         assert_eq!(t.value[0], 10);
         let j = t.to_json(&|f| p.names[f as usize].clone(), 0, false);
         assert_eq!(j["c"][0]["n"], "main");
         assert_eq!(j["c"][0]["c"][0]["v"], 8);
-        assert_eq!(p.total(Some(2)), 2);
-        let m = p.methods(None);
+        assert_eq!(p.total(&Sel::thread(Some(2))), 2);
+        let m = p.methods(&all);
         assert_eq!(m[0], (0, 10, 0));
         assert!(m.contains(&(2, 7, 7)));
-        let (up, down) = p.callers(2, None);
+        let (up, down) = p.callers(2, &all);
         let names = |f: u32| p.names[f as usize].clone();
         let up = up.to_json(&names, 0, false);
         assert_eq!(up["v"], 7);
@@ -288,7 +381,7 @@ mod tests {
         let mut old = profile();
         old.names.swap(1, 3);
         old.stacks.truncate(1);
-        let (t, names) = diff_tree(&new, &old, None);
+        let (t, names) = diff_tree(&new, &Sel::default(), &old, &Sel::default());
         let j = t.to_json(&|f| names[f as usize].clone(), 0, true);
         assert_eq!(j["v"], 10);
         assert_eq!(j["b"], 5);
@@ -297,5 +390,27 @@ mod tests {
         let c = main["c"].as_array().unwrap().iter().find(|n| n["n"] == "c").unwrap();
         assert_eq!(c["b"], 5);
         assert_eq!(c["v"], 2);
+    }
+
+    #[test]
+    fn time_ranges_and_the_timeline() {
+        let p = profile();
+        let range = |from, to| Sel { threads: None, range: Some((from, to)) };
+        // [10, 40): stack 0 at 10, 20, 30 and stack 1's three at 15.
+        assert_eq!(p.total(&range(10, 40)), 6);
+        let t = p.tree(&range(10, 40));
+        assert_eq!(t.value[0], 6);
+        assert_eq!(p.total(&range(41, 1000)), 2);
+        assert_eq!(p.total(&Sel { threads: Some(vec![1]), range: Some((41, 1000)) }), 0);
+        let (end, width, counts) = p.timeline(&Sel::default(), 5).unwrap();
+        assert_eq!((end, width), (46, 10));
+        assert_eq!(counts, vec![1, 4, 1, 1, 3]);
+        let (_, _, counts) = p.timeline(&Sel::thread(Some(2)), 5).unwrap();
+        assert_eq!(counts, vec![0, 0, 0, 0, 2]);
+        let mut old = profile();
+        old.stacks.truncate(2);
+        old.times.truncate(3);
+        let (t, _) = diff_tree(&p, &range(0, 16), &old, &range(0, 16));
+        assert_eq!((t.value[0], t.base[0]), (5, 5));
     }
 }

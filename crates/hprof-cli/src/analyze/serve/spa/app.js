@@ -218,14 +218,17 @@ const App = (() => {
       return s;
     };
     const grouped = q.group !== "class";
+    // A group's retained size counts each object once: an object under another of the group in the
+    // dominator tree is in that one's retained size already.
     const head = [grouped ? (q.group === "package" ? "package" : "class loader") : "class", { t: "instances", n: 1 },
-      { t: "shallow", n: 1 }, { t: grouped ? "classes" : "retained", n: 1 }];
+      { t: "shallow", n: 1 }, { t: "retained", n: 1 }, grouped ? { t: "classes", n: 1 } : null].filter((x) => x);
     const rows = d.classes.map((c) => {
       const name = grouped
         ? h("a", { onclick: () => set({ group: "class", filter: q.group === "package" ? c.class + ".*" : q.filter }) }, c.class)
         : h("a", { class: "class-link", onclick: () => showInstances(c.class) }, c.class);
       return h("tr", { dataset: { class: c.class } }, h("td", { class: "name" }, name), h("td", { class: "n" }, num(c.instances)),
-        h("td", { class: "n" }, num(c.shallow_bytes)), h("td", { class: "n" }, grouped ? num(c.classes) : num(c.retained_bytes)));
+        h("td", { class: "n" }, num(c.shallow_bytes)), h("td", { class: "n" }, num(c.retained_bytes)),
+        grouped ? h("td", { class: "n" }, num(c.classes)) : null);
     });
     const instances = h("div", { id: "instances" });
     async function showInstances(cls, offset = 0) {
@@ -399,23 +402,88 @@ const App = (() => {
       items.length + classes.length ? h("ol", { id: "suspects" }, items, classes) : h("p", {}, "No suspects above the threshold."));
   }
 
-  // Kind and thread pickers shared by the profile views.
-  function profileControls(sum, p, name, withThread = true) {
+  // Kind and thread pickers shared by the profile views; `extra` are the view's own parameters, kept.
+  function profileControls(sum, p, name, extra = {}) {
     const kind = p.get("kind") || sum.profiles[0].kind;
     const prof = sum.profiles.find((x) => x.kind === kind) || sum.profiles[0];
-    const set = (changes) => go(name, Object.assign({ kind, thread: p.get("thread"), b: p.get("b") }, changes));
+    const keep = Object.assign({ kind, thread: p.get("thread"), b: p.get("b"), from: p.get("from"), to: p.get("to") }, extra);
+    const set = (changes) => go(name, Object.assign({}, keep, changes));
     const kindSel = h("select", { id: "profile-kind" }, sum.profiles.map((x) => h("option", { value: x.kind, selected: x.kind === kind }, x.title)));
-    kindSel.addEventListener("change", () => set({ kind: kindSel.value, thread: null }));
+    // Another type may have no sample times: the range is dropped with the type.
+    kindSel.addEventListener("change", () => set({ kind: kindSel.value, thread: null, from: null, to: null }));
     const threads = prof.threads.filter((t) => t.serial !== 0);
     let threadSel = null;
-    if (withThread && threads.length) {
+    if (threads.length) {
       threadSel = h("select", { id: "profile-thread" }, h("option", { value: "" }, "all threads"),
         threads.map((t) => h("option", { value: t.serial, selected: String(t.serial) === p.get("thread") },
           `${t.name || "thread " + t.serial} (${num(t.weight)})`)));
       threadSel.addEventListener("change", () => set({ thread: threadSel.value }));
     }
-    return { kind, prof, controls: [sum.profiles.length > 1 ? kindSel : null, threadSel] };
+    const range = { from: p.get("from") || "", to: p.get("to") || "" };
+    const strip = prof.times ? timeline(kind, p.get("thread") || "", range, set) : null;
+    return { kind, prof, range, strip, controls: [sum.profiles.length > 1 ? kindSel : null, threadSel] };
   }
+
+  // The samples per time bucket (of the thread picked) with the range picked: drag across the strip or
+  // type the bounds (ms since the session started); `set` moves the view to the new range.
+  function timeline(kind, thread, range, set) {
+    const HEIGHT = 60;
+    const bars = h("div", { class: "tl-bars", id: "timeline-bars" });
+    const sel = h("div", { class: "tl-sel", id: "timeline-sel", hidden: true });
+    const strip = h("div", { class: "tl-strip", id: "timeline" }, bars, sel);
+    const from = h("input", { type: "number", min: 0, id: "timeline-from", value: range.from, placeholder: "from ms", class: "tl-ms" });
+    const to = h("input", { type: "number", min: 0, id: "timeline-to", value: range.to, placeholder: "to ms", class: "tl-ms" });
+    const apply = () => set({ from: from.value, to: to.value });
+    for (const i of [from, to]) i.addEventListener("keydown", (e) => { if (e.key === "Enter") apply(); });
+    const info = h("span", { class: "muted", id: "timeline-info" });
+    const box = h("div", { class: "timeline" }, strip,
+      h("div", { class: "controls" }, "time range ", from, " – ", to, " ms ",
+        h("button", { id: "timeline-apply", onclick: apply }, "apply"),
+        h("button", { id: "timeline-clear", onclick: () => set({ from: null, to: null }) }, "whole profile"), info));
+    api("timeline", { kind, thread, buckets: 300 }).then((t) => {
+      const end = t.counts.length * t.bucket_ms;
+      const max = Math.max(1, ...t.counts);
+      strip.dataset.endMs = t.end_ms;
+      strip.dataset.total = t.counts.reduce((a, b) => a + b, 0);
+      const w = 100 / t.counts.length;
+      t.counts.forEach((c, i) => {
+        if (!c) return;
+        bars.appendChild(h("div", { class: "tl-bar", style: `left:${i * w}%;width:${w}%;height:${Math.max(1, Math.round(HEIGHT * c / max))}px`,
+          title: `${num(i * t.bucket_ms)}–${num((i + 1) * t.bucket_ms)} ms: ${num(c)} ${t.unit}` }));
+      });
+      const pctOf = (ms) => Math.min(100, Math.max(0, 100 * ms / end));
+      const show = (a, b) => {
+        sel.hidden = false;
+        sel.style.left = pctOf(a) + "%";
+        sel.style.width = Math.max(0.2, pctOf(b) - pctOf(a)) + "%";
+      };
+      if (range.from || range.to) show(Number(range.from || 0), Number(range.to || end));
+      info.textContent = `${num(t.end_ms)} ms, ${num(t.bucket_ms)} ms a bar; drag across the bars to pick a range`;
+      const msAt = (ev) => {
+        const r = strip.getBoundingClientRect();
+        return Math.round(Math.min(1, Math.max(0, (ev.clientX - r.left) / r.width)) * end);
+      };
+      let start = null;
+      strip.addEventListener("mousedown", (ev) => { ev.preventDefault(); start = msAt(ev); show(start, start); });
+      strip.addEventListener("mousemove", (ev) => {
+        if (start === null) return;
+        const at = msAt(ev);
+        show(Math.min(start, at), Math.max(start, at));
+      });
+      const finish = (ev) => {
+        if (start === null) return;
+        const at = msAt(ev);
+        const a = Math.min(start, at), b = Math.max(start, at);
+        start = null;
+        if (b > a) set({ from: a, to: b });
+      };
+      strip.addEventListener("mouseup", finish);
+      strip.addEventListener("mouseleave", finish);
+    }).catch((e) => box.appendChild(showError(e, "timeline")));
+    return box;
+  }
+
+  const rangeText = (r) => (r.from || r.to ? ` from ${num(Number(r.from || 0))} ms${r.to ? ` to ${num(Number(r.to))} ms` : ""}` : "");
 
   // A flame graph with search, zoom and the icicle switch, under `title`.
   function flameBox(tree, opts, idp) {
@@ -444,28 +512,31 @@ const App = (() => {
   }
 
   async function flame(sum, p) {
-    const { kind, controls } = profileControls(sum, p, "flame");
-    const d = await api("flame", { kind, thread: p.get("thread") || "" });
+    const { kind, controls, range, strip } = profileControls(sum, p, "flame");
+    const d = await api("flame", { kind, thread: p.get("thread") || "", from: range.from, to: range.to });
     return h("div", { id: "flame" }, h("h1", {}, d.title),
-      h("div", { class: "controls" }, controls, h("span", { class: "muted", id: "flame-total" }, `${num(d.total)} ${d.unit}`)),
-      flameBox(d.tree, { unit: d.unit, total: d.total }, "flame"));
+      h("div", { class: "controls" }, controls, h("span", { class: "muted", id: "flame-total" }, `${num(d.total)} ${d.unit}`),
+        h("span", { class: "muted" }, rangeText(range))),
+      strip, flameBox(d.tree, { unit: d.unit, total: d.total }, "flame"));
   }
 
   async function callers(sum, p) {
-    const { kind, controls } = profileControls(sum, p, "callers");
-    const thread = p.get("thread") || "";
     const frame = p.get("frame");
     const filter = p.get("filter") || "";
-    const m = await api("methods", { kind, thread, filter, limit: 50 });
+    const { kind, controls, range, strip } = profileControls(sum, p, "callers", { frame, filter });
+    const thread = p.get("thread") || "";
+    const { from, to } = range;
+    const m = await api("methods", { kind, thread, filter, from, to, limit: 50 });
     const input = h("input", { type: "search", id: "methods-filter", placeholder: "method filter", value: filter });
-    input.addEventListener("keydown", (e) => { if (e.key === "Enter") go("callers", { kind, thread, filter: input.value }); });
+    input.addEventListener("keydown", (e) => { if (e.key === "Enter") go("callers", { kind, thread, from, to, filter: input.value }); });
     const out = h("div", { id: "callers" }, h("h1", {}, "Callers and callees"),
-      h("div", { class: "controls" }, controls, input),
+      h("div", { class: "controls" }, controls, input, h("span", { class: "muted", id: "methods-total" }, `${num(m.total)} ${m.unit}${rangeText(range)}`)),
+      strip,
       table("methods", ["method", { t: "total", n: 1 }, { t: "self", n: 1 }], m.methods.map((x) => h("tr", {},
-        h("td", { class: "name" }, h("a", { class: "method", href: href("callers", { kind, thread, filter, frame: x.frame }) }, x.frame)),
+        h("td", { class: "name" }, h("a", { class: "method", href: href("callers", { kind, thread, filter, from, to, frame: x.frame }) }, x.frame)),
         h("td", { class: "n" }, `${num(x.total)} (${pct(x.total, m.total)})`), h("td", { class: "n" }, `${num(x.self)} (${pct(x.self, m.total)})`)))));
     if (frame) {
-      const c = await api("callers", { kind, thread, frame });
+      const c = await api("callers", { kind, thread, frame, from, to });
       out.appendChild(h("h2", { id: "callers-title" }, `Callers of ${frame} (${num(c.value)} ${c.unit}, ${pct(c.value, c.total)})`));
       out.appendChild(flameBox(c.callers, { unit: c.unit, total: c.value, icicle: true }, "callers"));
       out.appendChild(h("h2", {}, `Callees of ${frame}`));
@@ -489,21 +560,50 @@ const App = (() => {
     return { b, sel };
   }
 
+  // The thread filter is by name in the second file (its serials are its own); the time range applies to
+  // both files when the second has sample times too.
   async function flamediff(sum, p) {
-    const kind = p.get("kind") || sum.profiles[0].kind;
-    const { b, sel } = baseSelect(p, "flamediff", { kind });
-    const d = await api("flamediff", { kind, b });
+    const { kind, controls, range, strip } = profileControls(sum, p, "flamediff");
+    const thread = p.get("thread") || "";
+    const { b, sel } = baseSelect(p, "flamediff", { kind, thread, from: range.from, to: range.to });
+    const d = await api("flamediff", { kind, b, thread, from: range.from, to: range.to });
+    const scope = (range.from || range.to) ? (d.base_range ? rangeText(range) + " in both" : rangeText(range) + " (after only)") : "";
     return h("div", { id: "flamediff" }, h("h1", {}, "Differential flame graph"),
-      h("div", { class: "controls" }, "before: ", sel, ` → after: ${files[Number(currentFile())].file.split("/").pop()}`,
+      h("div", { class: "controls" }, "before: ", sel, ` → after: ${files[Number(currentFile())].file.split("/").pop()}`, controls,
         h("span", { class: "legend" }, h("span", { style: "background:#ff9b9b" }, "share grew"), h("span", { style: "background:#9b9bff" }, "share shrank")),
-        h("span", { class: "muted", id: "flamediff-totals" }, `${num(d.base_total)} → ${num(d.total)} ${d.unit}`)),
-      flameBox(d.tree, { unit: d.unit, total: d.total, baseTotal: d.base_total, diff: true }, "flamediff"));
+        h("span", { class: "muted", id: "flamediff-totals" }, `${num(d.base_total)} → ${num(d.total)} ${d.unit}`),
+        h("span", { class: "muted" }, scope)),
+      strip, flameBox(d.tree, { unit: d.unit, total: d.total, baseTotal: d.base_total, diff: true }, "flamediff"));
+  }
+
+  // Object by object (`hprof diff --objects`): the objects of this dump the other lacks, grouped by the
+  // nearest object of both that keeps them, biggest retained first.
+  async function diffObjects(b, sel, modeSel, by) {
+    const d = await api("diffobjects", { b, match: by });
+    const matchSel = h("select", { id: "diffobjects-match" }, [["auto", "match: auto"], ["identity", "by identity"], ["path", "by path"]]
+      .map(([v, t]) => h("option", { value: v, selected: v === by }, t)));
+    matchSel.addEventListener("change", () => go("diff", { b, mode: "objects", match: matchSel.value }));
+    const rows = d.groups.map((g) => h("tr", { class: "growth", dataset: { holder: g.holder } },
+      h("td", { class: "name" }, g.holder_id ? h("a", { href: href("object", { id: g.holder_id }) }, g.holder) : g.holder,
+        g.path ? h("details", {}, h("summary", { class: "muted" }, "path from a GC root"), rootPath(g.path)) : null),
+      h("td", { class: "n" }, num(g.new_objects)), h("td", { class: "n" }, num(g.new_bytes)), h("td", { class: "n" }, num(g.retained_bytes)),
+      h("td", { class: "name" }, g.classes.slice(0, 4).map((c) => `${num(c.objects)} × ${c.class}`).join(", ") + (g.classes.length > 4 ? ", …" : ""))));
+    return h("div", { id: "diff" }, h("h1", {}, "Dump diff: new objects"),
+      h("div", { class: "controls" }, "before: ", sel, ` → after: ${files[Number(currentFile())].file.split("/").pop()}`, modeSel, matchSel),
+      h("p", { id: "diffobjects-summary", dataset: { newObjects: d.new_objects, newBytes: d.new_bytes } },
+        `${num(d.new_objects)} new objects (${bytes(d.new_bytes)}) of ${num(d.objects)}, matched ${d.matched_by}; the earlier dump has ${num(d.base_objects)} objects.`),
+      table("diffobjects-table", ["kept by", { t: "new objects", n: 1 }, { t: "new bytes", n: 1 }, { t: "retained", n: 1 }, "classes"], rows));
   }
 
   async function diff(sum, p) {
     const filter = p.get("filter") || "";
     const offset = Number(p.get("offset") || 0);
-    const { b, sel } = baseSelect(p, "diff", { filter });
+    const mode = p.get("mode") || "class";
+    const { b, sel } = baseSelect(p, "diff", { filter, mode });
+    const modeSel = h("select", { id: "diff-mode" }, [["class", "by class"], ["objects", "object by object"]]
+      .map(([v, t]) => h("option", { value: v, selected: v === mode }, t)));
+    modeSel.addEventListener("change", () => go("diff", { b, mode: modeSel.value }));
+    if (mode === "objects") return diffObjects(b, sel, modeSel, p.get("match") || "auto");
     // Rows read as "from b= to this file": b is the earlier dump.
     const d = await api("diff", { b, filter, offset, limit: 100 });
     const input = h("input", { type: "search", id: "diff-filter", value: filter, placeholder: "class filter" });
@@ -513,7 +613,7 @@ const App = (() => {
       h("td", { class: "n" }, num(c.b.shallow_bytes)), h("td", { class: "n" }, num(c.a.shallow_bytes)), h("td", { class: "n" }, signed(c.a.shallow_bytes - c.b.shallow_bytes)),
       h("td", { class: "n" }, num(c.b.retained_bytes)), h("td", { class: "n" }, num(c.a.retained_bytes)), h("td", { class: "n" }, signed(c.a.retained_bytes - c.b.retained_bytes))));
     return h("div", { id: "diff" }, h("h1", {}, "Dump diff"),
-      h("div", { class: "controls" }, "before: ", sel, ` → after: ${files[Number(currentFile())].file.split("/").pop()}`, input),
+      h("div", { class: "controls" }, "before: ", sel, ` → after: ${files[Number(currentFile())].file.split("/").pop()}`, modeSel, input),
       h("p", { class: "muted" }, `objects ${num(d.b.objects)} → ${num(d.a.objects)}; reachable ${bytes(d.b.reachable_bytes)} → ${bytes(d.a.reachable_bytes)}; ${num(d.total)} classes changed`),
       pager(d.total, offset, 100, (off) => go("diff", { b, filter, offset: off })),
       table("diff-table", ["class", { t: "instances before", n: 1 }, { t: "after", n: 1 }, { t: "Δ", n: 1 },
