@@ -18,6 +18,9 @@ def overhead(classes):
         "none": [],
         "cpu=samples": [f"-agentpath:{AGENT}=cpu=samples,interval=10,file={agent_dir}/samples.txt"],
         "cpu=times": [f"-agentpath:{AGENT}=cpu=times,file={agent_dir}/times.txt"],
+        # The first design, kept for comparison: native probes through JNI.
+        "cpu=times JNI probes": ["ENV:HPROF_CPU_TIMES_PROBES=jni",
+                                 f"-agentpath:{AGENT}=cpu=times,file={agent_dir}/times-jni.txt"],
     }
     workloads = {"javac java/util": javac_runs("cpu-times"),
                  f"CpuBound {BOUND_ROUNDS}": program_runs(classes, "CpuBound", BOUND_ROUNDS)}

@@ -72,11 +72,25 @@ def timed(cmd, cwd=None, env=None):
     return wall, proc
 
 
-def wall_and_cpu(cmd):
+def split_env(extra):
+    """A configuration's JVM options may include `ENV:NAME=VALUE` items: they set the JVM's environment
+    instead. Returns (options, environment for the run)."""
+    env = dict(os.environ)
+    options = []
+    for e in extra:
+        if e.startswith("ENV:"):
+            name, _, value = e[4:].partition("=")
+            env[name] = value
+        else:
+            options.append(e)
+    return options, env
+
+
+def wall_and_cpu(cmd, env=None):
     """Runs a command; returns (wall seconds, CPU seconds of the process tree: user + system). CPU time is
     the steadier figure when other work shares the machine."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    wall, _ = timed(cmd)
+    wall, _ = timed(cmd, env=env)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
@@ -90,7 +104,8 @@ def javac_runs(name):
     javac = str(Path(java()).with_name("javac"))
 
     def run(extra):
-        return lambda: wall_and_cpu([javac] + [f"-J{e}" for e in extra] + javac_args + [str(out)] + files)
+        options, env = split_env(extra)
+        return lambda: wall_and_cpu([javac] + [f"-J{e}" for e in options] + javac_args + [str(out)] + files, env)
     return run
 
 
@@ -116,7 +131,8 @@ def program_runs(classes, *program):
     """Runs of a Java program (main class and arguments) from `classes` under extra JVM options, as
     `javac_runs` gives them."""
     def run(extra):
-        return lambda: wall_and_cpu([java()] + extra + ["-cp", str(classes)] + [str(a) for a in program])
+        options, env = split_env(extra)
+        return lambda: wall_and_cpu([java()] + options + ["-cp", str(classes)] + [str(a) for a in program], env)
     return run
 
 

@@ -344,3 +344,35 @@ fn methods_whose_branches_must_widen_keep_their_meaning_and_are_counted() {
         assert_eq!(calls.get("BigMethod.bigIf").copied(), Some(301), "JDK {}", jdk.version);
     }
 }
+
+/// The report is whole and its counts exact when the JVM ends abruptly: System.exit from another thread
+/// while main sleeps inside a call, and SIGTERM (the probes' trees are read at VM death, over JNI).
+#[test]
+fn counts_are_exact_after_system_exit_and_sigterm() {
+    for jdk in all_jdks() {
+        for mode in ["exit", "term"] {
+            let dir = scratch("cputimes-exit");
+            let mut jvm = Java::new(&jdk, dir.path())
+                .agentpath("cpu=times,cutoff=0")
+                .class("TimedExit")
+                .arg(mode)
+                .timeout(Duration::from_secs(300))
+                .spawn();
+            let what = format!("JDK {} {mode}", jdk.version);
+            if mode == "term" {
+                jvm.wait_for_stdout("ready", Duration::from_secs(240));
+                jvm.signal(15);
+            }
+            let run = jvm.wait();
+            assert_eq!(run.code(), Some(if mode == "exit" { 0 } else { 143 }), "{what}: {}", run.stderr);
+            let expected = program_figures(&run.stdout, "expected-calls");
+            let text = run.read("java.hprof.txt");
+            assert!(text.contains("CPU TIME (ms) END"), "{what}: the report is whole");
+            let got = calls_by_method(&text);
+            for (method, &want) in &expected {
+                assert_eq!(got.get(method).copied(), Some(want as u64), "{what}: calls of {method}");
+            }
+            assert_eq!(got.get("TimedExit.waitForever").copied(), Some(1), "{what}: the call still running");
+        }
+    }
+}

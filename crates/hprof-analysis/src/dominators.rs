@@ -496,6 +496,7 @@ struct Parked {
     shallow: Spilled,
     class_of: Spilled,
     ids: Option<Spilled>,
+    id_bits: Option<Spilled<crate::heap::IdBlock>>,
 }
 
 impl Parked {
@@ -509,6 +510,10 @@ impl Parked {
                 Some(v) => Some(Spilled::park(v).map_err(io)?),
                 None => None,
             },
+            id_bits: match g.ids.take_bits() {
+                Some(v) => Some(Spilled::park(v).map_err(io)?),
+                None => None,
+            },
         })
     }
 
@@ -518,6 +523,9 @@ impl Parked {
         g.class_of = self.class_of.read().map_err(io)?;
         if let Some(ids) = self.ids {
             g.ids.put_narrow(ids.read().map_err(io)?);
+        }
+        if let Some(bits) = self.id_bits {
+            g.ids.put_bits(bits.read().map_err(io)?);
         }
         Ok(())
     }

@@ -144,6 +144,13 @@ impl Jni {
         Ok(v)
     }
 
+    pub fn call_static_int(self, class: sys::jclass, method: sys::jmethodID, args: &[sys::jvalue]) -> JniResult<i32> {
+        // SAFETY: JNI CallStaticIntMethodA through this thread's env (see `Jni`), with the caller's references and IDs.
+        let v = unsafe { jni_fn!(self, CallStaticIntMethodA)(self.0, class, method, args.as_ptr()) };
+        self.check("CallStaticIntMethod")?;
+        Ok(v)
+    }
+
     pub fn call_static_object(
         self,
         class: sys::jclass,
@@ -307,6 +314,16 @@ impl Jni {
         unsafe { jni_fn!(self, SetIntArrayRegion)(self.0, array, 0, len, values.as_ptr()) };
         self.check("SetIntArrayRegion")?;
         Ok(array)
+    }
+
+    /// The whole of a `long[]` (`array` must be one), copied out.
+    pub fn long_array(self, array: sys::jlongArray) -> JniResult<Vec<i64>> {
+        let len = self.array_length(array).max(0);
+        let mut out = vec![0i64; len as usize];
+        // SAFETY: JNI GetLongArrayRegion through this thread's env (see `Jni`), into a buffer of `len` longs.
+        unsafe { jni_fn!(self, GetLongArrayRegion)(self.0, array, 0, len, out.as_mut_ptr()) };
+        self.check("GetLongArrayRegion")?;
+        Ok(out)
     }
 
     pub fn array_length(self, array: sys::jarray) -> i32 {

@@ -1,15 +1,19 @@
 //! cpu=times and cpu=old: exact call counts and each method's own CPU time, by probes inserted into every
 //! method's bytecode (HPROF's BCI), not by JVMTI MethodEntry/MethodExit, which keep the JVM interpreting.
 //!
-//! - `probe_class`: the `java.lang.HprofCpuTimes` class whose native `enter(int)`/`exit(int)` the probes
-//!   call, defined at VMInit and bound here with RegisterNatives.
+//! - `java_probes` (the default): `java.lang.HprofCpuTimes` whose `enter(int)`/`exit(int)` count in Java
+//!   (per-thread trees in Java arrays, inlined by the JIT: no JNI transition per call), read at each dump.
+//! - `probe_class` (`HPROF_CPU_TIMES_PROBES=jni`, the first design, kept for comparison): the same class
+//!   with native `enter`/`exit` that record in `recorder`'s per-thread trees.
 //! - the `classfile` crate rewrites each class in ClassFileLoadHook; classes loaded before VMInit are
 //!   retransformed then. `method_table` names the methods by the ids their probes pass.
-//! - `recorder`: per-thread trees of calls with self time; `clock`: the ticks and the CPU clock.
+//! - `recorder`: the JNI probes' per-thread trees of calls with self time; `clock`: the ticks and the CPU
+//!   clock.
 //! - `report`: CPU TIME rows per trace, or cpu=old's caller/callee lines.
 
 mod boot_natives;
 mod clock;
+mod java_probes;
 mod method_table;
 mod probe_class;
 mod recorder;
@@ -21,13 +25,15 @@ use crate::log;
 use crate::options::{CpuMode, Options};
 use jvmti::{CapabilityFlag, EventHandler, Jni, sys};
 use method_table::{MethodEntry, MethodTable};
-use recorder::{Registry, Settings};
+use recorder::{Registry, Settings, Snapshot};
 use std::ffi::{CStr, CString};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// What the probes reach without a `self`: they are plain native functions.
 struct Shared {
+    /// The probes count in Java (`java_probes`), not through JNI into `recorder`.
+    java: bool,
     methods: MethodTable,
     registry: Registry,
     settings: Settings,
@@ -59,21 +65,25 @@ pub fn ran_in_this_jvm() -> bool {
 
 impl CpuTimes {
     pub fn new(options: &Options) -> CpuTimes {
-        let per_ms = clock::ticks_per_ms();
-        let _ = SHARED.set(Shared {
-            methods: MethodTable::default(),
-            registry: Registry::default(),
-            // A CPU clock read (a system call, ~2 µs on a VM) every 0.5 ms of a thread's time, give or take
-            // half: segments of 2 ms mixing a 3 ms and a 1 ms method skewed their shares by 7 points.
-            settings: Settings {
-                segment_ticks: std::env::var("HPROF_SEGMENT_US")
-                    .ok()
-                    .and_then(|v| v.parse::<u64>().ok())
-                    .map(|us| per_ms * us / 1000)
-                    .unwrap_or(per_ms / 2),
+        let java = std::env::var("HPROF_CPU_TIMES_PROBES").map_or(true, |v| v != "jni");
+        // A CPU clock read (a system call, ~2 µs on a VM) every 0.5 ms of a thread's time, give or take
+        // half: segments of 2 ms mixing a 3 ms and a 1 ms method skewed their shares by 7 points.
+        let segment_us = std::env::var("HPROF_SEGMENT_US").ok().and_then(|v| v.parse::<u64>().ok()).unwrap_or(500);
+        let settings = if java {
+            Settings { segment_ticks: segment_us * 1000, probe_ticks: 0, initial_rate: 1.0 }
+        } else {
+            let per_ms = clock::ticks_per_ms();
+            Settings {
+                segment_ticks: per_ms * segment_us / 1000,
                 probe_ticks: recorder::measure_probe_ticks(),
                 initial_rate: 1e6 / per_ms as f64,
-            },
+            }
+        };
+        let _ = SHARED.set(Shared {
+            java,
+            methods: MethodTable::default(),
+            registry: Registry::default(),
+            settings,
             ready: AtomicBool::new(false),
             recording: AtomicBool::new(true),
             thread_serials: options.thread,
@@ -146,11 +156,22 @@ const LINKING_CALL: sys::jint = -1;
 /// probe. They bind by name on first call, and the JVM's lookup runs Java code (`ClassLoader.findNative`):
 /// were that code to carry probes already, as it does after an attach retransforms the loaded classes,
 /// the first probe's lookup would call a probe, whose lookup calls a probe … until StackOverflowError.
-fn install_probes(jni: Jni) -> Result<(), String> {
+fn install_probes(jni: Jni, s: &Shared) -> Result<(), String> {
     let name = CString::new(probe_class::CLASS_NAME).expect("no NUL");
+    let bytes = if s.java { java_probes::CLASS_BYTES.to_vec() } else { probe_class::bytes() };
     let class = jni
-        .define_class(&name, std::ptr::null_mut(), &probe_class::bytes())
+        .define_class(&name, std::ptr::null_mut(), &bytes)
         .map_err(|e| format!("cannot define {}: {e}", probe_class::CLASS_NAME))?;
+    if s.java {
+        // Only the two natives need binding; enter and exit are bytecode.
+        let linked = java_probes::link(jni, class).or_else(|first| {
+            boot_natives::load_into_boot_loader(jni).map_err(|e| format!("{first}; and {e}"))?;
+            java_probes::link(jni, class)
+        });
+        let started = linked.and_then(|()| java_probes::start(jni, class, s.settings.segment_ticks));
+        jni.delete_local_ref(class);
+        return started.map_err(|e| format!("cannot start {}: {e}", probe_class::CLASS_NAME));
+    }
     let signature = CString::new(probe_class::SIGNATURE).expect("no NUL");
     let link = || {
         [probe_class::ENTER, probe_class::EXIT].iter().try_for_each(|m| {
@@ -221,11 +242,14 @@ impl Capability for CpuTimes {
         }
         retransform_loaded(ctx, jni, s);
         s.recording.store(false, Ordering::Relaxed);
+        if s.java {
+            java_probes::stop(jni);
+        }
     }
 
     fn on_vm_init(&self, ctx: &Context, jni: Jni) {
         let Some(s) = shared() else { return };
-        if let Err(e) = install_probes(jni) {
+        if let Err(e) = install_probes(jni, s) {
             log::error(&format!("cpu=times: {e}; no method will be timed"));
             return;
         }
@@ -291,14 +315,15 @@ impl Capability for CpuTimes {
         Some((40, "CPU usage by timing methods"))
     }
 
-    fn write_dump(&self, ctx: &Context, _jni: Option<Jni>, _reason: DumpReason) {
+    fn write_dump(&self, ctx: &Context, jni: Option<Jni>, _reason: DumpReason) {
         let Some(s) = shared() else { return };
         self.print_notes_once(s);
         let note = new_notes(s);
+        let threads: Vec<Snapshot> = if s.java { java_probes::snapshots(jni) } else { s.registry.snapshots() };
         if self.old {
-            ctx.output.old_prof(&report::old_prof(&s.methods, &s.registry, note.as_deref()));
+            ctx.output.old_prof(&report::old_prof(&s.methods, &threads, note.as_deref()));
         } else {
-            let r = report::cpu_time(ctx, &s.methods, &s.registry, self.cutoff, note);
+            let r = report::cpu_time(ctx, &s.methods, &threads, self.cutoff, note);
             ctx.reports().cpu(&r);
         }
     }

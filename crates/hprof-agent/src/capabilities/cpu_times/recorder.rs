@@ -205,10 +205,33 @@ impl ThreadSlot {
     }
 }
 
+/// One thread's tree, copied out for a report (from either kind of probe).
+pub struct Snapshot {
+    pub thread_serial: u32,
+    /// (parent, method, calls, self ns); node 0 is the root, parents come before their children.
+    pub nodes: Vec<(u32, u32, u64, f64)>,
+}
+
 /// Every thread's profile, for dumps. Threads that ended stay: their calls count.
 #[derive(Default)]
 pub struct Registry {
     pub threads: Mutex<Vec<Arc<ThreadSlot>>>,
+}
+
+impl Registry {
+    /// Every thread's tree, each copied under its flag.
+    pub fn snapshots(&self) -> Vec<Snapshot> {
+        let slots = self.threads.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        slots
+            .iter()
+            .map(|s| {
+                s.with(|p| Snapshot {
+                    thread_serial: p.thread_serial,
+                    nodes: p.nodes.iter().map(|n| (n.parent, n.method, n.calls, p.self_ns(n))).collect(),
+                })
+            })
+            .collect()
+    }
 }
 
 thread_local! {

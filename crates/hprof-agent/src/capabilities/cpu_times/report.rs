@@ -2,31 +2,11 @@
 //! self time) and cpu=old's `count callee caller time` lines (per caller/callee pair, time inclusive).
 
 use super::method_table::{MethodEntry, MethodTable};
-use super::recorder::{ROOT, Registry};
+use super::recorder::{ROOT, Snapshot};
 use crate::context::Context;
 use hprof_format::model::{CpuReport, CpuReportKind, CpuRow, Frame, LineNumber};
 use hprof_format::text::cpu_time::{CallPair, OldProf};
 use rustc_hash::FxHashMap;
-
-/// One thread's tree, copied out under its lock.
-struct Snapshot {
-    thread_serial: u32,
-    /// (parent, method, calls, self ns)
-    nodes: Vec<(u32, u32, u64, f64)>,
-}
-
-fn snapshots(registry: &Registry) -> Vec<Snapshot> {
-    let slots = registry.threads.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    slots
-        .iter()
-        .map(|s| {
-            s.with(|p| Snapshot {
-                thread_serial: p.thread_serial,
-                nodes: p.nodes.iter().map(|n| (n.parent, n.method, n.calls, p.self_ns(n))).collect(),
-            })
-        })
-        .collect()
-}
 
 fn frame_of(methods: &MethodTable, id: u32) -> Frame {
     match methods.get(id) {
@@ -45,7 +25,7 @@ fn frame_of(methods: &MethodTable, id: u32) -> Frame {
 pub fn cpu_time(
     ctx: &Context,
     methods: &MethodTable,
-    registry: &Registry,
+    threads: &[Snapshot],
     cutoff: f64,
     note: Option<String>,
 ) -> CpuReport {
@@ -54,7 +34,7 @@ pub fn cpu_time(
     let mut by_trace: FxHashMap<u32, (u64, f64)> = FxHashMap::default();
     let mut total = 0.0;
     let mut trace = Vec::with_capacity(depth);
-    for snap in snapshots(registry) {
+    for snap in threads {
         // The root is the time before a thread's first probe: no method's.
         for (i, &(_, _, calls, self_ns)) in snap.nodes.iter().enumerate().skip(1) {
             if calls == 0 && self_ns <= 0.0 {
@@ -110,9 +90,9 @@ pub fn not_timed(native_methods: u64, notes: &[String]) -> Option<String> {
 /// cpu=old: `count callee caller time`, one line per (callee, caller) pair, most calls first; time is the
 /// callee's inclusive CPU time in milliseconds. The methods not timed follow the pairs, as `(not timed: …)`
 /// lines (the old format has no header to put them under).
-pub fn old_prof(methods: &MethodTable, registry: &Registry, note: Option<&str>) -> OldProf {
+pub fn old_prof(methods: &MethodTable, threads: &[Snapshot], note: Option<&str>) -> OldProf {
     let mut pairs: FxHashMap<(u32, u32), (u64, f64)> = FxHashMap::default();
-    for snap in snapshots(registry) {
+    for snap in threads {
         let mut inclusive: Vec<f64> = snap.nodes.iter().map(|n| n.3.max(0.0)).collect();
         // Children always come after their parents in the node list.
         for i in (1..snap.nodes.len()).rev() {
