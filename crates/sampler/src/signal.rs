@@ -614,9 +614,10 @@ unsafe fn sample_into_ring(shared: &Shared, index: usize, ucontext: *mut c_void)
     data.registers = unsafe { Registers::from_ucontext(ucontext) };
     data.num_frames = NOT_WALKED;
     data.num_native = 0;
+    data.num_between = 0;
+    let bounds =
+        StackBounds { low: slot.stack_low.load(Ordering::Relaxed), high: slot.stack_high.load(Ordering::Relaxed) };
     if let (Some(native), true) = (native, depth > 0) {
-        let bounds =
-            StackBounds { low: slot.stack_low.load(Ordering::Relaxed), high: slot.stack_high.load(Ordering::Relaxed) };
         data.num_native = native.unwind(data.registers, bounds, &mut data.native) as u32;
     }
     data.num_kernel = 0;
@@ -634,6 +635,17 @@ unsafe fn sample_into_ring(shared: &Shared, index: usize, ucontext: *mut c_void)
         if shared.measuring {
             SamplerCost::add(&shared.cost.walk_ns, monotonic_ns().saturating_sub(start));
         }
+        // Native methods below the top Java frame called native code that called Java back: its frames lie
+        // between theirs (only looked for when there are such methods, since it scans the stack).
+        if let Some(native) = native
+            && data.num_frames > 1
+        {
+            let below_top = &data.frames[1..data.num_frames as usize];
+            let natives = below_top.iter().filter(|f| f.lineno == NATIVE_METHOD_LINE).count();
+            if natives > 0 {
+                data.num_between = native.unwind_between(data.registers.sp, bounds, natives, &mut data.between) as u32;
+            }
+        }
     }
     if data.num_frames <= 0 && data.num_frames != NOT_WALKED {
         let work = slot.agent_work.load(Ordering::Relaxed);
@@ -643,6 +655,9 @@ unsafe fn sample_into_ring(shared: &Shared, index: usize, ucontext: *mut c_void)
     }
     claim.commit();
 }
+
+/// AsyncGetCallTrace's line number for a native method's frame.
+const NATIVE_METHOD_LINE: i32 = -3;
 
 /// `num_frames` of a tick on a thread of the JVM's own (no JNIEnv), which has native frames only.
 pub const NOT_A_JAVA_THREAD: i32 = -101;
