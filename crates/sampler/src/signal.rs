@@ -617,13 +617,24 @@ unsafe fn sample_into_ring(shared: &Shared, index: usize, ucontext: *mut c_void)
     data.num_between = 0;
     let bounds =
         StackBounds { low: slot.stack_low.load(Ordering::Relaxed), high: slot.stack_high.load(Ordering::Relaxed) };
+    // Each part of the handler timed on its own with HPROF_CPU_STATS=1 (two clock reads each).
+    let now = || if shared.measuring { monotonic_ns() } else { 0 };
+    let timed = |counter: &AtomicU64, start: u64| {
+        if shared.measuring {
+            SamplerCost::add(counter, monotonic_ns().saturating_sub(start));
+        }
+    };
     if let (Some(native), true) = (native, depth > 0) {
+        let start = now();
         data.num_native = native.unwind(data.registers, bounds, &mut data.native) as u32;
+        timed(&shared.cost.native_ns, start);
     }
     data.num_kernel = 0;
     let fd = slot.perf_fd.load(Ordering::Acquire);
     if native.is_some() && depth > 0 && fd >= 0 && shared.kernel_stacks.load(Ordering::Relaxed) {
+        let start = now();
         data.num_kernel = perf_clock::kernel_callchain(slot.perf_clock(fd), &slot.perf_tail, &mut data.kernel) as u32;
+        timed(&shared.cost.kernel_ns, start);
     }
     if depth > 0 && env.is_null() {
         data.num_frames = NOT_A_JAVA_THREAD;
@@ -643,7 +654,9 @@ unsafe fn sample_into_ring(shared: &Shared, index: usize, ucontext: *mut c_void)
             let below_top = &data.frames[1..data.num_frames as usize];
             let natives = below_top.iter().filter(|f| f.lineno == NATIVE_METHOD_LINE).count();
             if natives > 0 {
+                let start = now();
                 data.num_between = native.unwind_between(data.registers.sp, bounds, natives, &mut data.between) as u32;
+                timed(&shared.cost.between_ns, start);
             }
         }
     }
