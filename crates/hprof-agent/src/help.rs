@@ -78,7 +78,8 @@ Examples
 
 Notes
 -----
-  - The option format=b cannot be used with monitor=y.
+  - With format=b, monitor=y's lock times go into a MONITOR TIMES record of hprof-rs's
+    (hprof flame --lock java.hprof); MONITOR DUMP and the WAIT/WAITED/SLEEP lines are text only.
   - The option format=b cannot be used with cpu=old|times.
   - cpu=times and cpu=old insert probes into every method's bytecode: exact call counts, and each
     method's own thread CPU time; programs run several times slower.
