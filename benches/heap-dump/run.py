@@ -3,7 +3,8 @@
 (`jcmd <pid> GC.heap_dump`) on the same heap, in one JVM run per JDK.
 
 The program (HeapDumpOrders.java beside this script) builds ORDERS orders of 7 objects each and waits.
-For each dumper the script measures the dump's time, its file size and the process's extra peak memory
+For each dumper the script measures the dump's time, the process's CPU time during it (steadier than wall
+time on a loaded machine; jcmd's includes its full GC and, on JDK 21+, its parallel threads), its file size and the process's extra peak memory
 (VmHWM after the dump minus VmRSS before it, the peak having been reset through /proc/<pid>/clear_refs),
 reported per live object, and what the process keeps after the dump. With --nmt (Native Memory Tracking,
 which itself adds 16 bytes to every allocation, so memory figures are measured without it by default) it
@@ -47,6 +48,12 @@ def status(pid, key):
     return 0
 
 
+def cpu_seconds(pid):
+    """The process's CPU time (user + system, all threads): steadier than wall time on a loaded machine."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def reset_peak(pid):
     Path(f"/proc/{pid}/clear_refs").write_text("5")
 
@@ -81,29 +88,34 @@ def mb(n):
 
 
 def jcmd_dump(jcmd, pid, path):
-    """One `jcmd GC.heap_dump` (live objects: it runs a full GC first): (secs, wall secs, extra peak, size)."""
+    """One `jcmd GC.heap_dump` (live objects: it runs a full GC first): (secs, wall secs, extra peak, size,
+    process CPU secs)."""
     before = status(pid, "VmRSS")
     reset_peak(pid)
+    cpu0 = cpu_seconds(pid)
     t0 = time.time()
     r = subprocess.run([str(jcmd), str(pid), "GC.heap_dump", str(path)], capture_output=True, text=True)
     wall = time.time() - t0
     peak = status(pid, "VmHWM") - before
     m = re.search(r"in ([\d.]+) secs", r.stdout)
     size = path.stat().st_size
+    cpu = cpu_seconds(pid) - cpu0
     path.unlink()
-    return (float(m.group(1)) if m else wall), wall, peak, size
+    return (float(m.group(1)) if m else wall), wall, peak, size, cpu
 
 
 def our_dump(jcmd, pid, path, err, proc, nmt, n, previous_size):
     """Our n-th dump, on SIGQUIT: (secs, wall secs, extra peak, size, objects, RSS kept, RSS kept after GC,
-    tag map NMT before / after release / after GC)."""
+    tag map NMT before / after release / after GC, process CPU secs up to " done.")."""
     tags_before = nmt_serviceability(str(jcmd), pid) if nmt else (None, None)
     before = status(pid, "VmRSS")
     reset_peak(pid)
+    cpu0 = cpu_seconds(pid)
     t0 = time.time()
     os.kill(pid, signal.SIGQUIT)
     wait_until(lambda: err.read_text(errors="replace").count(" done.") >= n, 1200, proc, err)
     wall = time.time() - t0
+    cpu = cpu_seconds(pid) - cpu0
     # The tags are released after the dump, on a thread of the agent's.
     wait_until(lambda: err.read_text(errors="replace").count("tags released") >= n, 600, proc, err)
     peak = status(pid, "VmHWM") - before
@@ -117,7 +129,7 @@ def our_dump(jcmd, pid, path, err, proc, nmt, n, previous_size):
     # Successive dumps go to the same file: this one is what it grew by.
     size = path.stat().st_size - previous_size
     return (int(stats[1]) / 1000, wall, peak, size, int(stats[0]), after - before, after_gc - before,
-            tags_before[0], tags_after, tags_after_gc[0])
+            tags_before[0], tags_after, tags_after_gc[0], cpu)
 
 
 def wait_until(cond, timeout, proc, log):
@@ -181,6 +193,8 @@ def bench(jdk, agent, classes, orders, nmt, runs, work):
     print(f"{'dump time, median (s)':28}{j[0]:>20.2f}{o[0]:>16.2f}{o[0] / j[0]:>8.2f}")
     print(f"{'  wall, command to done (s)':28}{j[1]:>20.2f}{o[1]:>16.2f}{o[1] / j[1]:>8.2f}")
     print(f"{'  first dump (s)':28}{jcmd_runs[0][0]:>20.2f}{our_runs[0][0]:>16.2f}{our_runs[0][0] / jcmd_runs[0][0]:>8.2f}")
+    jc, oc = median([r[4] for r in jcmd_runs]), median([r[10] for r in our_runs])
+    print(f"{'  process CPU, median (s)':28}{jc:>20.2f}{oc:>16.2f}{oc / jc:>8.2f}")
     print(f"{'  ratio of the fastest':28}{'':>20}{'':>16}{fastest:>8.2f}")
     print(f"{'file size':28}{mb(j[3]):>20}{mb(o[3]):>16}{o[3] / j[3]:>8.2f}")
     print(f"{'extra peak memory, 1st dump':28}{mb(j[2]):>20}{mb(o[2]):>16}")

@@ -14,7 +14,7 @@ import json
 import os
 import sys
 
-TABLES = ["dump", "objects", "references", "classes", "roots", "stacks", "samples", "sites", "threads"]
+TABLES = ["dump", "objects", "references", "classes", "roots", "stacks", "samples", "sites", "monitor_time", "threads"]
 
 HISTO = """
 SELECT dump, class, count(*) AS instances, sum(shallow) AS shallow_bytes

@@ -1,5 +1,6 @@
 //! cstack on real JVMs: native frames on top of Java ones — a JNI method's C function (`spin_in_c`, from
-//! java/native/NativeStacks.c compiled here) under its Java native method, libc's `read` under
+//! java/native/NativeStacks.c compiled here) under its Java native method, C frames between Java ones (a
+//! JNI function calling a Java method back), libc's `read` under
 //! FileInputStream for a thread reading a pipe, and the JVM's own GC threads sampled by name with their
 //! collector's functions named, kernel frames under the pipe's read (perf call chains) — in folded stacks,
 //! and in TRACEs with cstack=y. The same run checks virtual threads in cpu=samples (JDK 21+): a mounted
@@ -112,7 +113,7 @@ fn check_virtual_threads(what: &str, text: &str) {
 }
 
 #[test]
-fn native_frames_show_c_code_under_its_java_method_libc_read_under_the_reader_gc_threads_by_name_and_virtual_threads_own_their_samples()
+fn native_frames_show_c_code_under_its_java_method_and_between_java_frames_libc_read_gc_threads_and_virtual_threads_own_samples()
  {
     let build = scratch("cstack-lib");
     let Some(lib) = build_native(build.path()) else {
@@ -148,6 +149,26 @@ fn native_frames_show_c_code_under_its_java_method_libc_read_under_the_reader_gc
         let spinner: u64 =
             stacks.iter().filter(|(f, _)| f.iter().any(|f| f == "NativeStacks.spinInC")).map(|(_, n)| n).sum();
         assert!(spin >= 20 && spin * 10 >= spinner * 8, "{}", detail(&format!("spin_in_c {spin} of {spinner}")));
+
+        // Native frames between Java frames: callIntoC's C code calling javaCallback back through JNI shows
+        // as Java caller → native method → its C functions → the JVM's JNI call → the Java callback.
+        let between = |frames: &[String]| {
+            let Some(at) = frames.iter().position(|f| f == "NativeStacks.callIntoC") else { return false };
+            let Some(back) = frames[at..].iter().position(|f| f == "NativeStacks.javaCallback") else { return false };
+            let middle = &frames[at + 1..at + back];
+            middle.first().is_some_and(|f| f == "Java_NativeStacks_callIntoC")
+                && middle.iter().any(|f| f == "call_back_from_c")
+                && middle.iter().any(|f| f.starts_with("jni_Call"))
+                && middle.iter().all(|f| !f.contains('.'))
+        };
+        let called_back: u64 = stacks.iter().filter(|(f, _)| between(f)).map(|(_, n)| n).sum();
+        let in_callback: u64 =
+            stacks.iter().filter(|(f, _)| f.iter().any(|f| f == "NativeStacks.javaCallback")).map(|(_, n)| n).sum();
+        assert!(
+            called_back >= 10 && called_back * 10 >= in_callback * 8,
+            "{}",
+            detail(&format!("{called_back} of {in_callback} callback samples with the C frames between"))
+        );
 
         // libc's read, under FileInputStream's native readBytes.
         let reads = samples_under(&stacks, "java.io.FileInputStream.readBytes", |f| {
@@ -186,7 +207,11 @@ fn native_frames_show_c_code_under_its_java_method_libc_read_under_the_reader_gc
             "{}",
             detail(&format!("GC threads {:?} hold only {gc_frames:?}", names.values().collect::<Vec<_>>()))
         );
-        println!("{what}: spin_in_c {spin}/{spinner}, read {reads}, GC frames e.g. {:?}", gc_frames.first());
+        println!(
+            "{what}: spin_in_c {spin}/{spinner}, C between Java {called_back}/{in_callback}, read {reads}, GC frames \
+             e.g. {:?}",
+            gc_frames.first()
+        );
 
         if jdk.version == "17" {
             assert!(!run.stdout.contains("virtual threads="), "{what}: {}", run.stdout);

@@ -6,6 +6,7 @@ mod heap_dump_support;
 
 use heap_dump_support::HeapFile;
 use hprof_format::names::java_name_from_signature;
+use hprof_format::tags::record;
 use jvm_harness::{Java, Jdk, all_jdks, jdk17, scratch};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -73,6 +74,12 @@ fn visualvm_view(jar: &Path, checker: &Path, dump: &Path) -> VisualVmView {
     view
 }
 
+/// Whether the binary file holds a top-level record with `tag`.
+fn has_record(bytes: &[u8], tag: u8) -> bool {
+    let header = hprof_format::binary::parse_header(bytes).unwrap();
+    hprof_format::binary::Records::new(bytes, &header).any(|r| r.is_ok_and(|r| r.tag == tag))
+}
+
 #[test]
 fn visualvm_loads_our_dumps_and_sees_our_counts() {
     let Some(jar) = visualvm_jar() else {
@@ -86,9 +93,16 @@ fn visualvm_loads_our_dumps_and_sees_our_counts() {
     for jdk in all_jdks() {
         let what = format!("JDK {}", jdk.version);
         let dir = scratch("visualvm-dump");
-        let run = Java::new(&jdk, dir.path()).agentpath("heap=dump,format=b").class("HeapDumpGraph").run();
+        // cpu=wall and monitor=y: the file also holds our own SAMPLE TIMES and MONITOR TIMES records, which
+        // VisualVM must skip.
+        let options = "heap=dump,format=b,monitor=y,cpu=wall,interval=1";
+        let run = Java::new(&jdk, dir.path()).agentpath(options).class("HeapDumpGraph").run();
         run.assert_success();
-        let file = HeapFile::parse(&run.read_bytes("java.hprof"));
+        let bytes = run.read_bytes("java.hprof");
+        for (tag, name) in [(record::SAMPLE_TIMES, "SAMPLE TIMES"), (record::MONITOR_TIMES, "MONITOR TIMES")] {
+            assert!(has_record(&bytes, tag), "{what}: no {name} record");
+        }
+        let file = HeapFile::parse(&bytes);
         let ours = file.dumps[0].counts(&file);
         let view = visualvm_view(&jar, &checker, &run.file("java.hprof"));
 

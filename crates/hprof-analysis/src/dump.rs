@@ -3,7 +3,7 @@
 
 use crate::source::Source;
 use crate::{Error, Progress};
-use hprof_format::binary::{FormatError, Header, RawRecord, Record, Records, parse_header};
+use hprof_format::binary::{FormatError, Header, MonitorTime, RawRecord, Record, Records, parse_header};
 use hprof_format::layout_note::LayoutNote;
 use hprof_format::model::{Frame, LineNumber};
 use hprof_format::names::{java_name_from_internal, printable};
@@ -90,6 +90,8 @@ pub struct Dump {
     pub cpu_samples: Vec<(u32, Vec<(u32, u32)>)>,
     /// hprof-rs's SAMPLE TIMES, every record's entries: (ms since the session started, trace serial, samples).
     pub sample_times: Vec<(u32, u32, u32)>,
+    /// hprof-rs's MONITOR TIMES (monitor=y): the last record's rows, the totals at the last dump.
+    pub monitor_times: Vec<MonitorTime>,
     pub heap_dumps: Vec<HeapDumpSegments>,
     /// The first damage found; everything before it was read.
     pub damage: Option<FormatError>,
@@ -129,6 +131,7 @@ impl Dump {
             threads: Vec::new(),
             cpu_samples: Vec::new(),
             sample_times: Vec::new(),
+            monitor_times: Vec::new(),
             heap_dumps: Vec::new(),
             damage: None,
             notes: Vec::new(),
@@ -272,6 +275,7 @@ impl Dump {
             }
             Record::CpuSamples { total, samples } => self.cpu_samples.push((total, samples)),
             Record::SampleTimes { samples } => self.sample_times.extend(samples),
+            Record::MonitorTimes { rows } => self.monitor_times = rows,
             Record::Unknown { tag, .. } => *unknown.entry(tag).or_default() += 1,
             _ => {}
         }

@@ -1,8 +1,8 @@
-//! CPU samples and allocation sites as weighted stacks (root frame first), the input of flame graphs,
+//! CPU samples, allocation sites and lock times as weighted stacks (root frame first), the input of flame graphs,
 //! collapsed stacks and pprof.
 
 use crate::Dump;
-use hprof_format::binary::{Record, Records};
+use hprof_format::binary::{MonitorKind, Record, Records};
 use hprof_format::flame::WeightedStack;
 use hprof_format::model::Frame;
 use rustc_hash::FxHashMap;
@@ -13,6 +13,9 @@ pub enum StackKind {
     CpuSamples,
     /// Live bytes at allocation sites (ALLOC SITES), the allocated class as the leaf frame.
     AllocSites,
+    /// Nanoseconds on monitors (hprof-rs's MONITOR TIMES, monitor=y): blocked entering one, the leaf frame
+    /// `[lock:CLASS]`, or in Object.wait on one, `[wait:CLASS]`.
+    Locks,
 }
 
 impl StackKind {
@@ -20,6 +23,7 @@ impl StackKind {
         match self {
             StackKind::CpuSamples => "samples",
             StackKind::AllocSites => "bytes",
+            StackKind::Locks => "ns",
         }
     }
 }
@@ -64,8 +68,49 @@ pub fn stacks(dump: &Dump, kind: StackKind) -> Vec<ResolvedStack> {
                 *by_trace.entry((s.trace_serial, Some(class))).or_default() += s.live_bytes as u64;
             }
         }
+        StackKind::Locks => {
+            for r in lock_rows(dump) {
+                *by_trace.entry((r.trace_serial, Some(r.leaf()))).or_default() += r.nanos;
+            }
+        }
     }
     resolve(dump, by_trace)
+}
+
+/// One row of a file's lock profile, its class named.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockRow {
+    pub kind: MonitorKind,
+    pub trace_serial: u32,
+    /// The monitor's class, Java source form.
+    pub class: String,
+    pub count: u64,
+    pub nanos: u64,
+}
+
+impl LockRow {
+    /// The leaf frame a stack of this row gets: `[lock:java.lang.Object]`, `[wait:java.lang.Object]`.
+    pub fn leaf(&self) -> String {
+        let kind = match self.kind {
+            MonitorKind::Enter => "lock",
+            MonitorKind::Wait => "wait",
+        };
+        format!("[{kind}:{}]", self.class)
+    }
+}
+
+/// The rows of the file's last MONITOR TIMES record (empty if it has none).
+pub fn lock_rows(dump: &Dump) -> Vec<LockRow> {
+    dump.monitor_times
+        .iter()
+        .map(|r| LockRow {
+            kind: r.kind,
+            trace_serial: r.trace_serial,
+            class: dump.string(r.class_name_id).unwrap_or_else(|| "<unknown class>".to_owned()),
+            count: r.count,
+            nanos: r.nanos,
+        })
+        .collect()
 }
 
 /// The CPU samples taken from `from_ms` (inclusive) to `to_ms` (exclusive), in ms since the session

@@ -16,9 +16,16 @@ pub mod record {
     pub const CONTROL_SETTINGS: u8 = 0x0E;
     pub const HEAP_DUMP_SEGMENT: u8 = 0x1C;
     pub const HEAP_DUMP_END: u8 = 0x2C;
+    // hprof-rs's own records take tags below 0x80: VisualVM reads a tag as a signed byte and fails on any
+    // tag from 0x80 up (an array index of -94 for 0xA2), while it skips unknown ones below by their length.
     /// hprof-rs's own: each sample's time (ms since the session started), trace and weight, so that a time
     /// range can be chosen (`hprof flame --from --to`). Readers that do not know it skip it by its length.
-    pub const SAMPLE_TIMES: u8 = 0xA1;
+    pub const SAMPLE_TIMES: u8 = 0x71;
+    /// SAMPLE TIMES as the first builds wrote it (VisualVM could not read those files); still read.
+    pub const SAMPLE_TIMES_0XA1: u8 = 0xA1;
+    /// hprof-rs's own: monitor=y's lock profile — per stack trace, monitor class and kind (contended enter
+    /// or Object.wait), the count and the nanoseconds. The last record of a file holds the totals.
+    pub const MONITOR_TIMES: u8 = 0x72;
 
     pub fn name(tag: u8) -> &'static str {
         match tag {
@@ -36,7 +43,8 @@ pub mod record {
             CONTROL_SETTINGS => "CONTROL SETTINGS",
             HEAP_DUMP_SEGMENT => "HEAP DUMP SEGMENT",
             HEAP_DUMP_END => "HEAP DUMP END",
-            SAMPLE_TIMES => "SAMPLE TIMES (hprof-rs)",
+            SAMPLE_TIMES | SAMPLE_TIMES_0XA1 => "SAMPLE TIMES (hprof-rs)",
+            MONITOR_TIMES => "MONITOR TIMES (hprof-rs)",
             // Callers add "record (tag 0x..)": "unknown record" would read "unknown record record".
             _ => "unknown",
         }

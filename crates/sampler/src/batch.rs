@@ -28,6 +28,9 @@ pub struct Tick<'a> {
     pub native: &'a [u64],
     /// Kernel frames on top of `native` (`cstack` with perf clocks), innermost first; empty without.
     pub kernel: &'a [u64],
+    /// Native frames between the Java ones (`cstack`): segments ended by `SEGMENT_END`, innermost first,
+    /// the k-th under the k-th native method below the top frame; empty without.
+    pub between: &'a [u64],
 }
 
 /// A virtual thread mounted on a carrier when it was interrupted.
@@ -51,6 +54,7 @@ struct StoredTick {
     first_frame: usize,
     native: (usize, usize),
     kernel: (usize, usize),
+    between: (usize, usize),
 }
 
 /// Ticks copied out of the ring, so that the ring's slots are free again before consumers look at them.
@@ -83,6 +87,9 @@ impl TickBatch {
         let kernel_start = self.native.len();
         let kernel = (s.num_kernel as usize).min(s.kernel.len());
         self.native.extend_from_slice(&s.kernel[..kernel]);
+        let between_start = self.native.len();
+        let between = (s.num_between as usize).min(s.between.len());
+        self.native.extend_from_slice(&s.between[..between]);
         self.ticks.push(StoredTick {
             thread_serial: s.thread_serial,
             mounted: s.mounted,
@@ -92,6 +99,7 @@ impl TickBatch {
             first_frame: start,
             native: (native_start, native),
             kernel: (kernel_start, kernel),
+            between: (between_start, between),
         });
     }
 
@@ -117,6 +125,7 @@ impl TickBatch {
             },
             native: &self.native[t.native.0..t.native.0 + t.native.1],
             kernel: &self.native[t.kernel.0..t.kernel.0 + t.kernel.1],
+            between: &self.native[t.between.0..t.between.0 + t.between.1],
         })
     }
 }
@@ -143,6 +152,8 @@ mod tests {
                 k[0] = 0xffff_0000 + serial as u64;
                 k
             },
+            num_between: 0,
+            between: [0; crate::ring::MAX_BETWEEN_FRAMES],
             num_native: 2,
             native: {
                 let mut n = [0; crate::native::MAX_NATIVE_FRAMES];

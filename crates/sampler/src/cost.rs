@@ -12,6 +12,11 @@ pub struct SamplerCost {
     pub handler_calls: AtomicU64,
     /// The part of `handler_ns` spent in AsyncGetCallTrace; the rest is mostly re-arming the clock.
     pub walk_ns: AtomicU64,
+    /// The parts spent unwinding native frames (`cstack`): from the interrupted registers, reading the
+    /// kernel's call chain from the perf ring, and finding the native frames between Java ones.
+    pub native_ns: AtomicU64,
+    pub kernel_ns: AtomicU64,
+    pub between_ns: AtomicU64,
     pub resolver_ns: AtomicU64,
     pub method_ids_ns: AtomicU64,
     /// Threads given each kind of clock.
@@ -30,9 +35,11 @@ impl SamplerCost {
         let calls = self.handler_calls.load(Ordering::Relaxed);
         let (handler, resolver, ids) = (ms(&self.handler_ns), ms(&self.resolver_ns), ms(&self.method_ids_ns));
         let walks = ms(&self.walk_ns);
+        let (native, kernel, between) = (ms(&self.native_ns), ms(&self.kernel_ns), ms(&self.between_ns));
         format!(
             "cpu=samples: agent time {:.1} ms (signal handler {handler:.1} ms over {calls} samples, of which stack \
-             walks {walks:.1} ms; resolver thread {resolver:.1} ms, jmethodIDs {ids:.1} ms; threads with perf \
+             walks {walks:.1} ms, native unwinding {native:.1} ms, kernel call chains {kernel:.1} ms, native frames \
+             between Java ones {between:.1} ms; resolver thread {resolver:.1} ms, jmethodIDs {ids:.1} ms; threads with perf \
              clocks {}, with POSIX timers {})",
             handler + resolver + ids,
             self.perf_clocks.load(Ordering::Relaxed),

@@ -7,6 +7,10 @@
 //! sample is dropped and counted, never waited for.
 
 use crate::native::{MAX_KERNEL_FRAMES, MAX_NATIVE_FRAMES};
+
+/// Native frames kept per sample between its Java frames (`cstack`, see `NativeUnwinder::unwind_between`),
+/// segment end markers included.
+pub const MAX_BETWEEN_FRAMES: usize = 64;
 use crate::registers::Registers;
 use jvmti::sys::ASGCT_CallFrame;
 use std::cell::UnsafeCell;
@@ -34,6 +38,10 @@ pub struct SlotData {
     /// Native frames on top of the Java ones (`cstack`): the interrupted pc, then return addresses.
     pub num_native: u32,
     pub native: [u64; MAX_NATIVE_FRAMES],
+    /// Native frames between the Java ones (`cstack`): segments, innermost first, each ended by
+    /// `SEGMENT_END`; the k-th belongs under the k-th native method below the top Java frame.
+    pub num_between: u32,
+    pub between: [u64; MAX_BETWEEN_FRAMES],
     /// Kernel frames on top of the native ones (`cstack`, from the perf clock's call chain), innermost first.
     pub num_kernel: u32,
     pub kernel: [u64; MAX_KERNEL_FRAMES],
@@ -91,6 +99,8 @@ impl SampleRing {
                     frames: [ASGCT_CallFrame { lineno: 0, method_id: std::ptr::null_mut() }; MAX_FRAMES],
                     num_native: 0,
                     native: [0; MAX_NATIVE_FRAMES],
+                    num_between: 0,
+                    between: [0; MAX_BETWEEN_FRAMES],
                     num_kernel: 0,
                     kernel: [0; MAX_KERNEL_FRAMES],
                 }),

@@ -614,15 +614,27 @@ unsafe fn sample_into_ring(shared: &Shared, index: usize, ucontext: *mut c_void)
     data.registers = unsafe { Registers::from_ucontext(ucontext) };
     data.num_frames = NOT_WALKED;
     data.num_native = 0;
+    data.num_between = 0;
+    let bounds =
+        StackBounds { low: slot.stack_low.load(Ordering::Relaxed), high: slot.stack_high.load(Ordering::Relaxed) };
+    // Each part of the handler timed on its own with HPROF_CPU_STATS=1 (two clock reads each).
+    let now = || if shared.measuring { monotonic_ns() } else { 0 };
+    let timed = |counter: &AtomicU64, start: u64| {
+        if shared.measuring {
+            SamplerCost::add(counter, monotonic_ns().saturating_sub(start));
+        }
+    };
     if let (Some(native), true) = (native, depth > 0) {
-        let bounds =
-            StackBounds { low: slot.stack_low.load(Ordering::Relaxed), high: slot.stack_high.load(Ordering::Relaxed) };
+        let start = now();
         data.num_native = native.unwind(data.registers, bounds, &mut data.native) as u32;
+        timed(&shared.cost.native_ns, start);
     }
     data.num_kernel = 0;
     let fd = slot.perf_fd.load(Ordering::Acquire);
     if native.is_some() && depth > 0 && fd >= 0 && shared.kernel_stacks.load(Ordering::Relaxed) {
+        let start = now();
         data.num_kernel = perf_clock::kernel_callchain(slot.perf_clock(fd), &slot.perf_tail, &mut data.kernel) as u32;
+        timed(&shared.cost.kernel_ns, start);
     }
     if depth > 0 && env.is_null() {
         data.num_frames = NOT_A_JAVA_THREAD;
@@ -634,6 +646,19 @@ unsafe fn sample_into_ring(shared: &Shared, index: usize, ucontext: *mut c_void)
         if shared.measuring {
             SamplerCost::add(&shared.cost.walk_ns, monotonic_ns().saturating_sub(start));
         }
+        // Native methods below the top Java frame called native code that called Java back: its frames lie
+        // between theirs (only looked for when there are such methods, since it scans the stack).
+        if let Some(native) = native
+            && data.num_frames > 1
+        {
+            let below_top = &data.frames[1..data.num_frames as usize];
+            let natives = below_top.iter().filter(|f| f.lineno == NATIVE_METHOD_LINE).count();
+            if natives > 0 {
+                let start = now();
+                data.num_between = native.unwind_between(data.registers.sp, bounds, natives, &mut data.between) as u32;
+                timed(&shared.cost.between_ns, start);
+            }
+        }
     }
     if data.num_frames <= 0 && data.num_frames != NOT_WALKED {
         let work = slot.agent_work.load(Ordering::Relaxed);
@@ -643,6 +668,9 @@ unsafe fn sample_into_ring(shared: &Shared, index: usize, ucontext: *mut c_void)
     }
     claim.commit();
 }
+
+/// AsyncGetCallTrace's line number for a native method's frame.
+const NATIVE_METHOD_LINE: i32 = -3;
 
 /// `num_frames` of a tick on a thread of the JVM's own (no JNIEnv), which has native frames only.
 pub const NOT_A_JAVA_THREAD: i32 = -101;

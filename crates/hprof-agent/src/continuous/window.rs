@@ -122,14 +122,7 @@ impl WindowSource for Lock {
                 labels: Vec::new(),
             })
             .collect();
-        Profile {
-            sample_types: vec![ValueType::new("contentions", "count"), ValueType::new("delay", "nanoseconds")],
-            // As Go's mutex profiles: every contended entry is counted.
-            period_type: Some(ValueType::new("contentions", "count")),
-            period: 1,
-            samples,
-            ..Profile::default()
-        }
+        hprof_format::profiles::lock_profile(samples)
     }
 }
 

@@ -293,7 +293,7 @@ impl Output {
         })
     }
 
-    /// MONITOR TIME (text only: the binary format has no monitor records).
+    /// MONITOR TIME (text only; binary files get the MONITOR TIMES record, see `Reports::monitor_times`).
     pub fn monitor_time(&self, ctx: &(impl ReportTables + ?Sized), report: &MonitorTimeReport) {
         let serials: Vec<u32> = report.ranked().map(|r| r.row.trace_serial).collect();
         self.with_state(|s| {

@@ -2,6 +2,7 @@
 //! or binary writer, so that no capability holds the encoder itself.
 
 use super::{Checkpoint, Encoder, Output, ReportTables, write_traces};
+use hprof_format::binary::{MonitorKind, MonitorTime};
 use hprof_format::model::{CpuReport, MonitorTimeReport, SitesReport};
 use hprof_format::text;
 use hprof_format::text::MonitorDump;
@@ -56,6 +57,34 @@ impl<'a> Reports<'a> {
     /// MONITOR TIME (text only), after the traces it refers to.
     pub fn monitor_time(&self, report: &MonitorTimeReport) {
         self.output.monitor_time(self.tables, report)
+    }
+
+    /// MONITOR TIMES (binary only, hprof-rs's record): MONITOR TIME's rows (`enters`, all of them, the
+    /// cutoff is the text's) and the finished Object.wait times (`waits`), after the traces they name.
+    pub fn monitor_times(&self, enters: &MonitorTimeReport, waits: &MonitorTimeReport) {
+        self.output.with_state(|s| {
+            if !matches!(s.encoder, Encoder::Binary(_)) {
+                return Ok(());
+            }
+            let rows = || {
+                let enters = enters.rows.iter().map(|r| (MonitorKind::Enter, r));
+                enters.chain(waits.rows.iter().map(|r| (MonitorKind::Wait, r)))
+            };
+            write_traces(s, self.tables, rows().map(|(_, r)| r.trace_serial))?;
+            let Encoder::Binary(b) = &mut s.encoder else { return Ok(()) };
+            let mut out = Vec::new();
+            for (kind, r) in rows() {
+                let class_name_id = b.string_id(&r.monitor_class)?;
+                out.push(MonitorTime {
+                    kind,
+                    trace_serial: r.trace_serial,
+                    class_name_id,
+                    count: r.count,
+                    nanos: r.nanos,
+                });
+            }
+            b.writer().monitor_times(&out)
+        })
     }
 
     /// MONITOR DUMP (text only), after the traces it refers to (written in either format).

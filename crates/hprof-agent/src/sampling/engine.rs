@@ -104,6 +104,12 @@ impl Engine {
                 "cstack: cannot find the JVM's code cache ({e}); native frames run on into Java code"
             )),
         }
+        // Where native code calls Java (JNI callbacks): the native frames between two Java frames.
+        match hotspot::VmStructs::get().map(|vm| vm.static_address("StubRoutines", "_call_stub_return_address")) {
+            Some(Ok(at)) => native.call_stub.set(at),
+            Some(Err(e)) => log::verbose(true, &format!("cstack: no native frames between Java frames ({e})")),
+            None => {}
+        }
         let kernel = self.shared.enable_kernel_stacks();
         if let Err(why) = &kernel {
             log::warning(&format!("cstack: no kernel frames: {why}"));

@@ -23,9 +23,18 @@ pub struct NativeNames {
 impl NativeNames {
     /// Appends the frame indexes of `native` (the interrupted pc first, then return addresses) to `out`.
     pub fn push_frames(&mut self, ctx: &Context, native: &[u64], out: &mut Vec<u32>) {
+        self.push(ctx, native, true, out)
+    }
+
+    /// Appends the frame indexes of `returns` (return addresses only, innermost first) to `out`.
+    pub fn push_return_addresses(&mut self, ctx: &Context, returns: &[u64], out: &mut Vec<u32>) {
+        self.push(ctx, returns, false, out)
+    }
+
+    fn push(&mut self, ctx: &Context, native: &[u64], interrupted_first: bool, out: &mut Vec<u32>) {
         for (i, &pc) in native.iter().enumerate() {
             // A return address is the instruction after the call; the call itself is one byte before.
-            let at = if i == 0 { pc } else { pc.saturating_sub(1) };
+            let at = if i == 0 && interrupted_first { pc } else { pc.saturating_sub(1) };
             if let Some(&frame) = self.frames.get(&at) {
                 out.push(frame);
                 continue;

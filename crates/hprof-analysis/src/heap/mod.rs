@@ -6,7 +6,7 @@
 //! - [`chunks`](mod@chunks): where the heap dump is, cut into chunks; [`record_counts`]: sub-records by kind.
 //! - [`class_table`]: classes, their field blocks and sizes; [`layout_choice`]: which layout sizes them.
 //! - [`histogram`](mod@histogram): the class histogram in one streaming pass.
-//! - The object graph: [`object_ids`] (ids ↔ nodes), [`indexing`] (first pass), [`references`] (what
+//! - The object graph: [`object_ids`] (ids ↔ nodes, `id_bitmap` for dense heaps), [`indexing`] (first pass), [`references`] (what
 //!   each record references), `object_pass` (second pass: classes, sizes, references placed from
 //!   per-chunk buffers), [`build`] (the passes put together), [`graph`] (the result), [`roots`],
 //!   [`edge_labels`] (which field holds a reference).
@@ -17,6 +17,7 @@ pub mod class_table;
 pub mod edge_labels;
 pub mod graph;
 pub mod histogram;
+mod id_bitmap;
 pub mod indexing;
 pub mod layout_choice;
 pub mod object_ids;
@@ -30,6 +31,7 @@ pub use chunks::{Chunk, chunks};
 pub use class_table::{ClassInfo, ClassTable, NO_CLASS};
 pub use graph::HeapGraph;
 pub use histogram::{HistoRow, Histogram, histogram, histogram_as};
+pub(crate) use id_bitmap::Block as IdBlock;
 pub use object_ids::ObjectIds;
 pub use record_counts::SubRecordCounts;
 pub use roots::{Root, root_kind_name};

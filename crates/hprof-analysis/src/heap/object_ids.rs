@@ -1,10 +1,13 @@
 //! Object ids ↔ dense node indices.
 
+use super::id_bitmap::{Block, IdBitmap};
 use rayon::prelude::*;
 
-/// The sorted object ids: node `i` is the `i`-th. Stored as 32-bit offsets from the smallest id (in units
-/// of the ids' common alignment, 8 bytes in HotSpot dumps) whenever they fit, which halves the array for
-/// heaps up to 32 GB; a bucket table over the range makes a lookup a short binary search.
+/// The sorted object ids: node `i` is the `i`-th. Keys are offsets from the smallest id in units of the
+/// ids' common alignment (8 bytes in HotSpot dumps). Where the keys are dense enough (a heap's objects
+/// packed in its regions), one bit per key ([`IdBitmap`]); else 32-bit keys whenever they fit, which halves
+/// the array for heaps up to 32 GB, with a bucket table over the range that makes a lookup a short binary
+/// search; else the ids themselves.
 pub struct ObjectIds {
     min: u64,
     /// log2 of the alignment all ids share relative to `min`.
@@ -13,6 +16,7 @@ pub struct ObjectIds {
     wide: Vec<u64>,
     shift: u32,
     buckets: Vec<u32>,
+    bitmap: Option<IdBitmap>,
 }
 
 impl ObjectIds {
@@ -44,6 +48,12 @@ impl ObjectIds {
         let runs: Vec<&[u64]> = chunks.iter().map(|c| &c[..]).collect();
         let align = common_alignment(&runs, min);
         let span = (max - min) >> align;
+        let upper: usize = chunks.iter().map(Vec::len).sum();
+        // Bits when they take less room than 32-bit keys would (3 bytes an object at most).
+        if span <= u32::MAX as u64 && IdBitmap::bytes_for(span) <= 3 * upper as u64 {
+            let bitmap = IdBitmap::new(&chunks, |id| (id - min) >> align, span);
+            return ObjectIds { min, align, bitmap: Some(bitmap), ..ObjectIds::empty() };
+        }
         if span > u32::MAX as u64 {
             let mut ids = chunks.concat();
             drop(chunks);
@@ -65,7 +75,15 @@ impl ObjectIds {
     }
 
     fn empty() -> ObjectIds {
-        ObjectIds { min: 0, align: 0, narrow: Vec::new(), wide: Vec::new(), shift: 0, buckets: vec![0, 0] }
+        ObjectIds {
+            min: 0,
+            align: 0,
+            narrow: Vec::new(),
+            wide: Vec::new(),
+            shift: 0,
+            buckets: vec![0, 0],
+            bitmap: None,
+        }
     }
 
     /// The ids with the bucket table over their keys' range `0..=span`.
@@ -76,7 +94,7 @@ impl ObjectIds {
         while shift < 63 && (span >> shift) >= want {
             shift += 1;
         }
-        let mut out = ObjectIds { min, align, narrow, wide, shift, buckets: Vec::new() };
+        let mut out = ObjectIds { min, align, narrow, wide, shift, buckets: Vec::new(), bitmap: None };
         let nb = (span >> shift) as usize + 2;
         let mut buckets = vec![0u32; nb];
         let mut i = 0usize;
@@ -90,7 +108,7 @@ impl ObjectIds {
         out
     }
 
-    /// Takes the 32-bit storage out (for parking it on disk); `None` when the ids are 64-bit.
+    /// Takes the 32-bit keys out (for parking them on disk); `None` unless the ids are stored so.
     pub(crate) fn take_narrow(&mut self) -> Option<Vec<u32>> {
         if self.narrow.is_empty() { None } else { Some(std::mem::take(&mut self.narrow)) }
     }
@@ -99,12 +117,26 @@ impl ObjectIds {
         self.narrow = v;
     }
 
+    /// Takes the bits out (for parking them on disk); `None` unless the ids are stored so.
+    pub(crate) fn take_bits(&mut self) -> Option<Vec<Block>> {
+        self.bitmap.as_mut().map(IdBitmap::take_blocks)
+    }
+
+    pub(crate) fn put_bits(&mut self, v: Vec<Block>) {
+        if let Some(b) = &mut self.bitmap {
+            b.put_blocks(v);
+        }
+    }
+
     fn key_at(&self, i: usize) -> u64 {
         if self.wide.is_empty() { self.narrow[i] as u64 } else { self.wide[i] - self.min }
     }
 
     pub fn len(&self) -> usize {
-        self.narrow.len().max(self.wide.len())
+        match &self.bitmap {
+            Some(b) => b.len(),
+            None => self.narrow.len().max(self.wide.len()),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -113,8 +145,19 @@ impl ObjectIds {
 
     /// The id of node `v`.
     pub fn get(&self, v: u32) -> u64 {
+        if let Some(b) = &self.bitmap {
+            return self.min + (b.key_of(v) << self.align);
+        }
         let v = v as usize;
         if self.wide.is_empty() { self.min + ((self.narrow[v] as u64) << self.align) } else { self.wide[v] }
+    }
+
+    /// The node of an id that is likely node `hint` (files list objects mostly in address order).
+    pub fn find_near(&self, hint: u32, id: u64) -> Option<u32> {
+        if self.bitmap.is_none() && (hint as usize) < self.len() && self.get(hint) == id {
+            return Some(hint);
+        }
+        self.find(id)
     }
 
     /// The node of an id.
@@ -123,6 +166,9 @@ impl ObjectIds {
             return None;
         }
         let key = (id - self.min) >> self.align;
+        if let Some(b) = &self.bitmap {
+            return b.node_of(key);
+        }
         let b = key >> self.shift;
         if b >= self.buckets.len().saturating_sub(1) as u64 {
             return None;
@@ -212,17 +258,19 @@ mod tests {
 
     /// Chunks of ids as a file gives them (mostly in order, some out of it, repeats, odd alignment):
     /// `from_chunks` finds every id at the node a global sort gives it.
-    fn same_as_sorted(chunks: Vec<Vec<u64>>) {
+    fn same_as_sorted(chunks: Vec<Vec<u64>>) -> ObjectIds {
         let mut all = chunks.concat();
         all.sort_unstable();
         all.dedup();
         let ids = ObjectIds::from_chunks(chunks);
         assert_eq!(ids.len(), all.len());
+        assert!(ids.find(all.first().map_or(0, |f| f + 1)).is_none());
         for (v, &id) in all.iter().enumerate() {
             assert_eq!(ids.get(v as u32), id);
             assert_eq!(ids.find(id), Some(v as u32));
         }
         assert_eq!(ids.find(all.last().map_or(0, |l| l + 8)), None);
+        ids
     }
 
     #[test]
@@ -233,10 +281,14 @@ mod tests {
         let classes: Vec<u64> = (0..1000).rev().map(|i| base + i * 4096 + 16).collect();
         let a: Vec<u64> = (0..200_000).map(|i| base + i * 24).collect();
         let b: Vec<u64> = (150_000..400_000).map(|i| base + i * 24 + 8).chain([base + 24]).collect();
-        same_as_sorted(vec![classes, a, b, Vec::new()]);
+        assert!(same_as_sorted(vec![classes.clone(), a, b, Vec::new()]).bitmap.is_some());
+        // Too sparse for bits: 32-bit keys.
+        let sparse: Vec<u64> = (0..5000).map(|i| base + i * 4096 + 8 * (i % 3)).collect();
+        let ids = same_as_sorted(vec![sparse, classes]);
+        assert!(ids.bitmap.is_none() && !ids.narrow.is_empty());
         // 4-byte aligned ids, and ids too far apart for 32-bit keys.
         same_as_sorted(vec![vec![12, 8, 4], vec![16, 4]]);
-        same_as_sorted(vec![vec![8, 1 << 40], vec![16 << 40, 24]]);
+        assert!(!same_as_sorted(vec![vec![8, 1 << 40], vec![16 << 40, 24]]).wide.is_empty());
         same_as_sorted(Vec::new());
     }
 }

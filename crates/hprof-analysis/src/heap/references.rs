@@ -103,7 +103,7 @@ pub(super) fn walk_objects(
             ),
             _ => continue,
         };
-        let node = if (next as usize) < g.ids.len() && g.ids.get(next) == id { Some(next) } else { g.ids.find(id) };
+        let node = g.ids.find_near(next, id);
         if let Some(node) = node {
             next = node.wrapping_add(1);
             f(at, node, class, size, &edges);

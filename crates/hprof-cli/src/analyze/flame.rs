@@ -1,5 +1,5 @@
-//! `hprof flame` and `hprof export`: CPU samples (CPU SAMPLES + TRACE) or allocation sites (ALLOC SITES)
-//! as a flame graph, collapsed stacks, a pprof profile or OTLP profiles (encoded by hprof-format).
+//! `hprof flame` and `hprof export`: CPU samples (CPU SAMPLES + TRACE), allocation sites (ALLOC SITES) or
+//! lock times (hprof-rs's MONITOR TIMES) as a flame graph, collapsed stacks, a pprof profile or OTLP profiles (encoded by hprof-format).
 
 use super::{Bar, damage, open, print_json, profile_export};
 use hprof_analysis::Dump;
@@ -19,8 +19,12 @@ pub struct FlameArgs {
     #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
     /// Allocation sites (live bytes) instead of CPU samples.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "lock")]
     pub alloc: bool,
+    /// Lock times (nanoseconds) instead of CPU samples: blocked entering monitors (leaf `[lock:CLASS]`)
+    /// and in Object.wait (`[wait:CLASS]`), from a binary profile written with monitor=y.
+    #[arg(long)]
+    pub lock: bool,
     /// Only the samples taken from this time on (`12s`, `500ms`, `2m`; since the profiled session started).
     /// Needs a binary profile written by hprof-rs (its SAMPLE TIMES records).
     #[arg(long, value_name = "TIME", value_parser = crate::time_arg::parse_time_ms)]
@@ -58,8 +62,13 @@ pub struct ExportArgs {
     pub output: Option<PathBuf>,
     /// Allocation sites instead of CPU samples: for pprof and otlp, alloc_objects, alloc_space,
     /// inuse_objects and inuse_space; for collapsed, live bytes.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "lock")]
     pub alloc: bool,
+    /// Lock times instead of CPU samples (monitor=y): for pprof and otlp, contentions/count and
+    /// delay/nanoseconds per stack under `[lock:CLASS]` (blocked entering) or `[wait:CLASS]` (Object.wait);
+    /// for collapsed, nanoseconds.
+    #[arg(long)]
+    pub lock: bool,
     /// Only the samples taken from this time on (`12s`, `500ms`, `2m`; since the profiled session started).
     /// Needs a binary profile written by hprof-rs (its SAMPLE TIMES records).
     #[arg(long, value_name = "TIME", value_parser = crate::time_arg::parse_time_ms)]
@@ -81,13 +90,26 @@ pub struct ExportArgs {
     pub graph: super::GraphArgs,
 }
 
+/// The profile `--alloc` / `--lock` ask for (CPU samples without either).
+fn chosen(alloc: bool, lock: bool) -> StackKind {
+    match (alloc, lock) {
+        (true, _) => StackKind::AllocSites,
+        (_, true) => StackKind::Locks,
+        _ => StackKind::CpuSamples,
+    }
+}
+
 /// `--from`/`--to` as a range of ms since the session started, if either was given.
-fn time_range(from: Option<u64>, to: Option<u64>, alloc: bool) -> Result<Option<(u64, u64)>, String> {
+fn time_range(from: Option<u64>, to: Option<u64>, kind: StackKind) -> Result<Option<(u64, u64)>, String> {
     if from.is_none() && to.is_none() {
         return Ok(None);
     }
-    if alloc {
-        return Err("--from/--to select CPU samples by time; allocation sites have no times".into());
+    match kind {
+        StackKind::AllocSites => {
+            return Err("--from/--to select CPU samples by time; allocation sites have no times".into());
+        }
+        StackKind::Locks => return Err("--from/--to select CPU samples by time; lock times have no times".into()),
+        StackKind::CpuSamples => {}
     }
     let (from, to) = (from.unwrap_or(0), to.unwrap_or(u64::MAX));
     if from >= to {
@@ -96,7 +118,11 @@ fn time_range(from: Option<u64>, to: Option<u64>, alloc: bool) -> Result<Option<
     Ok(Some((from, to)))
 }
 
-fn load(file: &Path, alloc: bool, range: Option<(u64, u64)>) -> Result<(Dump, StackKind, Vec<ResolvedStack>), String> {
+fn load(
+    file: &Path,
+    asked: StackKind,
+    range: Option<(u64, u64)>,
+) -> Result<(Dump, StackKind, Vec<ResolvedStack>), String> {
     let bar = Bar::new();
     let d = open(file, &bar)?;
     if let Some((from, to)) = range {
@@ -112,19 +138,29 @@ fn load(file: &Path, alloc: bool, range: Option<(u64, u64)>) -> Result<(Dump, St
         }
         return Ok((d, StackKind::CpuSamples, s));
     }
-    let mut kind = if alloc { StackKind::AllocSites } else { StackKind::CpuSamples };
+    let mut kind = asked;
     let mut s = stacks(&d, kind);
-    if s.is_empty() && !alloc {
-        // A heap=sites profile has no CPU samples: draw what it has rather than refuse.
-        let sites = stacks(&d, StackKind::AllocSites);
-        if !sites.is_empty() {
-            eprintln!("hprof: {} has no CPU SAMPLES; using its ALLOC SITES (as with --alloc)", file.display());
-            kind = StackKind::AllocSites;
-            s = sites;
+    if s.is_empty() && asked == StackKind::CpuSamples {
+        // A heap=sites or monitor=y profile has no CPU samples: draw what it has rather than refuse.
+        for (other, what) in [
+            (StackKind::AllocSites, "ALLOC SITES (as with --alloc)"),
+            (StackKind::Locks, "MONITOR TIMES (as with --lock)"),
+        ] {
+            let found = stacks(&d, other);
+            if !found.is_empty() {
+                eprintln!("hprof: {} has no CPU SAMPLES; using its {what}", file.display());
+                kind = other;
+                s = found;
+                break;
+            }
         }
     }
     if s.is_empty() {
-        let what = if alloc { "ALLOC SITES (heap=sites)" } else { "CPU SAMPLES (cpu=samples)" };
+        let what = match asked {
+            StackKind::AllocSites => "ALLOC SITES (heap=sites)",
+            StackKind::Locks => "MONITOR TIMES (monitor=y and format=b, written by hprof-rs)",
+            StackKind::CpuSamples => "CPU SAMPLES (cpu=samples)",
+        };
         return Err(format!("{} has no {what} records", file.display()));
     }
     Ok((d, kind, s))
@@ -138,8 +174,9 @@ fn is_wall_clock(stack: &ResolvedStack) -> bool {
 }
 
 pub fn run_flame(a: &FlameArgs) -> Result<(), String> {
-    let range = time_range(a.from, a.to, a.alloc)?;
-    if !a.alloc
+    let asked = chosen(a.alloc, a.lock);
+    let range = time_range(a.from, a.to, asked)?;
+    if asked == StackKind::CpuSamples
         && range.is_none()
         && let Some(flat) = super::flat_text::read(&a.file)
     {
@@ -154,9 +191,11 @@ pub fn run_flame(a: &FlameArgs) -> Result<(), String> {
         }
         return Ok(());
     }
-    let (d, kind, s) = load(&a.file, a.alloc, range)?;
+    let (d, kind, s) = load(&a.file, asked, range)?;
     let title = if matches!(kind, StackKind::AllocSites) {
         "Allocation sites (live bytes)"
+    } else if matches!(kind, StackKind::Locks) {
+        "Locks: time blocked entering monitors [lock:…] and in Object.wait [wait:…]"
     } else if s.iter().any(is_wall_clock) {
         "Wall clock (cpu=wall)"
     } else {
@@ -178,7 +217,8 @@ pub fn run_export(a: &ExportArgs) -> Result<(), String> {
         return run_parquet(a);
     }
     // CPU samples or allocation sites, whatever the file also holds.
-    let (d, kind, s) = load(&a.file, a.alloc, time_range(a.from, a.to, a.alloc)?)?;
+    let asked = chosen(a.alloc, a.lock);
+    let (d, kind, s) = load(&a.file, asked, time_range(a.from, a.to, asked)?)?;
     let bytes = match a.format {
         ExportFormat::Collapsed => {
             let mut v = Vec::new();

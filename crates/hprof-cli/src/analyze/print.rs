@@ -1,4 +1,5 @@
-//! `hprof print`: a binary profile as the text report `format=a` writes, record for record; a text report
+//! `hprof print`: a binary profile as the text report `format=a` writes, record for record (MONITOR TIMES as
+//! MONITOR TIME); a text report
 //! with a flat profile (`cpu=flat`, `-Xprof`, text only) as that profile; one with CPU TIME sections
 //! (`cpu=times`, text only) as those sections and their traces; cpu=old's file as its pairs.
 
@@ -6,14 +7,17 @@ use super::{Bar, damage, open};
 use hprof_analysis::Dump;
 use hprof_analysis::heap::{ClassTable, histogram_as};
 use hprof_analysis::layout::Layout;
-use hprof_format::binary::{HeapRecord, HeapRecords, Record, Records, Value};
-use hprof_format::model::{CpuReport, CpuReportKind, CpuRow, Site, SiteOrder, SitesReport, ThreadStart};
+use hprof_format::binary::{HeapRecord, HeapRecords, MonitorKind, MonitorTime, Record, Records, Value};
+use hprof_format::model::{
+    CpuReport, CpuReportKind, CpuRow, MonitorTimeReport, MonitorTimeRow, Site, SiteOrder, SitesReport, ThreadStart,
+};
 use hprof_format::tags::{BasicType, record as tag};
 use hprof_format::text::cpu_time::{parse_cpu_times, parse_old_prof, write_cpu_times, write_old_prof};
 use hprof_format::text::flat::parse_flat_profile;
 use hprof_format::text::heap::{self as lines, ClassLine, RootLine};
 use hprof_format::text::{
-    write_cpu_report, write_header_as, write_sites, write_thread_end, write_thread_start, write_trace,
+    write_cpu_report, write_header_as, write_monitor_time, write_sites, write_thread_end, write_thread_start,
+    write_trace,
 };
 use hprof_format::time::ctime;
 use std::io::{self, BufWriter, Write};
@@ -207,6 +211,9 @@ pub fn write_report(w: &mut dyn Write, d: &Dump, layout: Layout) -> io::Result<O
                     CpuReport { kind: CpuReportKind::Samples, total: total as u64, cutoff: CUTOFF, rows, note: None };
                 write_cpu_report(w, &report, &date(d, raw.micros))?;
             }
+            Record::MonitorTimes { rows } => {
+                write_monitor_time(w, &monitor_time(d, &rows), &date(d, raw.micros))?;
+            }
             _ => {}
         }
     }
@@ -216,6 +223,25 @@ pub fn write_report(w: &mut dyn Write, d: &Dump, layout: Layout) -> io::Result<O
         heap_err = heap_err.or(e);
     }
     Ok(heap_err)
+}
+
+/// MONITOR TIME, as `monitor=y` writes it in text, from a MONITOR TIMES record's contended entries (its
+/// Object.wait rows have no place there: the text prints each wait as it happens).
+fn monitor_time(d: &Dump, rows: &[MonitorTime]) -> MonitorTimeReport {
+    let mut rows: Vec<MonitorTimeRow> = rows
+        .iter()
+        .filter(|r| r.kind == MonitorKind::Enter)
+        .map(|r| MonitorTimeRow {
+            nanos: r.nanos,
+            count: r.count,
+            trace_serial: r.trace_serial,
+            monitor_class: d.string(r.class_name_id).unwrap_or_else(|| "<unknown class>".to_owned()),
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.nanos.cmp(&a.nanos).then(a.trace_serial.cmp(&b.trace_serial)).then(a.monitor_class.cmp(&b.monitor_class))
+    });
+    MonitorTimeReport { total_nanos: rows.iter().map(|r| r.nanos).sum(), cutoff: CUTOFF, rows }
 }
 
 /// The sub-records of a heap dump's segments, releasing the mapping's pages behind the reader every few

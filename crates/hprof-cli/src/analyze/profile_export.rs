@@ -1,10 +1,10 @@
-//! A file's CPU samples or allocation sites as a neutral [`Profile`], for `hprof export --format pprof|otlp`.
+//! A file's CPU samples, allocation sites or lock times as a neutral [`Profile`], for `hprof export --format pprof|otlp`.
 
 use hprof_analysis::Dump;
-use hprof_analysis::stacks::{ResolvedStack, StackKind, array_name};
+use hprof_analysis::stacks::{ResolvedStack, StackKind, array_name, lock_rows};
 use hprof_format::binary::{Record, Records};
 use hprof_format::model::Frame as HprofFrame;
-use hprof_format::profiles::{Frame, Label, Profile, Sample, ValueType};
+use hprof_format::profiles::{Frame, Label, Profile, Sample, ValueType, lock_profile};
 use std::collections::HashMap;
 
 /// A profile frame for one HPROF frame.
@@ -81,10 +81,27 @@ pub fn alloc(d: &Dump) -> Profile {
     }
 }
 
+/// The last MONITOR TIMES record: contentions and delay (nanoseconds) per row, `[lock:CLASS]` (blocked
+/// entering) or `[wait:CLASS]` (Object.wait) as the leaf frame, heaviest first.
+pub fn lock(d: &Dump) -> Profile {
+    let mut rows = lock_rows(d);
+    rows.sort_by(|a, b| b.nanos.cmp(&a.nanos).then(a.trace_serial.cmp(&b.trace_serial)));
+    let samples = rows
+        .iter()
+        .map(|r| {
+            let mut stack = vec![frame(&HprofFrame::pseudo(&r.leaf()))];
+            stack.extend(d.trace_frames(r.trace_serial).iter().map(frame));
+            Sample { stack, values: vec![r.count as i64, r.nanos as i64], labels: thread_labels(d, r.trace_serial) }
+        })
+        .collect();
+    Profile { time_nanos: d.header.timestamp_ms.saturating_mul(1_000_000), ..lock_profile(samples) }
+}
+
 /// The profile of what `load` found.
 pub fn profile(d: &Dump, kind: StackKind, stacks: &[ResolvedStack]) -> Profile {
     match kind {
         StackKind::CpuSamples => cpu(d, stacks),
         StackKind::AllocSites => alloc(d),
+        StackKind::Locks => lock(d),
     }
 }

@@ -62,6 +62,7 @@ pub fn export(
     let (format, id_size, timestamp) = (dump.header.version.clone(), dump.id_size(), dump.header.timestamp_ms);
     let [stacks, samples, sites, threads] = profile::write_profile(&dump, dir, redact)?;
     rows.extend([("stacks", stacks), ("samples", samples), ("sites", sites), ("threads", threads)]);
+    rows.push(("monitor_time", profile::write_monitor_time(&dump, dir)?));
     let mut layout = None;
     let damage;
     if has_heap {

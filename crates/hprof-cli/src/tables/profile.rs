@@ -1,9 +1,9 @@
 //! The profile's tables: `stacks` (each trace's frames), `samples` (CPU SAMPLES), `sites` (the last ALLOC
-//! SITES record) and `threads`. A heap dump has stacks and threads too (jcmd's and the agent's).
+//! SITES record), `monitor_time` (the last MONITOR TIMES record, monitor=y) and `threads`. A heap dump has stacks and threads too (jcmd's and the agent's).
 
 use super::writer::{Cell, TableWriter, Ty};
 use hprof_analysis::Dump;
-use hprof_analysis::stacks::array_name;
+use hprof_analysis::stacks::{array_name, lock_rows};
 use hprof_format::binary::{Record, Records};
 use hprof_format::model::LineNumber;
 use std::collections::BTreeMap;
@@ -32,6 +32,15 @@ pub const SITES: &[(&str, Ty, bool)] = &[
     ("live_instances", Ty::Int, false),
     ("alloc_bytes", Ty::Int, false),
     ("alloc_instances", Ty::Int, false),
+];
+
+pub const MONITOR_TIME: &[(&str, Ty, bool)] = &[
+    ("trace", Ty::Int, false),
+    ("thread_serial", Ty::Int, true),
+    ("monitor_class", Ty::Str, false),
+    ("kind", Ty::Str, false),
+    ("count", Ty::Int, false),
+    ("nanos", Ty::Int, false),
 ];
 
 pub const THREADS: &[(&str, Ty, bool)] = &[
@@ -115,4 +124,21 @@ pub fn write_profile(dump: &Dump, dir: &Path, redact: bool) -> Result<[u64; 4], 
         ])?;
     }
     Ok([stacks.close()?, samples.close()?, sites.close()?, threads.close()?])
+}
+
+/// `monitor_time`: per stack, monitor class and kind (`enter`: blocked entering, `wait`: in Object.wait),
+/// the count and the nanoseconds, from the file's last MONITOR TIMES record. Its row count.
+pub fn write_monitor_time(dump: &Dump, dir: &Path) -> Result<u64, String> {
+    let mut table = TableWriter::create(dir, "monitor_time", MONITOR_TIME)?;
+    for r in lock_rows(dump) {
+        table.row(&[
+            Cell::I(Some(r.trace_serial as i64)),
+            Cell::I(thread_of(dump, r.trace_serial)),
+            Cell::S(Some(&r.class)),
+            Cell::S(Some(r.kind.name())),
+            Cell::I(Some(r.count.min(i64::MAX as u64) as i64)),
+            Cell::I(Some(r.nanos.min(i64::MAX as u64) as i64)),
+        ])?;
+    }
+    table.close()
 }

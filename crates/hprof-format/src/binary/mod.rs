@@ -14,5 +14,5 @@ pub use cursor::{Cursor, FormatError};
 pub use heap::{ClassDump, FieldDecl, HeapRecord, HeapRecords, StaticField, Value};
 pub use heap_writer::{ClassDumpOut, HeapWriter, SubRecordOut};
 pub use reader::{Header, RawRecord, Records, parse_header};
-pub use records::{AllocSite, Record};
+pub use records::{AllocSite, MonitorKind, MonitorTime, Record};
 pub use writer::{FrameRecord, RECORD_HEAD, RecordWriter, record_head};

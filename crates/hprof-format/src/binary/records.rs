@@ -14,6 +14,51 @@ pub struct AllocSite {
     pub alloc_instances: u32,
 }
 
+/// What a MONITOR TIMES row's time was spent on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MonitorKind {
+    /// Blocked entering a monitor another thread held (MONITOR TIME's rows).
+    Enter,
+    /// In Object.wait on the monitor, until notified or timed out.
+    Wait,
+}
+
+impl MonitorKind {
+    pub fn code(self) -> u8 {
+        match self {
+            MonitorKind::Enter => 1,
+            MonitorKind::Wait => 2,
+        }
+    }
+
+    pub fn from_code(code: u8) -> Option<MonitorKind> {
+        match code {
+            1 => Some(MonitorKind::Enter),
+            2 => Some(MonitorKind::Wait),
+            _ => None,
+        }
+    }
+
+    /// `enter` / `wait`, as tables and JSON name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            MonitorKind::Enter => "enter",
+            MonitorKind::Wait => "wait",
+        }
+    }
+}
+
+/// One row of a MONITOR TIMES record: time spent on monitors of one class from one stack trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MonitorTime {
+    pub kind: MonitorKind,
+    pub trace_serial: u32,
+    /// STRING id of the monitor's class name (Java source form); 0 if unknown.
+    pub class_name_id: u64,
+    pub count: u64,
+    pub nanos: u64,
+}
+
 /// A decoded top-level record. Heap dump bodies stay raw: they are parsed by sub-record.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Record<'a> {
@@ -87,6 +132,10 @@ pub enum Record<'a> {
     SampleTimes {
         samples: Vec<(u32, u32, u32)>,
     },
+    /// hprof-rs's MONITOR TIMES: monitor=y's totals so far.
+    MonitorTimes {
+        rows: Vec<MonitorTime>,
+    },
     /// A record this reader does not know (vendor extensions); skipped by callers with a note.
     Unknown {
         tag: u8,
@@ -109,7 +158,8 @@ impl<'a> Record<'a> {
             tag::END_THREAD => "END THREAD record",
             tag::CPU_SAMPLES => "CPU SAMPLES record",
             tag::CONTROL_SETTINGS => "CONTROL SETTINGS record",
-            tag::SAMPLE_TIMES => "SAMPLE TIMES record",
+            tag::SAMPLE_TIMES | tag::SAMPLE_TIMES_0XA1 => "SAMPLE TIMES record",
+            tag::MONITOR_TIMES => "MONITOR TIMES record",
             _ => "record",
         };
         let mut c = Cursor::new(raw.body, raw.body_offset(), id_size, what);
@@ -193,11 +243,29 @@ impl<'a> Record<'a> {
                 Record::CpuSamples { total, samples }
             }
             tag::CONTROL_SETTINGS => Record::ControlSettings { flags: c.u4()?, depth: c.u2()? },
-            tag::SAMPLE_TIMES => {
+            tag::SAMPLE_TIMES | tag::SAMPLE_TIMES_0XA1 => {
                 let n = c.u4()?;
                 let n = c.checked_count(n as u64, 12, "sample count")?;
                 let samples = (0..n).map(|_| Ok((c.u4()?, c.u4()?, c.u4()?))).collect::<Result<_, FormatError>>()?;
                 Record::SampleTimes { samples }
+            }
+            tag::MONITOR_TIMES => {
+                let n = c.u4()?;
+                let n = c.checked_count(n as u64, 1 + 4 + idn + 8 + 8, "row count")?;
+                let mut rows = Vec::with_capacity(n);
+                for _ in 0..n {
+                    let code = c.u1()?;
+                    let kind = MonitorKind::from_code(code)
+                        .ok_or_else(|| c.error(format!("monitor kind {code} (1 enter, 2 wait)")))?;
+                    rows.push(MonitorTime {
+                        kind,
+                        trace_serial: c.u4()?,
+                        class_name_id: c.id()?,
+                        count: c.u8()?,
+                        nanos: c.u8()?,
+                    });
+                }
+                Record::MonitorTimes { rows }
             }
             other => Record::Unknown { tag: other, body: raw.body },
         };

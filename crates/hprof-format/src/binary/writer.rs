@@ -1,4 +1,5 @@
 use super::body::Body;
+use super::records::MonitorTime;
 use crate::model::{Site, SitesReport};
 use crate::tags::record as tag;
 use std::io::{self, Write};
@@ -181,6 +182,16 @@ impl<W: Write> RecordWriter<W> {
         })
     }
 
+    /// MONITOR TIMES (hprof-rs's): per row the kind, trace serial, class name STRING id, count and ns.
+    pub fn monitor_times(&mut self, rows: &[MonitorTime]) -> io::Result<()> {
+        self.emit(tag::MONITOR_TIMES, |b| {
+            b.u4(rows.len() as u32);
+            for r in rows {
+                b.u1(r.kind.code()).u4(r.trace_serial).id(r.class_name_id).u8(r.count).u8(r.nanos);
+            }
+        })
+    }
+
     /// CONTROL SETTINGS: flag 0x1 allocation traces on, 0x2 CPU sampling on; the stack depth.
     pub fn control_settings(&mut self, flags: u32, depth: u16) -> io::Result<()> {
         self.emit(tag::CONTROL_SETTINGS, |b| {
@@ -264,6 +275,30 @@ mod tests {
         assert_eq!(recs[3], Record::Trace { serial: 300001, thread_serial: 200001, frame_ids: vec![7] });
         assert_eq!(recs[5], Record::CpuSamples { total: 10, samples: vec![(7, 300001), (3, 300000)] });
         assert_eq!(recs[6], Record::ControlSettings { flags: 2, depth: 4 });
+    }
+
+    #[test]
+    fn monitor_times_read_back_with_either_id_size_and_a_bad_kind_is_refused() {
+        use crate::binary::{MonitorKind, MonitorTime};
+        let rows = [
+            MonitorTime { kind: MonitorKind::Enter, trace_serial: 300007, class_name_id: 9, count: 3, nanos: 1 << 40 },
+            MonitorTime { kind: MonitorKind::Wait, trace_serial: 300008, class_name_id: 0, count: 1, nanos: 5 },
+        ];
+        for id_size in [4, 8] {
+            let mut w = RecordWriter::new(Vec::new(), crate::PROFILE_1_0_2, id_size, 0).unwrap();
+            w.monitor_times(&rows).unwrap();
+            let data = w.into_inner();
+            let h = parse_header(&data).unwrap();
+            let raw = Records::new(&data, &h).next().unwrap().unwrap();
+            assert_eq!(raw.body.len(), 4 + 2 * (1 + 4 + id_size as usize + 16));
+            assert_eq!(Record::decode(&raw, id_size).unwrap(), Record::MonitorTimes { rows: rows.to_vec() });
+
+            let mut bad = data.clone();
+            bad[h.records_offset + 9 + 4] = 7;
+            let raw = Records::new(&bad, &h).next().unwrap().unwrap();
+            let err = Record::decode(&raw, id_size).unwrap_err();
+            assert!(err.message.contains("monitor kind 7"), "{err}");
+        }
     }
 
     #[test]

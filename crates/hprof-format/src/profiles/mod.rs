@@ -92,6 +92,18 @@ pub struct Sample {
     pub labels: Vec<Label>,
 }
 
+/// A lock profile, as Go's mutex profiles: per sample `[contentions/count, delay/nanoseconds]`, every
+/// event counted. The agent's upload windows (monitor=y) and `hprof export --lock` both make theirs here.
+pub fn lock_profile(samples: Vec<Sample>) -> Profile {
+    Profile {
+        sample_types: vec![ValueType::new("contentions", "count"), ValueType::new("delay", "nanoseconds")],
+        period_type: Some(ValueType::new("contentions", "count")),
+        period: 1,
+        samples,
+        ..Profile::default()
+    }
+}
+
 /// A profile over one window: what each value means, when, and the samples.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Profile {

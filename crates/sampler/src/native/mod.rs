@@ -16,4 +16,4 @@ mod unwind;
 
 pub use modules::{LoadedObject, loaded_objects, loader_generation};
 pub use stack::{StackBounds, current_stack_bounds};
-pub use unwind::{JavaCode, MAX_KERNEL_FRAMES, MAX_NATIVE_FRAMES, NativeUnwinder, ObjectInfo};
+pub use unwind::{CallStub, JavaCode, MAX_KERNEL_FRAMES, MAX_NATIVE_FRAMES, NativeUnwinder, ObjectInfo, SEGMENT_END};

@@ -77,6 +77,8 @@ pub struct NativeUnwinder {
     /// The loader's counters at the last refresh, and the objects then.
     state: Mutex<((u64, u64), Vec<ObjectInfo>)>,
     pub java_code: JavaCode,
+    /// Where HotSpot's call stub returns to (native code calling Java), for the frames between Java frames.
+    pub call_stub: CallStub,
     /// Samples whose native frames were skipped because every cache was busy.
     pub busy_skips: AtomicUsize,
 }
@@ -97,6 +99,7 @@ impl NativeUnwinder {
             caches: caches.collect(),
             state: Mutex::new(((u64::MAX, u64::MAX), Vec::new())),
             java_code: JavaCode::default(),
+            call_stub: CallStub::default(),
             busy_skips: AtomicUsize::new(0),
         };
         me.refresh();
@@ -158,38 +161,145 @@ impl NativeUnwinder {
         if registers.pc == 0 || out.is_empty() || self.is_java_code(registers.pc as u64) {
             return 0;
         }
+        self.with_unwinder(0, |unwinder, cache| {
+            self.walk_to_java(unwinder, cache, bounds, (registers.pc, registers.sp, registers.fp), out).0
+        })
+    }
+
+    /// The native frames between Java frames: where native code called Java (JNI `Call…Method`, reflection,
+    /// the launcher), HotSpot's call stub sits between them, and the Java frames above it do not say how the
+    /// native code below got there. Finds the call stub's frames by the return address it leaves on the
+    /// stack (`StubRoutines::_call_stub_return_address`), scanning up from `sp`, and unwinds from each the
+    /// native code that called it down to the Java frame that called that code (a native method's wrapper).
+    /// Writes each such segment's frames (return addresses, innermost first) followed by [`SEGMENT_END`],
+    /// innermost segment first, at most `segments` of them; a segment that never reaches Java code (the
+    /// thread's own start) is left out. Only for threads whose stack bounds are known. Returns the words
+    /// written. Async-signal-safe, as `unwind`.
+    pub fn unwind_between(&self, sp: usize, bounds: StackBounds, segments: usize, out: &mut [u64]) -> usize {
+        let Some(stub_return) = self.call_stub.return_address() else { return 0 };
+        if segments == 0 || !bounds.known() || out.len() < 2 {
+            return 0;
+        }
+        self.with_unwinder(0, |unwinder, cache| {
+            let (mut n, mut found) = (0, 0);
+            let end = bounds.high.min(sp.saturating_add(MAX_SCAN));
+            let mut at = (sp + 7) & !7;
+            while at + 8 <= end && found < segments && n + 2 <= out.len() {
+                if read_word(bounds, at as u64) == Ok(stub_return)
+                    && let Some(caller) = call_stub_caller(bounds, at)
+                    && !self.is_java_code(caller.0 as u64)
+                {
+                    // The segment's last slot is kept for its end marker.
+                    let room = out.len() - n - 1;
+                    let (written, reached_java) =
+                        self.walk_to_java(unwinder, cache, bounds, caller, &mut out[n..n + room]);
+                    if reached_java && written > 0 {
+                        n += written;
+                        out[n] = SEGMENT_END;
+                        n += 1;
+                        found += 1;
+                    }
+                }
+                at += 8;
+            }
+            n
+        })
+    }
+
+    /// Runs `f` with the published unwinder and a rule cache of the pool (`fallback` when none is free or no
+    /// unwinder is published).
+    fn with_unwinder<T>(&self, fallback: T, f: impl FnOnce(&NativeUnwinderImpl, &mut Cache) -> T) -> T {
         let Some(slot) = self
             .caches
             .iter()
             .find(|c| c.busy.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok())
         else {
             self.busy_skips.fetch_add(1, Ordering::Relaxed);
-            return 0;
+            return fallback;
         };
         self.readers.fetch_add(1, Ordering::SeqCst);
         let unwinder = self.current.load(Ordering::SeqCst);
-        let mut n = 0;
         // SAFETY: a published unwinder stays allocated while `readers` counts us (see `retire`); the cache is
         // ours alone while its `busy` flag is set.
-        if let Some(unwinder) = unsafe { unwinder.as_ref() } {
+        let result = match unsafe { unwinder.as_ref() } {
             // SAFETY: the cache is ours alone while its `busy` flag, set above, stays set.
-            let cache = unsafe { &mut *slot.cache.get() };
-            let mut read = |addr: u64| read_word(bounds, addr);
-            let regs = UnwindRegsNative::new(registers.pc as u64, registers.sp as u64, registers.fp as u64);
-            let mut frames = unwinder.iter_frames(registers.pc as u64, regs, cache, &mut read);
-            while n < out.len() {
-                let Ok(Some(frame)) = frames.next() else { break };
-                let pc = frame.address();
-                if self.is_java_code(pc) {
-                    break;
-                }
-                out[n] = pc;
-                n += 1;
-            }
-        }
+            Some(unwinder) => f(unwinder, unsafe { &mut *slot.cache.get() }),
+            None => fallback,
+        };
         self.readers.fetch_sub(1, Ordering::SeqCst);
         slot.busy.store(false, Ordering::Release);
-        n
+        result
+    }
+
+    /// Unwinds from (pc, sp, fp) into `out` until Java code; returns the frames written and whether the walk
+    /// ended at Java code (rather than at the stack's end or an unreadable frame).
+    fn walk_to_java(
+        &self,
+        unwinder: &NativeUnwinderImpl,
+        cache: &mut Cache,
+        bounds: StackBounds,
+        (pc, sp, fp): (usize, usize, usize),
+        out: &mut [u64],
+    ) -> (usize, bool) {
+        let mut read = |addr: u64| read_word(bounds, addr);
+        let regs = UnwindRegsNative::new(pc as u64, sp as u64, fp as u64);
+        let mut frames = unwinder.iter_frames(pc as u64, regs, cache, &mut read);
+        let mut n = 0;
+        while n < out.len() {
+            let Ok(Some(frame)) = frames.next() else { return (n, false) };
+            let pc = frame.address();
+            if self.is_java_code(pc) {
+                return (n, true);
+            }
+            out[n] = pc;
+            n += 1;
+        }
+        (n, false)
+    }
+}
+
+/// Bytes of stack scanned for call stubs above the interrupted frame.
+const MAX_SCAN: usize = 256 * 1024;
+
+/// Ends each segment of [`NativeUnwinder::unwind_between`]'s output (never a code address).
+pub const SEGMENT_END: u64 = 0;
+
+/// The registers of the native code that called HotSpot's call stub, from the slot `at` where the stub's
+/// call into Java left its return address. Every Java frame HotSpot builds (interpreted or compiled, on x86_64
+/// and aarch64) saves its caller's frame pointer just below its return address — HotSpot's own
+/// `frame::sender` relies on it — so the word below is the call stub's frame pointer; the stub's frame
+/// begins with the usual pair (saved frame pointer, return address into its caller, JavaCalls::call_helper).
+fn call_stub_caller(bounds: StackBounds, at: usize) -> Option<(usize, usize, usize)> {
+    let stub_fp = read_word(bounds, at as u64 - 8).ok()? as usize;
+    if stub_fp <= at || !stub_fp.is_multiple_of(8) || stub_fp + 16 > bounds.high {
+        return None;
+    }
+    let caller_fp = read_word(bounds, stub_fp as u64).ok()? as usize;
+    let caller_pc = read_word(bounds, stub_fp as u64 + 8).ok()? as usize;
+    (caller_pc != 0).then_some((caller_pc, stub_fp + 16, caller_fp))
+}
+
+/// Where HotSpot keeps the call stub's return address (`StubRoutines::_call_stub_return_address`, set once
+/// the stubs are generated).
+#[derive(Default)]
+pub struct CallStub {
+    return_at: AtomicUsize,
+}
+
+impl CallStub {
+    /// `at`: the address of a pointer-sized static of libjvm.
+    pub fn set(&self, at: usize) {
+        self.return_at.store(at, Ordering::Release);
+    }
+
+    fn return_address(&self) -> Option<u64> {
+        let at = self.return_at.load(Ordering::Acquire);
+        if at == 0 {
+            return None;
+        }
+        // SAFETY: `set` was given the address of a static of libjvm, which is never unloaded.
+        let value = unsafe { std::ptr::read_volatile(at as *const usize) } as u64;
+        (value != 0).then_some(value)
     }
 }
 

@@ -5,6 +5,7 @@
 //! at exit, on Ctrl-\, or on the front end's request — covers the run so far (the front end can clear the
 //! counts with its CONTROL command).
 
+mod between;
 mod filters;
 mod profile;
 mod safepoint_sampler;
@@ -251,7 +252,27 @@ impl TickConsumer for CpuSamples {
                     tick.thread_serial
                 }
             };
-            let sample = Sample { thread_serial, frames: &frames, native, root: None, weight: 1, time_ms };
+            let carrier_cut = thread_serial == tick.thread_serial && entry.is_some() && tick.mounted.is_none();
+            let merged = match tick.frames {
+                Frames::Walked(walked) if !tick.between.is_empty() && !carrier_cut => {
+                    between::merge(&mut names, ctx, &frames, native, walked, tick.between)
+                }
+                _ => None,
+            };
+            let sample = match &merged {
+                Some(m) => Sample {
+                    thread_serial,
+                    frames: m,
+                    native,
+                    java_only: Some(&frames[native..]),
+                    root: None,
+                    weight: 1,
+                    time_ms,
+                },
+                None => {
+                    Sample { thread_serial, frames: &frames, native, java_only: None, root: None, weight: 1, time_ms }
+                }
+            };
             profile.add(ctx, sample);
         }
     }

@@ -29,6 +29,9 @@ pub struct Sample<'a> {
     pub frames: &'a [u32],
     /// How many of the top frames are native ones (`cstack`).
     pub native: usize,
+    /// The Java frames alone, when native ones lie between them too (`cstack`): what TRACEs show unless
+    /// `cstack=y`. `None`: `frames` after the top `native`.
+    pub java_only: Option<&'a [u32]>,
     /// A pseudo-frame below the stack, kept whatever `depth=` cuts: cpu=wall's thread state.
     pub root: Option<u32>,
     /// How many samples this one stands for (cpu=wall samples some threads for others beyond its cap).
@@ -121,8 +124,11 @@ impl Profile {
         {
             return;
         }
-        let traced =
-            if ctx.options.native_frames_in_traces() { s.frames } else { &s.frames[s.native.min(s.frames.len())..] };
+        let traced = if ctx.options.native_frames_in_traces() {
+            s.frames
+        } else {
+            s.java_only.unwrap_or(&s.frames[s.native.min(s.frames.len())..])
+        };
         let mut serial = None;
         if !traced.is_empty() || s.root.is_some() {
             let depth = ctx.depth().min(traced.len());
@@ -203,7 +209,7 @@ mod tests {
     use hprof_format::model::{Frame, LineNumber};
 
     fn sample(thread_serial: u32, frames: &[u32]) -> Sample<'_> {
-        Sample { thread_serial, frames, native: 0, root: None, weight: 1, time_ms: 0 }
+        Sample { thread_serial, frames, native: 0, java_only: None, root: None, weight: 1, time_ms: 0 }
     }
 
     #[test]

@@ -57,6 +57,7 @@ impl SafepointSampler {
                         thread_serial: serial,
                         frames: &frames,
                         native: 0,
+                        java_only: None,
                         root: None,
                         weight: 1,
                         time_ms: ctx.elapsed_ms(),

@@ -212,7 +212,15 @@ impl WallSampler {
                 let weight = weight * intervals;
                 p.add(
                     ctx,
-                    Sample { thread_serial: candidates[i].1, frames: &frames, native: 0, root, weight, time_ms },
+                    Sample {
+                        thread_serial: candidates[i].1,
+                        frames: &frames,
+                        native: 0,
+                        java_only: None,
+                        root,
+                        weight,
+                        time_ms,
+                    },
                 );
             }
         }

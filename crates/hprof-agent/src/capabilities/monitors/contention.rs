@@ -23,16 +23,17 @@ struct Blocked {
     lock_stack: Option<u32>,
 }
 
+/// A row of the lock profile: the trace the thread was on and the class of the monitor.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-struct RowKey {
-    trace_serial: u32,
-    class_serial: u32,
+pub(super) struct RowKey {
+    pub trace_serial: u32,
+    pub class_serial: u32,
 }
 
 #[derive(Default, Clone, Copy)]
-struct Totals {
-    nanos: u64,
-    count: u64,
+pub(super) struct Totals {
+    pub nanos: u64,
+    pub count: u64,
 }
 
 #[derive(Default)]
@@ -116,7 +117,7 @@ impl Contention {
     /// MONITOR TIME so far, waits still in progress included: rows by blocked time, largest first.
     pub fn report(&self, ctx: &Context) -> MonitorTimeReport {
         let now = Instant::now();
-        let mut totals: FxHashMap<RowKey, Totals> = {
+        let totals: FxHashMap<RowKey, Totals> = {
             let state = self.lock();
             let mut totals = state.rows.clone();
             for b in state.blocked.values() {
@@ -126,21 +127,7 @@ impl Contention {
             }
             totals
         };
-        let mut rows: Vec<MonitorTimeRow> = totals
-            .drain()
-            .map(|(k, t)| MonitorTimeRow {
-                nanos: t.nanos,
-                count: t.count,
-                trace_serial: k.trace_serial,
-                monitor_class: ctx
-                    .classes()
-                    .by_serial(k.class_serial)
-                    .map(|c| c.name.clone())
-                    .unwrap_or_else(|| "<unknown class>".into()),
-            })
-            .collect();
-        rows.sort_by(|a, b| b.nanos.cmp(&a.nanos).then(a.trace_serial.cmp(&b.trace_serial)));
-        MonitorTimeReport { total_nanos: rows.iter().map(|r| r.nanos).sum(), cutoff: ctx.options.cutoff, rows }
+        report_of(ctx, totals)
     }
 
     /// Writes the lock flame graph and/or collapsed stacks, if asked for, waits in progress included.
@@ -153,6 +140,33 @@ impl Contention {
     }
 }
 
+/// Rows by time, largest first, with their monitors' class names.
+pub(super) fn report_of(ctx: &Context, totals: FxHashMap<RowKey, Totals>) -> MonitorTimeReport {
+    let mut rows: Vec<MonitorTimeRow> = totals
+        .into_iter()
+        .map(|(k, t)| MonitorTimeRow {
+            nanos: t.nanos,
+            count: t.count,
+            trace_serial: k.trace_serial,
+            monitor_class: ctx
+                .classes()
+                .by_serial(k.class_serial)
+                .map(|c| c.name.clone())
+                .unwrap_or_else(|| "<unknown class>".into()),
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.nanos.cmp(&a.nanos).then(a.trace_serial.cmp(&b.trace_serial)).then(a.monitor_class.cmp(&b.monitor_class))
+    });
+    MonitorTimeReport { total_nanos: rows.iter().map(|r| r.nanos).sum(), cutoff: ctx.options.cutoff, rows }
+}
+
+/// The trace serial of the current thread's stack, `depth=` frames deep.
+pub(super) fn trace_of_current_thread(ctx: &Context, jni: Jni, thread: sys::jthread) -> u32 {
+    let raw = stack_of_current_thread(ctx, ctx.depth());
+    ctx.intern_stack(Some(jni), ctx.thread_serial(thread), &raw)
+}
+
 /// Frames a full-stack walk asks for first.
 const FIRST_TRY_FRAMES: usize = 128;
 
@@ -161,7 +175,7 @@ fn stack_of_current_thread(ctx: &Context, frames: usize) -> Vec<RawFrame> {
     frames.iter().map(RawFrame::from_jvmti).collect()
 }
 
-fn nanos_between(earlier: Instant, later: Instant) -> u64 {
+pub(super) fn nanos_between(earlier: Instant, later: Instant) -> u64 {
     later.saturating_duration_since(earlier).as_nanos().min(u64::MAX as u128) as u64
 }
 
@@ -184,9 +198,13 @@ mod tests {
     }
 
     fn fixture(name: &str) -> Fixture {
+        fixture_in(name, "a")
+    }
+
+    fn fixture_in(name: &str, format: &str) -> Fixture {
         let _dir = tempfile::tempdir().unwrap();
         let path = _dir.path().join(format!("contention-{name}.txt"));
-        let ctx = Context::without_jvm(&format!("monitor=y,cutoff=0.01,file={}", path.display()));
+        let ctx = Context::without_jvm(&format!("monitor=y,cutoff=0.01,format={format},file={}", path.display()));
         let account = ctx.classes().append("Lcom/example/Account;".into(), ctx.ids().next()).serial;
         let object = ctx.classes().append("Ljava/lang/Object;".into(), ctx.ids().next()).serial;
         let frame = |class: &str, method: &str, line| Frame {
@@ -245,6 +263,65 @@ mod tests {
         assert_eq!(lines[3], format!("   2 24.94% 99.75%       1 {} java.lang.Object (Java)", f.audit));
         assert_eq!(lines[4], "MONITOR TIME END", "the 1 ms row is below the cutoff:\n{monitor_time}");
         assert_eq!(report.rows[2].monitor_class, "<unknown class>");
+    }
+
+    /// The same contention and waits written as text (MONITOR TIME) and binary (MONITOR TIMES).
+    fn written_both_ways() -> (String, Vec<u8>, Fixture) {
+        let mut out = Vec::new();
+        for format in ["a", "b"] {
+            let f = fixture_in("both", format);
+            let contention = Contention::new(None);
+            finished(&contention, f.transfer, f.account, 300, 3);
+            finished(&contention, f.audit, f.object, 100, 1);
+            let waits = super::super::waits::Waits::default();
+            waits.add_finished(RowKey { trace_serial: f.audit, class_serial: f.object }, 250_000_000, 2);
+            let enters = contention.report(&f.ctx);
+            f.ctx.reports().monitor_time(&enters);
+            f.ctx.reports().monitor_times(&enters, &waits.report(&f.ctx));
+            f.ctx.output.close();
+            out.push((std::fs::read(&f.path).unwrap(), f));
+        }
+        let (binary, f) = out.pop().unwrap();
+        let (text, _) = out.pop().unwrap();
+        (String::from_utf8(text).unwrap(), binary, f)
+    }
+
+    #[test]
+    fn the_binary_record_holds_monitor_times_rows_and_the_waits() {
+        use hprof_format::binary::{MonitorKind, Record, Records, parse_header};
+        let (text, binary, f) = written_both_ways();
+        let h = parse_header(&binary).unwrap();
+        let mut strings = FxHashMap::default();
+        let mut rows = Vec::new();
+        for raw in Records::new(&binary, &h) {
+            match Record::decode(&raw.unwrap(), h.id_size).unwrap() {
+                Record::Utf8 { id, text } => {
+                    strings.insert(id, String::from_utf8_lossy(text).into_owned());
+                }
+                Record::MonitorTimes { rows: r } => rows = r,
+                _ => {}
+            }
+        }
+        let named: Vec<(MonitorKind, u32, &str, u64, u64)> = rows
+            .iter()
+            .map(|r| (r.kind, r.trace_serial, strings[&r.class_name_id].as_str(), r.count, r.nanos))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                (MonitorKind::Enter, f.transfer, "com.example.Account", 3, 300_000_000),
+                (MonitorKind::Enter, f.audit, "java.lang.Object", 1, 100_000_000),
+                (MonitorKind::Wait, f.audit, "java.lang.Object", 2, 250_000_000),
+            ]
+        );
+        // The text's MONITOR TIME: the same enter rows, ranks, counts and traces, its total their sum.
+        let section = &text[text.find("MONITOR TIME BEGIN").unwrap()..];
+        assert!(section.starts_with("MONITOR TIME BEGIN (total = 400 ms) "), "{section}");
+        for (kind, trace, class, count, _) in &named {
+            let line = format!("{count:>7} {trace} {class} (Java)");
+            let listed = section.lines().take_while(|l| *l != "MONITOR TIME END").any(|l| l.ends_with(&line));
+            assert_eq!(listed, *kind == MonitorKind::Enter, "{line:?} in\n{section}");
+        }
     }
 
     #[test]

@@ -2,7 +2,10 @@
 //!
 //! - `contention`: time blocked entering monitors (MonitorContendedEnter → MonitorContendedEntered), per
 //!   trace and lock class, written as MONITOR TIME at each dump.
-//! - `waits`: the live WAIT / WAITED lines for Object.wait (MonitorWait / MonitorWaited).
+//! - `waits`: the live WAIT / WAITED lines for Object.wait (MonitorWait / MonitorWaited), and the time
+//!   waited per (trace, lock class).
+//! - With format=b, both as a MONITOR TIMES record of ours at each dump (the binary format has no record of
+//!   its own for them).
 //! - `snapshot`: MONITOR DUMP, every thread's state and every owned or contended monitor, at each dump.
 //! - `lock_stacks`: with `flamegraph=` / `collapsed=`, full stacks weighted by blocked time.
 //! - `sleeps`: the live SLEEP lines, from a wrapper bound in place of the JVM's sleeping native.
@@ -105,7 +108,9 @@ impl Capability for Monitors {
             let dump = snapshot::take(ctx, jni);
             ctx.reports().monitor_dump(&dump);
         }
-        ctx.reports().monitor_time(&self.contention.report(ctx));
+        let enters = self.contention.report(ctx);
+        ctx.reports().monitor_time(&enters);
+        ctx.reports().monitor_times(&enters, &self.waits.report(ctx));
         self.contention.write_lock_stacks(ctx);
     }
 }

@@ -9,13 +9,11 @@ use crate::analyze::dominators::Analysed;
 use crate::analyze::parse_id;
 use crate::analyze::path::path_json;
 use hprof_analysis::heap::root_kind_name;
-use hprof_analysis::insight::root_paths::RootForest;
-use hprof_analysis::paths::RootPath;
+use hprof_analysis::paths::{RootForest, RootPath, Search};
 use hprof_format::binary::heap::ids as array_ids;
 use hprof_format::binary::{HeapRecord, HeapRecords, Value as HValue};
 use hprof_format::tags::BasicType;
 use serde_json::{Value, json};
-use std::collections::VecDeque;
 
 /// The node named by `id=` in the query.
 pub fn target(an: &Analysed, q: &str) -> Result<u32, String> {
@@ -245,59 +243,31 @@ fn referent_offsets(an: &Analysed) -> Vec<Option<usize>> {
 }
 
 /// The shortest path from a GC root that may also go through the referents of weak, soft and phantom
-/// references (which the graph leaves out); the step through one is labelled `referent (weak)`.
+/// references (which the graph leaves out); the steps through one are returned too (labelled `referent
+/// (weak)`).
 fn path_through_weak(an: &Analysed, target: u32) -> Option<(RootPath, Vec<u32>)> {
     let g = &an.graph;
-    let n = g.len();
     let offs = referent_offsets(an);
     let idn = an.dump.id_size() as usize;
-    const NONE: u32 = u32::MAX;
-    let mut parent = vec![NONE; n];
-    let mut queue = VecDeque::new();
-    let mut root_of: Vec<(u32, usize)> = Vec::new();
-    for (i, r) in g.roots.iter().enumerate() {
-        if (r.node as usize) < n && parent[r.node as usize] == NONE {
-            parent[r.node as usize] = r.node;
-            root_of.push((r.node, i));
-            queue.push_back(r.node);
+    let referent = |v: u32| {
+        let off = offs[g.class_of[v as usize] as usize]?;
+        let id = match record(an, v)? {
+            HeapRecord::InstanceDump { values, .. } => read_value(values, off, BasicType::Object, idn)?.1?,
+            _ => return None,
+        };
+        g.node(id)
+    };
+    let how = Search { until: Some(target), not_through: None };
+    let forest = RootForest::search(g, how, |v, add| {
+        g.refs(v).iter().for_each(|&w| add(w));
+        if let Some(w) = referent(v) {
+            add(w);
         }
-    }
-    let mut weak_steps = Vec::new();
-    let mut found = parent.get(target as usize).is_some_and(|&p| p != NONE);
-    while !found {
-        let Some(v) = queue.pop_front() else { break };
-        let referent = offs[g.class_of[v as usize] as usize].and_then(|off| match record(an, v)? {
-            HeapRecord::InstanceDump { values, .. } => read_value(values, off, BasicType::Object, idn)?.1,
-            _ => None,
-        });
-        let weak = referent.and_then(|id| g.node(id));
-        for w in g.refs(v).iter().copied().chain(weak) {
-            if parent[w as usize] == NONE {
-                parent[w as usize] = v;
-                if Some(w) == weak {
-                    weak_steps.push(w);
-                }
-                if w == target {
-                    found = true;
-                    break;
-                }
-                queue.push_back(w);
-            }
-        }
-    }
-    if !found {
-        return None;
-    }
-    let mut nodes = vec![target];
-    let mut v = target;
-    while parent[v as usize] != v {
-        v = parent[v as usize];
-        nodes.push(v);
-    }
-    nodes.reverse();
-    let root = root_of.iter().find(|(r, _)| *r == nodes[0]).map(|&(_, i)| g.roots[i])?;
-    weak_steps.retain(|w| nodes.contains(w));
-    Some((RootPath { root, nodes }, weak_steps))
+    });
+    let p = forest.path(g, target)?;
+    // A step the strong references of the one before do not explain came through the referent.
+    let weak_steps = p.nodes.windows(2).filter(|s| !g.refs(s[0]).contains(&s[1])).map(|s| s[1]).collect();
+    Some((p, weak_steps))
 }
 
 /// `/api/path?id=&weak=1`: the shortest path from a GC root, strong references only (read off `forest`,

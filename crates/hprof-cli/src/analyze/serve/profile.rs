@@ -1,6 +1,6 @@
-//! The profiles a file holds (CPU or wall-clock samples, allocation sites), kept as interned stacks so that
-//! the flame graph, callers and diff answers are computed per request, filtered by thread and by time
-//! range (hprof-rs's SAMPLE TIMES records), without reading the file.
+//! The profiles a file holds (CPU or wall-clock samples, allocation sites, lock times), kept as interned
+//! stacks so that the flame graph, callers and diff answers are computed per request, filtered by thread and
+//! by time range (hprof-rs's SAMPLE TIMES records), without reading the file.
 
 use hprof_analysis::Dump;
 use hprof_analysis::stacks::{ResolvedStack, StackKind, cpu_stacks_between, frame_label, stacks};
@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 /// One profile type of the file.
 pub struct Profile {
-    /// `cpu`, `wall` or `alloc`: the name the API and the page use.
+    /// `cpu`, `wall`, `alloc` or `lock`: the name the API and the page use.
     pub kind: &'static str,
     pub title: &'static str,
     pub unit: &'static str,
@@ -265,6 +265,7 @@ pub fn profiles(d: &Dump) -> Vec<Profile> {
     for (kind, sk, title) in [
         ("cpu", StackKind::CpuSamples, "CPU samples"),
         ("alloc", StackKind::AllocSites, "Allocation sites (live bytes)"),
+        ("lock", StackKind::Locks, "Locks: blocked entering monitors [lock:…] and in Object.wait [wait:…]"),
     ] {
         let mut resolved = stacks(d, sk);
         if resolved.is_empty() {
