@@ -1,5 +1,6 @@
 """heap=sites benchmark: exact counts on AllocSites, and overhead on javac and an allocation-heavy program
-(no agent vs exact mode vs sampled mode vs JFR's allocation sampling)."""
+(no agent vs exact mode by the JVM's event vs exact mode by bytecode probes vs sampled mode vs JFR's allocation
+sampling). `run.sh N probes`: only no agent vs the event vs the probes, on javac and H2."""
 import sys
 from pathlib import Path
 
@@ -9,6 +10,7 @@ from common import (AGENT, build, compile_java, fresh_dir, h2_runs, java, javac_
                     program_runs, timed)
 
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 8
+PROBES_ONLY = len(sys.argv) > 2 and sys.argv[2] == "probes"
 EXPECTED = {  # class: (allocated objects, live objects) as AllocSites makes them
     "AllocSites$Widget": (100_000, 25_000),
     "AllocSites$Gadget": (70_000, 0),
@@ -33,10 +35,10 @@ def site_totals(report):
     return totals
 
 
-def exactness(classes):
+def exactness(classes, probe="n"):
     out = fresh_dir("sites-exact")
-    timed([java(), f"-agentpath:{AGENT}=heap=sites,cutoff=0,file={out}/sites.txt", "-cp", str(classes),
-           "AllocSites"])
+    timed([java(), f"-agentpath:{AGENT}=heap=sites,cutoff=0,alloc_probe={probe},file={out}/sites.txt", "-cp",
+           str(classes), "AllocSites"])
     totals = site_totals((out / "sites.txt").read_text())
     rows = []
     for cls, (alloc, live) in EXPECTED.items():
@@ -50,12 +52,16 @@ def overhead(classes):
     agent_dir = fresh_dir("sites-agent")
     configs = {
         "none": [],
-        "exact depth=4": [f"-agentpath:{AGENT}=heap=sites,depth=4,file={agent_dir}/exact.txt"],
+        "exact depth=4": [f"-agentpath:{AGENT}=heap=sites,depth=4,alloc_probe=n,file={agent_dir}/exact.txt"],
+        "probes depth=4": [f"-agentpath:{AGENT}=heap=sites,depth=4,alloc_probe=y,file={agent_dir}/probes.txt"],
         "sampled 512k": [f"-agentpath:{AGENT}=heap=sites,depth=4,alloc_interval=512k,file={agent_dir}/sampled.txt"],
         "JFR profile": [f"-XX:StartFlightRecording=settings=profile,filename={jfr_dir}/rec.jfr"],
     }
     workloads = {"javac java/util": javac_runs("sites"), "AllocSites 60": program_runs(classes, "AllocSites", 60),
                  "H2 4 threads": h2_runs()}
+    if PROBES_ONLY:
+        configs = {k: v for k, v in configs.items() if k in ("none", "exact depth=4", "probes depth=4")}
+        del workloads["AllocSites 60"]
     return common.overhead(workloads, configs, RUNS)
 
 
@@ -78,13 +84,17 @@ def main():
     classes = compile_java("java/programs/AllocSites.java", "java/bench/KeepMany.java")
     print("## heap=sites exactness (AllocSites: the program's own counts vs SITES, cutoff=0, JDK 17)")
     print(f"{'class':<22} {'alloc own':>10} {'SITES':>8} {'live own':>9} {'SITES':>8}")
-    for cls, alloc, got_alloc, live, got_live in exactness(classes):
-        print(f"{cls:<22} {alloc:>10} {got_alloc:>8} {live:>9} {got_live:>8}")
+    for probe in ("n", "y"):
+        print(f"alloc_probe={probe}")
+        for cls, alloc, got_alloc, live, got_live in exactness(classes, probe):
+            print(f"{cls:<22} {alloc:>10} {got_alloc:>8} {live:>9} {got_live:>8}")
     print()
-    base, exact, per_object = memory_per_object(classes)
-    print("## heap=sites memory (KeepMany: 2,000,000 live objects, -Xms2g, peak RSS)")
-    print(f"no agent {base / 1024:.0f} MiB, exact mode {exact / 1024:.0f} MiB: {per_object:.0f} bytes per tracked object")
-    print()
+    if not PROBES_ONLY:
+        base, exact, per_object = memory_per_object(classes)
+        print("## heap=sites memory (KeepMany: 2,000,000 live objects, -Xms2g, peak RSS)")
+        print(f"no agent {base / 1024:.0f} MiB, exact mode {exact / 1024:.0f} MiB: {per_object:.0f} bytes per tracked "
+              "object")
+        print()
     print_paired_table(f"## heap=sites overhead ({RUNS} interleaved rounds, JDK 17; ratio = median of the rounds' "
                        "ratios to no agent [95% bootstrap interval])", overhead(classes))
 

@@ -44,18 +44,18 @@ fn probe(out: &mut Vec<u8>, id: u16, method: u16) {
 }
 
 /// Where each old instruction lands.
-struct Layout {
+pub(crate) struct Layout {
     /// New offset of instruction i's first byte, its probe included (what branches to it target).
-    start: Vec<u32>,
+    pub(crate) start: Vec<u32>,
     /// New offset of instruction i's own opcode.
-    at: Vec<u32>,
+    pub(crate) at: Vec<u32>,
     /// Branches that no longer reach with 16 bits.
-    widened: Vec<bool>,
+    pub(crate) widened: Vec<bool>,
     /// End of the relocated original code, where the catch-all handler starts.
-    end: u32,
+    pub(crate) end: u32,
 }
 
-fn size(insn: &Insn, at: u32, widened: bool) -> u32 {
+pub(crate) fn size(insn: &Insn, at: u32, widened: bool) -> u32 {
     match &insn.kind {
         Kind::Branch(_) if widened => {
             if opcodes::is_conditional(insn.opcode) {
@@ -70,12 +70,12 @@ fn size(insn: &Insn, at: u32, widened: bool) -> u32 {
     }
 }
 
-struct Index {
+pub(crate) struct Index {
     of_offset: Vec<u32>,
 }
 
 impl Index {
-    fn new(insns: &[Insn], code_len: usize) -> Index {
+    pub(crate) fn new(insns: &[Insn], code_len: usize) -> Index {
         let mut of_offset = vec![u32::MAX; code_len + 1];
         for (i, insn) in insns.iter().enumerate() {
             of_offset[insn.offset as usize] = i as u32;
@@ -83,7 +83,7 @@ impl Index {
         Index { of_offset }
     }
 
-    fn get(&self, old: u32) -> Result<usize> {
+    pub(crate) fn get(&self, old: u32) -> Result<usize> {
         match self.of_offset.get(old as usize) {
             Some(&i) if i != u32::MAX => Ok(i as usize),
             _ => Err(ClassError::new(format!("offset {old} is not the start of an instruction"))),
@@ -150,7 +150,7 @@ fn super_call(insns: &[Insn], code: &[u8], pool: &ConstantPool) -> Result<Option
 /// Adds a frame (at old offsets) after every widened conditional branch that has none, inferred from the
 /// last frame before the branch. A frame right after an added one is then written in full: its compact
 /// form would be read relative to the added frame's locals rather than those of the frame it followed.
-fn add_frames_after_widened_conditionals(
+pub(crate) fn add_frames_after_widened_conditionals(
     code: &CodeAttribute,
     insns: &[Insn],
     index: &Index,

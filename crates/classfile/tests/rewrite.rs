@@ -477,3 +477,45 @@ fn native_and_abstract_methods_are_left_alone() {
     assert_eq!(r.skipped[0].1, "native");
     assert_eq!(r.bytes, bytes);
 }
+
+/// `alloc_probe=y`'s rewrite: `dup; invokestatic object(Object)V` after a `new`'s constructor call and after
+/// `newarray`/`anewarray`, `dup; sipush n; invokestatic arrays(Object, int)V` after `multianewarray`, and a
+/// branch back to the start still reaching it.
+#[test]
+fn alloc_probes_follow_each_constructor_call_and_array_allocation() {
+    let mut b = Builder::new();
+    let t = b.class("T");
+    let init = b.methodref(t, "<init>", "()V");
+    let grid = b.class("[[I");
+    let [t, init, grid] = [t, init, grid].map(|i| i.to_be_bytes());
+    #[rustfmt::skip]
+    let code = [
+        0xbb, t[0], t[1], 0x59, 0xb7, init[0], init[1], 0x57, // 0: new T; dup; invokespecial <init>; pop
+        0x05, 0xbc, 10, 0x57,                                 // 8: iconst_2; newarray int; pop
+        0x05, 0x06, 0xc5, grid[0], grid[1], 2, 0x57,          // 12: iconst_2; iconst_3; multianewarray [[I 2; pop
+        0x04, 0xbd, t[0], t[1], 0x57,                         // 19: iconst_1; anewarray T; pop
+        0xa7, 0xff, 0xe8, 0xb1,                               // 24: goto 0; 27: return
+    ];
+    let bytes = b.build(52, "m", &code, &[], &[]);
+    let probes = classfile::AllocProbes { class: "java/lang/HprofAllocs", object: "object", arrays: "arrays" };
+    let r = classfile::instrument_allocations(&bytes, &probes).expect("instrument");
+    assert_eq!((r.probes, r.skipped.len()), (4, 0), "{:?}", r.skipped);
+    let (class, c) = code_of(&r.bytes);
+    let insns = opcodes::decode(&c.code).unwrap();
+    let calls: Vec<(u32, String)> = insns
+        .iter()
+        .filter(|i| i.opcode == opcodes::INVOKESTATIC)
+        .map(|i| {
+            let at = i.offset as usize;
+            (i.offset, class.pool.member_ref(u16::from_be_bytes([c.code[at + 1], c.code[at + 2]])).unwrap().1)
+        })
+        .collect();
+    let expected = [(8, "object"), (16, "object"), (30, "arrays"), (39, "object")];
+    assert_eq!(calls, expected.map(|(o, n)| (o, n.to_string())));
+    for (at, _) in expected {
+        assert_eq!(c.code[at as usize - if at == 30 { 4 } else { 1 }], 0x59, "dup before the call at {at}");
+    }
+    let goto = insns.iter().find(|i| i.opcode == opcodes::GOTO).unwrap();
+    assert_eq!((goto.offset, goto.kind.clone()), (43, Kind::Branch(0)));
+    assert_eq!(c.max_stack, 4 + 2);
+}

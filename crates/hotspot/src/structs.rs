@@ -5,7 +5,7 @@
 //! `…ArrayStride`), so this reads them without assuming any JDK's struct layout.
 
 use rustc_hash::FxHashMap;
-use std::ffi::{CStr, c_char, c_void};
+use std::ffi::{CStr, CString, c_char, c_void};
 use std::sync::OnceLock;
 
 /// Where a field is: an offset inside its object, or the address of a static.
@@ -273,6 +273,24 @@ impl VmStructs {
         // SAFETY: an address from HotSpot's exported structure tables, in libjvm's static data (alive as long
         // as the process), at an offset the tables themselves give.
         Ok((unsafe { *(at as *const u8) } != 0) == value)
+    }
+
+    /// Adds `items` (comma-separated) to a string-list flag such as `DisableIntrinsic`, as a second
+    /// `-XX:DisableIntrinsic=…` would; returns the list now in force. Only before the JVM first reads the
+    /// flag (in Agent_OnLoad for the compilers' flags). The new value is leaked: the JVM keeps pointing at it.
+    pub fn append_to_list_flag(&self, name: &str, items: &str) -> Result<String, String> {
+        let (_, at) = self.flag(name)?;
+        // SAFETY: the address of a string flag's `const char*` in libjvm's data, found through its JVMFlag entry;
+        // the string it points to (if any) is NUL-terminated and lives as long as the process.
+        let old = unsafe {
+            let p = *(at as *const *const std::ffi::c_char);
+            if p.is_null() { String::new() } else { CStr::from_ptr(p).to_string_lossy().into_owned() }
+        };
+        let new = if old.trim().is_empty() { items.to_string() } else { format!("{old},{items}") };
+        let leaked: &'static CStr = Box::leak(CString::new(new.clone()).map_err(|e| e.to_string())?.into_boxed_c_str());
+        // SAFETY: as above; an aligned pointer-sized store of a pointer to a string that is never freed.
+        unsafe { std::ptr::write_volatile(at as *mut *const std::ffi::c_char, leaked.as_ptr()) };
+        Ok(new)
     }
 
     /// An integer constant, e.g. `"frame::entry_frame_call_wrapper_offset"`.

@@ -41,6 +41,8 @@ cstack=y|n               native frames (JNI, libc, the JVM's GC and compiler) on
                          collapsed=, otlp= and pyroscope=, not in TRACEs; y = in TRACEs too
 alloc_interval=<bytes>   heap=sites samples allocations every ~<bytes> (e.g. 512k)        off
                          and reports estimates; off = every allocation counted exactly
+alloc_probe=y|n          heap=sites counts by probes in the bytecode (cheaper) instead     n
+                         of the JVM's allocation event
 threads=<glob>           cpu=samples/wall: sample only threads whose name matches         all
                          (* any run, ? one character), e.g. threads=worker-*
 include=<pat;pat>        keep only stacks with a frame (Class.method) matching a pattern   all

@@ -73,6 +73,9 @@ pub struct Options {
     pub cstack: Option<bool>,
     /// `alloc_interval=` in bytes: sample allocations instead of counting every one.
     pub alloc_interval: Option<u32>,
+    /// `alloc_probe=y`: exact heap=sites counts from probes inserted into bytecode after each allocation,
+    /// instead of the JVM's SampledObjectAlloc event at interval 0.
+    pub alloc_probe: bool,
     /// `duration=` in seconds: the session ends after it (reports written, sampling stopped; the JVM runs on).
     pub duration_s: Option<u32>,
     /// Continuous profiles: `otlp=`, `pyroscope=` and their settings (see docs/continuous.md).
@@ -148,6 +151,7 @@ impl Default for Options {
             flamegraph: None,
             cstack: None,
             alloc_interval: None,
+            alloc_probe: false,
             duration_s: None,
             continuous: Continuous::default(),
             threads: None,
@@ -192,6 +196,7 @@ impl Options {
         let mut format_given = false;
         let mut interval_given = false;
         let mut sampler_given = false;
+        let mut alloc_probe_given = false;
         let input = input.unwrap_or("").trim();
         for item in input.split(',').filter(|s| !s.is_empty()) {
             let (name, value) = match item.split_once('=') {
@@ -297,6 +302,10 @@ impl Options {
                     o.flamegraph = Some(f);
                 }
                 "alloc_interval" => o.alloc_interval = Some(byte_size(name, value)?),
+                "alloc_probe" => {
+                    alloc_probe_given = true;
+                    o.alloc_probe = yes_no(name, value)?;
+                }
                 "duration" => o.duration_s = Some(number(name, value, 1, 31_536_000)?),
                 "otlp" => o.continuous.otlp = Some(if value == "env" { value.to_owned() } else { url(name, value)? }),
                 "pyroscope" => o.continuous.pyroscope = Some(url(name, value)?),
@@ -341,6 +350,9 @@ impl Options {
         if !heap_given && o.cpu.is_none() && !o.monitor {
             o.heap_dump = true;
             o.alloc_sites = true;
+        }
+        if !alloc_probe_given && o.alloc_sites && o.alloc_interval.is_none() {
+            o.alloc_probe = default_alloc_probe();
         }
         o.check_combinations()?;
         Ok(Parsed::Run(Box::new(o)))
@@ -391,6 +403,11 @@ impl Options {
         }
         if self.alloc_interval.is_some() && !self.alloc_sites {
             return Err(OptionError("option alloc_interval= needs heap=sites or heap=all".into()));
+        }
+        if self.alloc_probe && (!self.alloc_sites || self.alloc_interval.is_some()) {
+            return Err(OptionError(
+                "option alloc_probe=y needs heap=sites or heap=all without alloc_interval=".into(),
+            ));
         }
         if self.cstack == Some(true) && self.sampler == SamplerKind::Wall {
             // Native frames are unwound in the SIGPROF handler of a CPU sample; a wall sample is a stack the
@@ -574,6 +591,12 @@ fn millis(name: &str, value: &str, min: u32, max: u32) -> Result<u32, OptionErro
     }
 }
 
+/// heap=sites' way of counting when `alloc_probe=` is not given: `HPROF_ALLOC_PROBE=y|n` decides (so that
+/// the test suite and the benchmarks can run either way unchanged), else the JVM's event.
+fn default_alloc_probe() -> bool {
+    matches!(std::env::var("HPROF_ALLOC_PROBE").as_deref(), Ok("y" | "1"))
+}
+
 fn parse_net(value: &str) -> Result<(String, u16), OptionError> {
     let allowed = "<host>:<port>, e.g. localhost:9000";
     let (host, port) = value.rsplit_once(':').ok_or_else(|| bad("net", value, allowed))?;
@@ -671,6 +694,8 @@ mod tests {
         assert!(err("thread=maybe").contains("y or n"));
         assert!(err("depth").contains("needs a value"));
         assert!(err("heap=dump,alloc_interval=0").contains("alloc_interval"));
+        assert!(run("heap=sites,alloc_probe=y").alloc_probe);
+        assert!(err("heap=sites,alloc_interval=1k,alloc_probe=y").contains("alloc_probe"));
         assert!(err("flamegraph=x.png,cpu=samples").contains(".html or .svg"));
         assert!(err("cpu=samples,clock=wall").contains("perf or posix"));
         assert!(err("cpu=samples,otlp=collector:4318").contains("otlp=collector:4318"));

@@ -279,3 +279,60 @@ fn assert_threads_recorded(text: &str) {
     let ended = text.matches("THREAD END").count();
     assert!(started >= 2000 && ended >= 2000 && started - ended < 50, "{started} started, {ended} ended");
 }
+
+/// `alloc_probe=y`: the counts come from probes inserted after each allocating bytecode (and VMObjectAlloc
+/// for the VM's own), not from the JVM's allocation event — and stay exact: AllocSites as in the test above,
+/// and AllocPaths' multianewarray inner arrays and hot clone / Array.newInstance / Arrays.copyOf, which the
+/// JIT allocates inline (the agent turns those intrinsics off; with them on, compiled code's went uncounted).
+#[test]
+fn bytecode_probes_count_every_allocation_path_exactly_on_every_jdk() {
+    for jdk in all_jdks() {
+        let what = format!("JDK {} alloc_probe=y", jdk.version);
+        let dir = scratch("sites-probe");
+        let run = Java::new(&jdk, dir.path())
+            .agentpath("heap=sites,cutoff=0,alloc_probe=y,file=sites.txt")
+            .env("HPROF_ALLOC_STATS", "1")
+            .class("AllocSites")
+            .run();
+        run.assert_success().assert_no_crash_log();
+        let inserted: u64 = run
+            .stderr
+            .split("alloc probes: ")
+            .nth(1)
+            .and_then(|s| s.split_whitespace().next())
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("{what}: no probe count:\n{}", run.stderr));
+        assert!(inserted > 1_000, "{what}: only {inserted} probes inserted");
+        let text = run.read("sites.txt");
+        let (_, rows) = last_sites(&text);
+        let classes = per_class(&rows);
+        assert_eq!(classes["AllocSites$Widget"], (25_000, 100_000), "{what}: Widgets (live, allocated)");
+        assert_eq!(classes["AllocSites$Gadget"], (0, 70_000), "{what}: Gadgets (live, allocated)");
+        assert_eq!(classes["AllocSites$Reflected"], (500, 500), "{what}: Reflected (live, allocated)");
+        let longs: Vec<&SiteRow> = rows.iter().filter(|r| r.class == "long[]" && r.alloc_objs == 1_000).collect();
+        assert_eq!(longs.len(), 1, "{what}: one site made the 1,000 long[333]");
+        assert_eq!(longs[0].alloc_bytes, 1_000 * 2_680, "{what}: long[333] bytes");
+        // The probe's own frame is not part of the trace.
+        let widget = rows.iter().find(|r| r.class == "AllocSites$Widget").unwrap();
+        let top = &traces(&text)[&widget.trace].frames;
+        assert!(top[0].starts_with("AllocSites.makeWidget(AllocSites.java:"), "{what}: trace {top:?}");
+        assert!(top[1].starts_with("AllocSites.main(AllocSites.java:"), "{what}: trace {top:?}");
+
+        let run = Java::new(&jdk, dir.path())
+            .agentpath("heap=sites,cutoff=0,alloc_probe=y,file=paths.txt")
+            .class("AllocPaths")
+            .run();
+        run.assert_success().assert_no_crash_log();
+        let (_, rows) = last_sites(&run.read("paths.txt"));
+        let classes = per_class(&rows);
+        for (class, allocated) in [
+            ("AllocPaths$Grid[][]", 1_000),
+            ("AllocPaths$Grid[]", 3_000),
+            ("AllocPaths$Sheep", 200_001),
+            ("AllocPaths$Slot[]", 200_000),
+            ("AllocPaths$Copy[]", 200_001),
+        ] {
+            assert_eq!(classes.get(class).map(|c| c.1), Some(allocated), "{what}: {class} allocated");
+        }
+    }
+}

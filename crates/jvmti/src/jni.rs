@@ -316,6 +316,14 @@ impl Jni {
         Ok(array)
     }
 
+    /// Element `index` of an object array (a local reference; null for a null element).
+    pub fn object_array_element(self, array: sys::jobjectArray, index: i32) -> JniResult<sys::jobject> {
+        // SAFETY: JNI GetObjectArrayElement through this thread's env (see `Jni`), with the caller's references.
+        let element = unsafe { jni_fn!(self, GetObjectArrayElement)(self.0, array, index) };
+        self.check("GetObjectArrayElement")?;
+        Ok(element)
+    }
+
     /// The whole of a `long[]` (`array` must be one), copied out.
     pub fn long_array(self, array: sys::jlongArray) -> JniResult<Vec<i64>> {
         let len = self.array_length(array).max(0);

@@ -51,6 +51,9 @@ pub fn build(options: &Options) -> Result<Vec<Registered>, String> {
     }
     if options.alloc_sites {
         let sites: &'static alloc_sites::AllocSites = Box::leak(Box::new(alloc_sites::AllocSites::new(options)));
+        if options.alloc_probe {
+            alloc_sites::probe::install(sites);
+        }
         capabilities.push(Registered::of(sites));
         windows.push(Box::new(continuous::Alloc(sites)));
     }

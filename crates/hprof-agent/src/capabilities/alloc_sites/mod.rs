@@ -4,6 +4,8 @@
 //!   SampledObjectAlloc, including those the interpreter and compiled code make inline — which HPROF's
 //!   VMObjectAlloc-only design missed. VMObjectAlloc adds what the VM allocates itself and the sampler did
 //!   not report (`liveness` remembers each thread's last sampled objects to tell).
+//! - Probe mode (`alloc_probe=y`, exact): probes inserted into the bytecode after every allocation call
+//!   the agent (`probe`) instead of the JVM's event; VMObjectAlloc as in exact mode.
 //! - Sampled mode (`alloc_interval=`): the JVM samples every N bytes on average and each sample is weighted
 //!   into an unbiased estimate (`weight`).
 //!
@@ -14,6 +16,7 @@
 
 mod liveness;
 mod per_thread;
+pub mod probe;
 use jvmti::sampler_priming as priming;
 mod report;
 mod site_finder;
@@ -53,6 +56,8 @@ struct Ask {
 
 pub struct AllocSites {
     weighting: Weighting,
+    /// `alloc_probe=y`: bytecode probes count the allocations, not SampledObjectAlloc.
+    probes: bool,
     sites: Arc<SiteTable>,
     finder: SiteFinder,
     liveness: Arc<Liveness>,
@@ -67,6 +72,7 @@ impl AllocSites {
     pub fn new(options: &Options) -> AllocSites {
         AllocSites {
             weighting: Weighting::for_interval(options.alloc_interval),
+            probes: options.alloc_probe,
             sites: Arc::default(),
             finder: SiteFinder::default(),
             liveness: Arc::default(),
@@ -77,10 +83,20 @@ impl AllocSites {
     }
 
     fn record(&self, ctx: &Context, jni: Jni, allocation: Allocation) {
-        let Allocation { thread, object, class, size, sampled } = allocation;
-        if priming::consume_priming_sample() {
+        if allocation.sampled && allocation.skip == 0 && priming::consume_priming_sample() {
             return;
         }
+        self.count(ctx, jni, allocation)
+    }
+
+    /// An allocation a bytecode probe reports (`probe`), from inside the probe's native method.
+    pub(crate) fn record_probed(&self, ctx: &Context, jni: Jni, object: sys::jobject, class: sys::jclass, size: i64) {
+        let thread = std::ptr::null_mut();
+        self.count(ctx, jni, Allocation { thread, object, class, size, sampled: true, skip: 1 })
+    }
+
+    fn count(&self, ctx: &Context, jni: Jni, allocation: Allocation) {
+        let Allocation { thread, object, class, size, sampled, skip } = allocation;
         let _cost = AgentWork::begin(agent_work::TRACKING_ALLOCATIONS);
         if !self.tracking.load(Ordering::Relaxed) || class.is_null() || object.is_null() {
             return;
@@ -92,11 +108,14 @@ impl AllocSites {
                 return;
             }
             let Some(site) =
-                self.finder.site_of(SiteQuery { ctx, sites: &self.sites, jni, thread }, t.as_deref_mut(), class)
+                self.finder.site_of(SiteQuery { ctx, sites: &self.sites, jni, thread, skip }, t.as_deref_mut(), class)
             else {
                 self.sites.record_dropped();
                 return;
             };
+            if skip > 0 && probe::stop_at() == probe::Stop::Site {
+                return;
+            }
             let w = self.weighting.of(size::bytes(words));
             self.liveness.track(t.map(|t| &mut t.records), jni, object, &self.sites, site, w, words, sampled);
         };
@@ -155,6 +174,9 @@ impl AllocSites {
                     self.finder.summary()
                 ),
             );
+            if let Some(line) = probe::summary() {
+                log::verbose(true, &format!("heap=sites: {line}"));
+            }
         }
         collect
     }
@@ -192,7 +214,10 @@ impl AllocSites {
     }
 
     fn alloc_events(&self) -> Vec<Event> {
-        if self.weighting.is_exact() {
+        if self.probes {
+            // The probes count what bytecode allocates; the VM's own allocations come as before.
+            vec![Event::VmObjectAlloc]
+        } else if self.weighting.is_exact() {
             vec![Event::SampledObjectAlloc, Event::VmObjectAlloc]
         } else {
             // The sampler covers the VM's own allocations statistically; counting them all would bias.
@@ -201,7 +226,8 @@ impl AllocSites {
     }
 }
 
-/// An allocation event's arguments, and whether the heap sampler saw the object.
+/// An allocation event's arguments, whether the heap sampler (or a bytecode probe) saw the object, and
+/// the frames on top of the stack that are not the allocation's (a probe's own).
 #[derive(Debug, Clone, Copy)]
 struct Allocation {
     thread: sys::jthread,
@@ -209,6 +235,7 @@ struct Allocation {
     class: sys::jclass,
     size: i64,
     sampled: bool,
+    skip: usize,
 }
 
 /// SampledObjectAlloc and VMObjectAlloc pass the same arguments; the one difference for us is whether the
@@ -217,7 +244,7 @@ macro_rules! allocation_event {
     ($event:ident($args:ident), sampled: $sampled:literal) => {
         fn $event(&self, ctx: &Context, _: Jvmti, args: $args) {
             let $args { jni, thread, object, class, size } = args;
-            self.record(ctx, jni, Allocation { thread, object, class, size, sampled: $sampled });
+            self.record(ctx, jni, Allocation { thread, object, class, size, sampled: $sampled, skip: 0 });
         }
     };
 }
@@ -246,7 +273,46 @@ impl Capability for AllocSites {
         events.into_iter().map(Event::on).collect()
     }
 
+    fn jvmti_capabilities(&self) -> Vec<jvmti::CapabilityFlag> {
+        if self.probes {
+            vec![jvmti::CapabilityFlag::CanRetransformClasses, jvmti::CapabilityFlag::CanRetransformAnyClass]
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn rewrites_classes(&self) -> bool {
+        self.probes
+    }
+
+    fn on_class_file_load(
+        &self,
+        _ctx: &Context,
+        _jni: Option<Jni>,
+        _class_being_redefined: sys::jclass,
+        _loader: sys::jobject,
+        name: Option<&std::ffi::CStr>,
+        data: &[u8],
+    ) -> Option<Vec<u8>> {
+        probe::rewrite(name, data)
+    }
+
     fn on_load(&self, ctx: &Context) -> Result<(), String> {
+        if self.probes {
+            if ctx.load_kind() == crate::context::LoadKind::Attach {
+                // The compilers read the intrinsics' list once, long before an attach.
+                log::warning(
+                    "heap=sites: alloc_probe=y in a running JVM: clone, Arrays.copyOf and Array.newInstance in code \
+                     the JIT compiled already go uncounted; start the JVM with the agent for exact counts",
+                );
+            } else if let Err(e) = probe::disable_allocating_intrinsics() {
+                log::warning(&format!(
+                    "heap=sites: alloc_probe: cannot keep the JIT's allocating intrinsics off ({e}); clone, \
+                     Arrays.copyOf and Array.newInstance in compiled code go uncounted"
+                ));
+            }
+            return Ok(());
+        }
         let interval = match self.weighting {
             Weighting::Exact => 0,
             Weighting::Sampled { interval } => interval as i32,
@@ -258,7 +324,14 @@ impl Capability for AllocSites {
 
     /// VMInit runs on the main thread, the one whose sample point predates our interval.
     fn on_vm_init(&self, ctx: &Context, jni: Jni) {
-        if !priming::prime_current_thread(jni) {
+        if self.probes {
+            match probe::define_and_link(jni) {
+                Ok(()) => probe::retransform_loaded(ctx, jni),
+                Err(e) => {
+                    log::error(&format!("heap=sites: alloc_probe: {e}; only the VM's own allocations are counted"))
+                }
+            }
+        } else if !priming::prime_current_thread(jni) {
             log::verbose(ctx.options.verbose, "heap=sites: could not reset the main thread's sampler");
         }
         self.finder.init(ctx, jni);

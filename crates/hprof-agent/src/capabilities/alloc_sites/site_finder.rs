@@ -84,7 +84,7 @@ impl SiteFinder {
     /// for an allocation made while another is recorded); `None` when the class cannot be registered or
     /// the site table is full.
     pub fn site_of(&self, q: SiteQuery<'_>, t: Option<&mut AllocThread>, class: sys::jclass) -> Option<u32> {
-        let SiteQuery { ctx, jni, .. } = q;
+        let SiteQuery { ctx, jni, skip, .. } = q;
         let depth = ctx.depth();
         let class_serial = || ctx.class_record(class).map(|c| c.serial);
         // With thread=y a trace names its thread, and virtual threads share their carrier's cache: no cache.
@@ -93,10 +93,12 @@ impl SiteFinder {
         };
         let mut key_buf = [0u64; 1 + 2 * INLINE_KEY_DEPTH];
         let mut key_heap = Vec::new();
-        let key: &mut [u64] = if depth <= INLINE_KEY_DEPTH {
-            &mut key_buf[..1 + 2 * depth]
+        // The key names the skipped frames too (a probe's own frame): they are the same for every stack.
+        let walk_depth = depth + skip;
+        let key: &mut [u64] = if walk_depth <= INLINE_KEY_DEPTH {
+            &mut key_buf[..1 + 2 * walk_depth]
         } else {
-            key_heap.resize(1 + 2 * depth, 0);
+            key_heap.resize(1 + 2 * walk_depth, 0);
             &mut key_heap
         };
         if let Some(walker) = self.walker.get().and_then(Option::as_ref) {
@@ -105,7 +107,7 @@ impl SiteFinder {
             let walked = match t.walker() {
                 // SAFETY: `site_of` runs in the allocation event on the allocating thread, in native code inside a JVMTI
                 // callback; `w` is that thread's own WalkerThread (kept in its AllocThread) and `jni` its JNIEnv.
-                Some(w) => unsafe { walker.walk(w, jni.raw() as *const _, epoch, depth, &mut key[1..]) },
+                Some(w) => unsafe { walker.walk(w, jni.raw() as *const _, epoch, walk_depth, &mut key[1..]) },
                 None => Err(WalkError::NoStackBounds),
             };
             match walked {
@@ -150,7 +152,7 @@ impl SiteFinder {
     /// GetStackTrace, then the trace and site tables.
     fn site_from_jvmti(&self, q: SiteQuery<'_>, class_serial: u32, depth: usize) -> Option<u32> {
         let mut stack = JvmtiStack::new(depth);
-        intern_site(q, class_serial, stack.take(q.ctx))
+        intern_site(q, class_serial, stack.take(q.ctx, q.skip))
     }
 
     /// Without the walker: GetStackTrace on every allocation, its frames the cache key, so that at least
@@ -165,7 +167,7 @@ impl SiteFinder {
         key: &mut [u64],
     ) -> Option<u32> {
         let mut stack = JvmtiStack::new(depth);
-        let taken = stack.take(q.ctx);
+        let taken = stack.take(q.ctx, q.skip);
         let frames = taken.unwrap_or(&[]);
         key[0] = (class_serial as u64) << 3
             | KEY_CLASS_SERIAL
@@ -245,15 +247,15 @@ impl JvmtiStack {
         JvmtiStack { inline: [MaybeUninit::uninit(); INLINE_DEPTH], heap, depth }
     }
 
-    /// The current thread's top `depth` frames; `None` when JVMTI cannot take them (a thread still
-    /// starting, say).
-    fn take(&mut self, ctx: &Context) -> Option<&[sys::jvmtiFrameInfo]> {
+    /// The current thread's top `depth` frames below the `skip` topmost; `None` when JVMTI cannot take them
+    /// (a thread still starting, say).
+    fn take(&mut self, ctx: &Context, skip: usize) -> Option<&[sys::jvmtiFrameInfo]> {
         if self.depth == 0 {
             // No frames asked for: skip GetStackTrace's fixed cost.
             return Some(&[]);
         }
         let buf = if self.depth <= INLINE_DEPTH { &mut self.inline[..self.depth] } else { &mut self.heap[..] };
-        ctx.jvmti.stack_trace_into(std::ptr::null_mut(), 0, buf).ok()
+        ctx.jvmti.stack_trace_into(std::ptr::null_mut(), skip as i32, buf).ok()
     }
 }
 
@@ -265,11 +267,13 @@ pub struct SiteQuery<'a> {
     pub sites: &'a SiteTable,
     pub jni: Jni,
     pub thread: sys::jthread,
+    /// Frames on top that are not the allocation's: 1 for a bytecode probe's own frame.
+    pub skip: usize,
 }
 
 /// The site of `class_serial` at the trace JVMTI took (HPROF's "no trace" serial if it took none).
 fn intern_site(q: SiteQuery<'_>, class_serial: u32, taken: Option<&[sys::jvmtiFrameInfo]>) -> Option<u32> {
-    let SiteQuery { ctx, sites, jni, thread } = q;
+    let SiteQuery { ctx, sites, jni, thread, .. } = q;
     let trace_serial = match taken {
         None => serial_base::TRACE,
         Some(frames) => {

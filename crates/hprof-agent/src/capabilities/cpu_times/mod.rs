@@ -189,9 +189,21 @@ fn install_probes(jni: Jni, s: &Shared) -> Result<(), String> {
     linked.map_err(|e| format!("cannot bind {}'s natives: {e}", probe_class::CLASS_NAME))
 }
 
-/// Gives probes to the classes loaded before the hook was live, a batch at a time; a batch the JVM refuses
-/// is retried class by class so that one class cannot keep the others out.
+/// Gives probes to the classes loaded before the hook was live.
 fn retransform_loaded(ctx: &Context, jni: Jni, s: &Shared) {
+    retransform_loaded_classes(ctx, jni, &mut |name, e| {
+        note(s, format!("class {name}: the JVM refused to retransform it ({e})"));
+    });
+}
+
+/// Makes the agent's natives for boot classes findable after an attach (alloc_probe's too).
+pub(crate) fn load_agent_into_boot_loader(jni: Jni) -> Result<(), String> {
+    boot_natives::load_into_boot_loader(jni)
+}
+
+/// Retransforms every modifiable loaded class, a batch at a time; a batch the JVM refuses is retried class
+/// by class so that one class cannot keep the others out (`refused` hears of each such class).
+pub(crate) fn retransform_loaded_classes(ctx: &Context, jni: Jni, refused: &mut dyn FnMut(&str, String)) {
     let Ok(classes) = ctx.jvmti.loaded_classes() else { return };
     let mut modifiable = Vec::new();
     for c in classes {
@@ -206,7 +218,7 @@ fn retransform_loaded(ctx: &Context, jni: Jni, s: &Shared) {
             for &c in batch {
                 if let Err(e) = ctx.jvmti.retransform_classes(&[c]) {
                     let name = ctx.jvmti.class_signature(c).unwrap_or_default();
-                    note(s, format!("class {name}: the JVM refused to retransform it ({e})"));
+                    refused(&name, e.to_string());
                 }
             }
         }
