@@ -1,5 +1,6 @@
 //! Arrays written from many threads at once, then handed on as plain values.
 
+use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, AtomicU64};
 
 /// A vector of atomics as the plain values, without copying.
@@ -17,11 +18,20 @@ pub(crate) fn into_plain_u64(v: Vec<AtomicU64>) -> Vec<u64> {
 }
 
 pub(crate) fn atomic_u32s(n: usize, value: u32) -> Vec<AtomicU32> {
-    (0..n).map(|_| AtomicU32::new(value)).collect()
+    (0..n).into_par_iter().with_min_len(1 << 16).map(|_| AtomicU32::new(value)).collect()
 }
 
 pub(crate) fn atomic_u64s(n: usize, value: u64) -> Vec<AtomicU64> {
-    (0..n).map(|_| AtomicU64::new(value)).collect()
+    (0..n).into_par_iter().with_min_len(1 << 16).map(|_| AtomicU64::new(value)).collect()
+}
+
+/// `n` atomics of `value` in `v`'s memory, grown if need be (see `Spilled::read_into`).
+pub(crate) fn atomic_u32s_in(mut v: Vec<u32>, n: usize, value: u32) -> Vec<AtomicU32> {
+    v.truncate(n);
+    v.reserve_exact(n - v.len());
+    v.par_iter_mut().with_min_len(1 << 16).for_each(|x| *x = value);
+    v.resize(n, value);
+    from_plain_u32(v)
 }
 
 /// Plain values as a vector of atomics, without copying.

@@ -4,7 +4,7 @@
 //! by DFS preorder; the depth-first search and the path compression use explicit stacks, so a million-long
 //! linked list neither recurses nor allocates per object.
 
-use crate::atomic_arrays::{atomic_u32s, atomic_u64s, from_plain_u32, into_plain_u32, into_plain_u64};
+use crate::atomic_arrays::{atomic_u32s, atomic_u32s_in, atomic_u64s, from_plain_u32, into_plain_u32, into_plain_u64};
 use crate::heap::HeapGraph;
 use crate::spill::Spilled;
 use crate::{Error, Progress};
@@ -71,7 +71,7 @@ impl DominatorTree {
         progress: &dyn Progress,
     ) -> Result<DominatorTree, Error> {
         let p = Self::search(g, g.len(), None, unreachable, progress)?;
-        Self::solve(g.len(), p, g, false, progress)
+        Ok(Self::solve(g.len(), p, g, false, progress)?.0)
     }
 
     /// Like [`DominatorTree::compute`], for when only the tree is wanted, in less memory: the graph's
@@ -88,9 +88,16 @@ impl DominatorTree {
         let mut edges = std::mem::take(&mut g.out_edges);
         let p = Self::search(g, n, Some(&mut edges), unreachable, progress)?;
         g.out_start = Vec::new();
-        let t = Self::solve(n, p, &parked, true, progress);
-        parked.restore(g)?;
-        t
+        match Self::solve(n, p, &parked, true, progress) {
+            Ok((t, spare)) => {
+                parked.restore(g, spare)?;
+                Ok(t)
+            }
+            Err(e) => {
+                parked.restore(g, Vec::new())?;
+                Err(e)
+            }
+        }
     }
 
     /// Depth-first search from the super-root, and predecessor lists in preorder space. With `owned`
@@ -106,7 +113,9 @@ impl DominatorTree {
         let out_start = &g.out_start;
         progress.start("dominators", 4);
         // Preorder numbers: 0 is the super-root, node v gets pre[v] in 1..=reached.
-        let mut pre = vec![NONE; n];
+        // (Room for m + 1 entries: its memory becomes the predecessor counts in low-memory mode.)
+        let mut pre = Vec::with_capacity(n + 2);
+        pre.resize(n, NONE);
         let mut vertex: Vec<u32> = Vec::with_capacity(n + 1);
         let mut parent: Vec<u32> = Vec::with_capacity(n + 1);
         vertex.push(NONE);
@@ -180,9 +189,10 @@ impl DominatorTree {
         let root_pres: Vec<u32> =
             g.roots.iter().map(|r| r.node).chain(extra_roots.iter().copied()).map(|r| pre[r as usize]).collect();
         // Either renumber the (owned) references in place and drop the map now, or map them as we go.
+        let mut spare = Vec::new();
         if let Some(edges) = owned.as_deref_mut() {
             edges.par_iter_mut().with_min_len(1 << 16).for_each(|e| *e = pre[*e as usize]);
-            pre = Vec::new();
+            spare = std::mem::take(&mut pre);
         }
         let edges: &[u32] = match &owned {
             Some(v) => v,
@@ -193,7 +203,7 @@ impl DominatorTree {
         // Predecessors in preorder space, as CSR, counted and filled in parallel. Root edges count as
         // predecessor 0. A list's order depends on the threads, which nothing reads: a semi-dominator
         // is the minimum over the list.
-        let counts = atomic_u32s(m + 1, 0);
+        let counts = atomic_u32s_in(spare, m + 1, 0);
         for &r in &root_pres {
             counts[r as usize + 1].fetch_add(1, Relaxed);
         }
@@ -249,16 +259,23 @@ impl DominatorTree {
         nodes: &dyn NodeArrays,
         low_memory: bool,
         progress: &dyn Progress,
-    ) -> Result<DominatorTree, Error> {
+    ) -> Result<(DominatorTree, Vec<Vec<u32>>), Error> {
         let io = |e: std::io::Error| Error::Io(format!("temporary file: {e}"));
         let Search { vertex, parent, parked_parent, pred_start, preds, reachable, extra_roots } = s;
         let m = vertex.len();
-        // The preorder → node map is not used until the idoms are known: park it.
-        let (mut vertex, parked_vertex) =
-            if low_memory { (Vec::new(), Some(Spilled::park(vertex).map_err(io)?)) } else { (vertex, None) };
+        // In low-memory mode, arrays done with lend their memory to the next ones (memory the kernel need
+        // not hand out and zero again): the preorder → node map is not used until the idoms are known, so
+        // it is parked and its memory holds the semi-dominators.
+        let (mut vertex, parked_vertex, mut semi) = if low_memory {
+            let parked = Spilled::copy(&vertex).map_err(io)?;
+            let mut semi = vertex;
+            semi.par_iter_mut().enumerate().with_min_len(1 << 16).for_each(|(i, x)| *x = i as u32);
+            (Vec::new(), Some(parked), semi)
+        } else {
+            (vertex, None, (0..m as u32).collect())
+        };
 
         // Semi-dominators, in reverse preorder, with eval/link over a path-compressed forest.
-        let mut semi: Vec<u32> = (0..m as u32).collect();
         let mut label: Vec<u32> = (0..m as u32).collect();
         // The forest's links are the DFS parents (read back from disk in low-memory mode, where the parent
         // array itself stays there until the idoms need it).
@@ -278,14 +295,15 @@ impl DominatorTree {
             semi[w] = s;
         }
         crate::mem_trace("semi");
-        drop(ancestor);
         let parent = match parked_parent {
-            Some(p) => p.read().map_err(io)?,
-            None => parent,
+            Some(p) => p.read_into(ancestor).map_err(io)?,
+            None => {
+                drop(ancestor);
+                parent
+            }
         };
-        drop(label);
         drop(preds);
-        drop(pred_start);
+        let (mut spare_a, spare_b) = if low_memory { (label, pred_start) } else { (Vec::new(), Vec::new()) };
         // Immediate dominators: walk up the DFS tree from the parent to the first vertex at or above semi.
         let mut idom_pre = parent;
         for w in 1..m {
@@ -295,18 +313,18 @@ impl DominatorTree {
             }
             idom_pre[w] = d;
         }
-        drop(semi);
         crate::mem_trace("idom");
         progress.set(3);
-        if let Some(p) = parked_vertex {
-            vertex = p.read().map_err(io)?;
+        match parked_vertex {
+            Some(p) => vertex = p.read_into(semi).map_err(io)?,
+            None => drop(semi),
         }
 
         // Retained sizes in preorder space: children before parents in reverse preorder.
         let mut ret_pre = vec![0u64; m];
         let mut reachable_bytes = 0u64;
         let mut all_bytes = 0u64;
-        nodes.with_shallow(&mut |shallow| {
+        nodes.with_shallow(&mut spare_a, &mut |shallow| {
             ret_pre[1..].par_iter_mut().zip(&vertex[1..]).with_min_len(1 << 14).for_each(|(r, &v)| {
                 *r = shallow[v as usize] as u64;
             });
@@ -326,13 +344,13 @@ impl DominatorTree {
 
         // The dominator tree as children lists in preorder space (the idoms are read back from it).
         crate::mem_trace("retained");
-        let (cs, ch) = csr((0..m).skip(1).map(|w| (idom_pre[w] as usize, w as u32)), m, m - 1);
-        drop(idom_pre);
+        let (cs, ch) = csr((0..m).skip(1).map(|w| (idom_pre[w] as usize, w as u32)), m, m - 1, spare_b, spare_a);
+        let mut spare_c = if low_memory { idom_pre } else { Vec::new() };
 
         // Retained size per class: the union of what the class's instances retain, each object once even
         // when an instance dominates another of its class. Entering a node adds, leaving removes.
         let mut class_retained = vec![0u64; nodes.class_count()];
-        nodes.with_class_of(&mut |class_of| {
+        nodes.with_class_of(&mut spare_c, &mut |class_of| {
             let mut active = vec![0u32; class_retained.len()];
             let mut stack: Vec<(u32, u32)> = vec![(0, cs[0])];
             while let Some(top) = stack.last_mut() {
@@ -357,7 +375,7 @@ impl DominatorTree {
 
         crate::mem_trace("class retained");
         // Back to node space, in parallel: `vertex` maps each preorder number to a node of its own.
-        let idom = atomic_u32s(n, Self::UNREACHABLE);
+        let idom = atomic_u32s_in(spare_c, n, Self::UNREACHABLE);
         (0..m).into_par_iter().with_min_len(1 << 12).for_each(|p| {
             let d = if p == 0 { Self::ROOT } else { vertex[p] };
             for &w in &ch[cs[p] as usize..cs[p + 1] as usize] {
@@ -373,7 +391,8 @@ impl DominatorTree {
         });
         let retained = into_plain_u64(retained);
         drop(ret_pre);
-        drop(vertex);
+        // The preorder → node map's memory can take back a parked array.
+        let spare = if low_memory { vec![vertex] } else { Vec::new() };
 
         // Children lists in node space (the super-root's at index n), unless memory is tight: then
         // children_of scans the idoms.
@@ -387,11 +406,13 @@ impl DominatorTree {
                     .map(|(v, &d)| (if d == Self::ROOT { n } else { d as usize }, v as u32)),
                 n + 1,
                 n,
+                Vec::new(),
+                Vec::new(),
             ))
         };
         progress.finish();
         crate::mem_trace("tree");
-        Ok(DominatorTree {
+        let tree = DominatorTree {
             idom,
             retained,
             children,
@@ -402,7 +423,8 @@ impl DominatorTree {
             tree_bytes,
             unreachable_roots: extra_roots,
             gc_reachable,
-        })
+        };
+        Ok((tree, spare))
     }
 
     /// Whether a GC root reaches `v` through strong references.
@@ -445,20 +467,27 @@ impl DominatorTree {
 
 /// Lists of `(owner, item)` pairs grouped by owner (`0..owners`), as CSR (start offsets, items), each list
 /// in the pairs' order. Filled from the end (so that no second array of positions is needed), walking the
-/// pairs backwards.
+/// pairs backwards. The arrays reuse `start` and `list`'s memory when they are big enough.
 fn csr(
     pairs: impl DoubleEndedIterator<Item = (usize, u32)> + Clone,
     owners: usize,
     items: usize,
+    mut start: Vec<u32>,
+    mut list: Vec<u32>,
 ) -> (Vec<u32>, Vec<u32>) {
-    let mut start = vec![0u32; owners + 1];
+    start.clear();
+    start.reserve_exact(owners + 1);
+    start.resize(owners + 1, 0);
     for (o, _) in pairs.clone() {
         start[o + 1] += 1;
     }
     for i in 1..=owners {
         start[i] += start[i - 1];
     }
-    let mut list = vec![0u32; start[owners] as usize];
+    let len = start[owners] as usize;
+    list.truncate(len);
+    list.reserve_exact(len - list.len());
+    list.resize(len, 0);
     debug_assert!(list.len() <= items);
     for (o, item) in pairs.rev() {
         start[o + 1] -= 1;
@@ -469,22 +498,23 @@ fn csr(
     (start, list)
 }
 
-/// Per-object arrays the solver reads once it has the tree: in memory, or parked on disk.
+/// Per-object arrays the solver reads once it has the tree: in memory, or parked on disk (then read into
+/// `spare`'s memory, which keeps them afterwards).
 trait NodeArrays {
     fn class_count(&self) -> usize;
-    fn with_shallow(&self, f: &mut dyn FnMut(&[u32])) -> Result<(), Error>;
-    fn with_class_of(&self, f: &mut dyn FnMut(&[u32])) -> Result<(), Error>;
+    fn with_shallow(&self, spare: &mut Vec<u32>, f: &mut dyn FnMut(&[u32])) -> Result<(), Error>;
+    fn with_class_of(&self, spare: &mut Vec<u32>, f: &mut dyn FnMut(&[u32])) -> Result<(), Error>;
 }
 
 impl NodeArrays for HeapGraph {
     fn class_count(&self) -> usize {
         self.classes.classes.len()
     }
-    fn with_shallow(&self, f: &mut dyn FnMut(&[u32])) -> Result<(), Error> {
+    fn with_shallow(&self, _: &mut Vec<u32>, f: &mut dyn FnMut(&[u32])) -> Result<(), Error> {
         f(&self.shallow);
         Ok(())
     }
-    fn with_class_of(&self, f: &mut dyn FnMut(&[u32])) -> Result<(), Error> {
+    fn with_class_of(&self, _: &mut Vec<u32>, f: &mut dyn FnMut(&[u32])) -> Result<(), Error> {
         f(&self.class_of);
         Ok(())
     }
@@ -517,10 +547,12 @@ impl Parked {
         })
     }
 
-    fn restore(self, g: &mut HeapGraph) -> Result<(), Error> {
+    /// The arrays back, in `spare`'s memory where it is big enough.
+    fn restore(self, g: &mut HeapGraph, mut spare: Vec<Vec<u32>>) -> Result<(), Error> {
         let io = |e: std::io::Error| Error::Io(format!("temporary file: {e}"));
-        g.shallow = self.shallow.read().map_err(io)?;
-        g.class_of = self.class_of.read().map_err(io)?;
+        g.shallow = self.shallow.read_into(spare.pop().unwrap_or_default()).map_err(io)?;
+        g.class_of = self.class_of.read_into(spare.pop().unwrap_or_default()).map_err(io)?;
+        drop(spare);
         if let Some(ids) = self.ids {
             g.ids.put_narrow(ids.read().map_err(io)?);
         }
@@ -535,12 +567,16 @@ impl NodeArrays for Parked {
     fn class_count(&self) -> usize {
         self.classes
     }
-    fn with_shallow(&self, f: &mut dyn FnMut(&[u32])) -> Result<(), Error> {
-        f(&self.shallow.read().map_err(|e| Error::Io(format!("temporary file: {e}")))?);
+    fn with_shallow(&self, spare: &mut Vec<u32>, f: &mut dyn FnMut(&[u32])) -> Result<(), Error> {
+        *spare =
+            self.shallow.read_into(std::mem::take(spare)).map_err(|e| Error::Io(format!("temporary file: {e}")))?;
+        f(spare);
         Ok(())
     }
-    fn with_class_of(&self, f: &mut dyn FnMut(&[u32])) -> Result<(), Error> {
-        f(&self.class_of.read().map_err(|e| Error::Io(format!("temporary file: {e}")))?);
+    fn with_class_of(&self, spare: &mut Vec<u32>, f: &mut dyn FnMut(&[u32])) -> Result<(), Error> {
+        *spare =
+            self.class_of.read_into(std::mem::take(spare)).map_err(|e| Error::Io(format!("temporary file: {e}")))?;
+        f(spare);
         Ok(())
     }
 }

@@ -29,14 +29,27 @@ fn as_bytes<T: Plain>(v: &[T]) -> &[u8] {
 
 impl<T: Plain> Spilled<T> {
     pub fn park(v: Vec<T>) -> io::Result<Spilled<T>> {
+        Spilled::copy(&v)
+    }
+
+    /// A copy of `v` (which the caller keeps, e.g. to reuse its memory).
+    pub fn copy(v: &[T]) -> io::Result<Spilled<T>> {
         let mut file = tempfile::tempfile()?;
-        file.write_all(as_bytes(&v))?;
+        file.write_all(as_bytes(v))?;
         Ok(Spilled { file, len: v.len(), _of: std::marker::PhantomData })
     }
 
     /// The array back (the file stays, so it can be read again).
     pub fn read(&self) -> io::Result<Vec<T>> {
-        let mut v = vec![T::default(); self.len];
+        self.read_into(Vec::new())
+    }
+
+    /// The array back in `v`'s memory (grown if need be): memory a process already has need not be
+    /// handed out and zeroed by the kernel again.
+    pub fn read_into(&self, mut v: Vec<T>) -> io::Result<Vec<T>> {
+        v.truncate(self.len);
+        v.reserve_exact(self.len - v.len());
+        v.resize(self.len, T::default());
         let size = std::mem::size_of_val(&v[..]);
         // SAFETY: every bit pattern is a valid T, and the byte view covers exactly the vector.
         let bytes = unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut u8, size) };
@@ -55,6 +68,8 @@ mod tests {
         let s = super::Spilled::park(v.clone()).unwrap();
         assert_eq!(s.read().unwrap(), v);
         assert_eq!(s.read().unwrap(), v);
+        assert_eq!(s.read_into(vec![9; 10]).unwrap(), v);
+        assert_eq!(s.read_into(vec![9; 200_000]).unwrap(), v);
         let w: Vec<u64> = (0..1000).map(|i| i << 40 | i).collect();
         assert_eq!(super::Spilled::park(w.clone()).unwrap().read().unwrap(), w);
     }
