@@ -219,9 +219,17 @@ fn spa_views_in_headless_chromium() {
     let dir = scratch("serve-spa");
     let a = profile(dir.path(), "a.hprof", "2");
     let b = profile(dir.path(), "b.hprof", "1");
+    // A third profile with CPU samples and lock times (LockProfile: two posters contend, a waiter waits).
+    Java::new(&jdk17(), dir.path())
+        .agentpath("cpu=samples,monitor=y,format=b,depth=8,interval=1,file=locks.hprof")
+        .class("LockProfile")
+        .args(&["2", "10", "5", "2", "20"])
+        .run()
+        .assert_success();
+    let locks = dir.path().join("locks.hprof");
     let bad = dir.path().join("bad.hprof");
     std::fs::write(&bad, "these are notes, not a heap dump\n").unwrap();
-    let (_server, url) = serve(&[&a, &b, &bad], &[]);
+    let (_server, url) = serve(&[&a, &b, &bad, &locks], &[]);
     let out = jvm_harness::target_profile_dir().join("test-output/serve_spa");
     let _ = std::fs::remove_dir_all(&out);
     let script = jvm_harness::repo_root().join("crates/hprof-cli/tests/browser/spa.py");
@@ -413,6 +421,12 @@ fn spa_views_in_headless_chromium() {
     assert!(hidden.len() > 20, "the crawl inspects primitive fields and arrays: {}", hidden.len());
     assert!(hidden.iter().all(|v| *v == "<redacted>"), "{hidden:?}");
     assert!(objects.iter().all(|o| o["string"].is_null()), "no String text with --redact");
+
+    // The lock profile, picked in the type picker: `hprof export --format collapsed --lock`'s nanoseconds.
+    let (lock_ns, _) = collapsed_with(&locks, "LockProfile", &["--lock"]);
+    assert!(lock_ns > 0);
+    assert_eq!(seen["lock_total"], lock_ns, "{seen}");
+    assert!(seen["lock_kinds"].as_array().unwrap().iter().any(|k| k == "lock"), "{seen}");
 
     // The unreadable file: named, with where reading stopped; the server answered on.
     let bad_text = seen["bad_file"].as_str().unwrap();

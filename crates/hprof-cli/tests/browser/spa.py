@@ -338,6 +338,20 @@ try:
                    for tr in rows("table.diffobjects-table tbody tr")],
     }
 
+    # The fourth file holds CPU samples and lock times: the lock profile picked in the type picker.
+    step = "pick the lock profile in the type picker"
+    before = drawn()
+    d.get(URL + "/#/flame?f=3")
+    redrawn("flame", before)
+    report["lock_kinds"] = [o.get_attribute("value") for o in rows("#profile-kind option")]
+    before = drawn()
+    d.execute_script("const s=document.getElementById('profile-kind'); s.value='lock';"
+                     "s.dispatchEvent(new Event('change'));")
+    wait.until(lambda _: "kind=lock" in d.current_url)
+    redrawn("flame", before)
+    wait_for(".flame .fr")
+    report["lock_total"] = num(d.find_element(By.ID, "flame-total").text)
+
     # The unreadable third file: an error page naming it, and the server still answers.
     step = "open the unreadable file"
     d.get(URL + "/#/overview?f=2")

@@ -421,7 +421,7 @@ const App = (() => {
     }
     const range = { from: p.get("from") || "", to: p.get("to") || "" };
     const strip = prof.times ? timeline(kind, p.get("thread") || "", range, set) : null;
-    return { kind, prof, range, strip, controls: [sum.profiles.length > 1 ? kindSel : null, threadSel] };
+    return { kind, prof, range, strip, controls: [kindSel, threadSel] };
   }
 
   // The samples per time bucket (of the thread picked) with the range picked: drag across the strip or
