@@ -14,6 +14,9 @@ use std::sync::{Arc, Mutex};
 /// One diff at a time: two would hold two baselines of a big dump at once.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
+/// Diffs asked for (other matches or lengths) queued at most per file: each waits on a thread of its own.
+const MAX_QUEUED: usize = 4;
+
 /// `/api/diffobjects`: the answer if computed, else `{"state": "computing"}` with its computation started.
 pub fn answer(app: &Arc<App>, base: &Arc<App>, q: &str) -> Result<Value, (u16, String)> {
     let key = diff_key(app, base, q)?;
@@ -22,6 +25,10 @@ pub fn answer(app: &Arc<App>, base: &Arc<App>, q: &str) -> Result<Value, (u16, S
             Some(e) => Err((500, e.to_string())),
             None => Ok(v),
         };
+    }
+    let queued = app.cache.growth_pending.lock().map_or(0, |p| p.len());
+    if !is_pending(app, &key) && queued >= MAX_QUEUED {
+        return Err((503, format!("{queued} object diffs are being computed: ask again when they are done")));
     }
     if start(app, &key) {
         let (app, base) = (app.clone(), base.clone());
@@ -32,6 +39,10 @@ pub fn answer(app: &Arc<App>, base: &Arc<App>, q: &str) -> Result<Value, (u16, S
 
 fn cached(app: &App, key: &DiffKey) -> Option<Value> {
     app.cache.growth.lock().ok()?.get(key).cloned()
+}
+
+fn is_pending(app: &App, key: &DiffKey) -> bool {
+    app.cache.growth_pending.lock().is_ok_and(|p| p.contains(key))
 }
 
 /// Marks `key` as being computed; false when it already is.
