@@ -380,6 +380,8 @@ fn spa_views_in_headless_chromium() {
     // Object by object: `hprof diff B A --objects --json` (b= is the earlier dump).
     let growth = hprof_json(&["diff", "--objects", "--json", b.to_str().unwrap(), af]);
     let shown = &seen["diff_objects"];
+    // Opened right after start, before the background diff was there, it shows the same once ready.
+    assert_eq!(&seen["diff_objects_at_start"], shown, "{seen}");
     assert_eq!(shown["new_objects"], growth["new_objects"], "{seen}");
     assert_eq!(shown["new_bytes"], growth["new_bytes"], "{seen}");
     let groups = growth["groups"].as_array().unwrap();

@@ -5,7 +5,7 @@ use rayon::prelude::*;
 
 /// The sorted object ids: node `i` is the `i`-th. Keys are offsets from the smallest id in units of the
 /// ids' common alignment (8 bytes in HotSpot dumps). Where the keys are dense enough (a heap's objects
-/// packed in its regions), one bit per key ([`IdBitmap`]); else 32-bit keys whenever they fit, which halves
+/// packed in its regions), one bit per key (`IdBitmap`); else 32-bit keys whenever they fit, which halves
 /// the array for heaps up to 32 GB, with a bucket table over the range that makes a lookup a short binary
 /// search; else the ids themselves.
 pub struct ObjectIds {

@@ -102,7 +102,32 @@ def wait_for(css, what=None, n=1):
     return rows(css)
 
 
+def diff_objects_shown():
+    """What the object-by-object dump diff shows: its totals and each group's numbers."""
+    summary = d.find_element(By.ID, "diffobjects-summary")
+    return {
+        "new_objects": int(summary.get_attribute("data-new-objects")),
+        "new_bytes": int(summary.get_attribute("data-new-bytes")),
+        "groups": [{"holder": tr.get_attribute("data-holder"), "new_objects": num(cells(tr)[1]),
+                    "new_bytes": num(cells(tr)[2]), "retained_bytes": num(cells(tr)[3])}
+                   for tr in rows("table.diffobjects-table tbody tr")],
+    }
+
+
 try:
+    # First, while the files are still being indexed: the object diff, computed in the background once they
+    # are, says "computing" and shows itself when ready (whether "computing" was seen depends on timing).
+    step = "the object diff opened right after start"
+    d.get(URL + "/#/diff?f=0&mode=objects")
+    computing = False
+    end = time.time() + TIMEOUT
+    while time.time() < end and not rows("#diffobjects-summary"):
+        computing = computing or bool(rows("#diffobjects-computing"))
+        time.sleep(0.05)
+    view_ready("diff")
+    report["diff_objects_at_start"] = diff_objects_shown()
+    report["diff_objects_computing_seen"] = computing
+
     step = "load the overview"
     d.get(URL + "/#/overview?f=0")
     view_ready("overview")
@@ -329,14 +354,7 @@ try:
                      "s.dispatchEvent(new Event('change'));")
     wait.until(lambda _: "mode=objects" in d.current_url)
     redrawn("diff", before)
-    summary = d.find_element(By.ID, "diffobjects-summary")
-    report["diff_objects"] = {
-        "new_objects": int(summary.get_attribute("data-new-objects")),
-        "new_bytes": int(summary.get_attribute("data-new-bytes")),
-        "groups": [{"holder": tr.get_attribute("data-holder"), "new_objects": num(cells(tr)[1]),
-                    "new_bytes": num(cells(tr)[2]), "retained_bytes": num(cells(tr)[3])}
-                   for tr in rows("table.diffobjects-table tbody tr")],
-    }
+    report["diff_objects"] = diff_objects_shown()
 
     # The fourth file holds CPU samples and lock times: the lock profile picked in the type picker.
     step = "pick the lock profile in the type picker"

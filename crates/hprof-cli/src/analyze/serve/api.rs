@@ -3,16 +3,23 @@
 //! Errors are `{"error": "..."}` with a 4xx status.
 
 use super::app::App;
+use super::diff_warm;
 use super::heap_api;
 use super::insight_api;
 use super::inspect;
 use super::pages::query;
 use super::profile::{Profile, Sel, diff_tree, serials_named, threads_json};
 use serde_json::{Value, json};
+use std::sync::Arc;
 
 /// The answer to `/api/<what>?q`: status and JSON.
-pub fn answer(app: &App, what: &str, q: &str, other: Option<&App>) -> (u16, Value) {
-    match run(app, what, q, other) {
+pub fn answer(app: &Arc<App>, what: &str, q: &str, other: Option<&Arc<App>>) -> (u16, Value) {
+    let answer = match (what, other) {
+        // Never computed here: it is there, or being computed in the background.
+        ("diffobjects", Some(b)) => diff_warm::answer(app, b, q),
+        _ => run(app, what, q, other.map(|b| &**b)),
+    };
+    match answer {
         Ok(v) => (200, v),
         Err((status, e)) => (status, json!({"error": e})),
     }
@@ -51,10 +58,7 @@ fn run(app: &App, what: &str, q: &str, other: Option<&App>) -> Answer {
             let bh = b.an.as_ref().ok_or_else(|| (404, format!("{} has no heap dump", b.file.display())))?;
             Ok(heap_api::diff([(heap()?, app.class_table(heap()?)), (bh, b.class_table(bh))], q))
         }
-        "diffobjects" => {
-            let b = other.ok_or((400, "b= names no second file".to_string()))?;
-            insight_api::diff_objects(app, b, q)
-        }
+        "diffobjects" => Err((400, "b= names no second file".to_string())),
         "waste" | "loaders" | "threads" => {
             heap()?;
             insight_api::insight(app, what).ok_or_else(|| (404, "no heap dump".to_string()))

@@ -48,6 +48,8 @@ pub struct Cache {
     pub group_rows: Mutex<HashMap<(String, String), GroupRows>>,
     /// `/api/diffobjects` answers by (the other file, match, top): each walks both heaps.
     pub growth: Mutex<HashMap<(PathBuf, String, usize), Value>>,
+    /// The `growth` keys being computed in the background (diff_warm.rs).
+    pub growth_pending: Mutex<std::collections::HashSet<(PathBuf, String, usize)>>,
 }
 
 /// The rows of one histogram grouping, shared by the answers that page through it.

@@ -167,7 +167,7 @@ async fn page(indexes: &[Arc<Index>], path: &str, query: &str) -> Reply {
     let answer = move || {
         let reply = match p.strip_prefix("/api/") {
             Some(what) => {
-                let (status, v) = api::answer(&app, what, &q, other.as_deref());
+                let (status, v) = api::answer(&app, what, &q, other.as_ref());
                 Reply { status, content_type: "application/json", body: v.to_string() }
             }
             None => app.page(&p, &q),

@@ -109,7 +109,16 @@ impl Index {
     fn status_json(&self) -> serde_json::Value {
         let file = self.file.display().to_string();
         match self.get() {
-            Some(Ok(_)) => json!({"file": file, "state": "ready"}),
+            Some(Ok(app)) => {
+                // The object diffs still being computed after the index (diff_warm.rs).
+                let diffs = super::diff_warm::pending(&app);
+                let mut v = json!({"file": file, "state": "ready"});
+                if !diffs.is_empty() {
+                    v["stage"] = format!("object diff against {}", diffs.join(", ")).into();
+                    v["diffobjects"] = diffs.into();
+                }
+                v
+            }
             Some(Err(e)) => json!({"file": file, "state": "failed", "error": e}),
             None => {
                 let (stage, done, total) = self.progress();

@@ -53,23 +53,34 @@ pub fn insight(app: &App, what: &str) -> Option<Value> {
     })
 }
 
-/// `/api/diffobjects?b=&match=auto|identity|path&top=`: the objects of this dump that `b`'s lacks, grouped
-/// by what keeps them, biggest retained first — `hprof diff B THIS --objects --json`, with each holder's id.
-pub fn diff_objects(app: &App, base: &App, q: &str) -> Result<Value, (u16, String)> {
+/// `/api/diffobjects`'s cache key: (the other file, match, top).
+pub type DiffKey = (std::path::PathBuf, String, usize);
+
+/// The key of `/api/diffobjects?b=&match=auto|identity|path&top=` (auto and 20 by default), checked.
+pub fn diff_key(app: &App, base: &App, q: &str) -> Result<DiffKey, (u16, String)> {
+    app.an.as_ref().ok_or((404, "no heap dump".to_string()))?;
+    base.an.as_ref().ok_or_else(|| (404, format!("{} has no heap dump", base.file.display())))?;
+    let by_name = query(q, "match").unwrap_or_else(|| "auto".into());
+    match_of(&by_name)?;
+    let top: usize = query(q, "top").and_then(|t| t.parse().ok()).unwrap_or(20).clamp(1, 1000);
+    Ok((base.file.clone(), by_name, top))
+}
+
+fn match_of(name: &str) -> Result<Match, (u16, String)> {
+    match name {
+        "auto" => Ok(Match::Auto),
+        "identity" => Ok(Match::Identity),
+        "path" => Ok(Match::Path),
+        m => Err((400, format!("match={m}: auto, identity or path"))),
+    }
+}
+
+/// The objects of this dump that `base`'s lacks, grouped by what keeps them, biggest retained first —
+/// `hprof diff BASE THIS --objects --json`, with each holder's id — computed (by diff_warm.rs) and kept.
+pub fn diff_objects(app: &App, base: &App, key: &DiffKey) -> Result<Value, (u16, String)> {
     let an = app.an.as_ref().ok_or((404, "no heap dump".to_string()))?;
     let bh = base.an.as_ref().ok_or_else(|| (404, format!("{} has no heap dump", base.file.display())))?;
-    let by_name = query(q, "match").unwrap_or_else(|| "auto".into());
-    let by = match by_name.as_str() {
-        "auto" => Match::Auto,
-        "identity" => Match::Identity,
-        "path" => Match::Path,
-        m => return Err((400, format!("match={m}: auto, identity or path"))),
-    };
-    let top: usize = query(q, "top").and_then(|t| t.parse().ok()).unwrap_or(20).clamp(1, 1000);
-    let key = (base.file.clone(), by_name, top);
-    if let Some(v) = app.cache.growth.lock().map_err(|_| (500, "poisoned".to_string()))?.get(&key) {
-        return Ok(v.clone());
-    }
+    let (by, top) = (match_of(&key.1)?, key.2);
     let r = growth(&baseline(&bh.graph), &an.graph, &an.tree, by, top);
     let forest = app.forest(an);
     let paths: Vec<_> = r
@@ -87,7 +98,7 @@ pub fn diff_objects(app: &App, base: &App, q: &str) -> Result<Value, (u16, Strin
         }
     }
     if let Ok(mut c) = app.cache.growth.lock() {
-        c.insert(key, v.clone());
+        c.insert(key.clone(), v.clone());
     }
     Ok(v)
 }

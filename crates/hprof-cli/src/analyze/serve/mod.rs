@@ -8,12 +8,14 @@
 //!   JavaScript); pages.rs: HTML helpers;
 //! - api.rs: the JSON API of the single-page application, over heap_api.rs (histogram, dominator tree,
 //!   leaks, dump diff), insight_api.rs (waste, class loaders, threads), inspect.rs (object inspector, paths) and profile.rs (flame graphs, callers, diffs);
+//! - diff_warm.rs: the object-by-object dump diff, computed in the background once every file is indexed;
 //! - spa.rs: the application itself (spa/: HTML, JavaScript and CSS embedded in the binary).
 //!
 //! See docs/security.md for what it exposes and to whom.
 
 mod api;
 mod app;
+mod diff_warm;
 mod group_retained;
 mod groups;
 mod guard;
@@ -179,5 +181,6 @@ pub fn run(a: &Args) -> Result<(), String> {
         before = Some(index.clone());
         indexes.push(index);
     }
+    diff_warm::warm(indexes.clone());
     http::run(listener, http::Server { indexes, access })
 }

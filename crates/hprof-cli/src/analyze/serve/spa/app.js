@@ -578,8 +578,18 @@ const App = (() => {
 
   // Object by object (`hprof diff --objects`): the objects of this dump the other lacks, grouped by the
   // nearest object of both that keeps them, biggest retained first.
+  // While the server computes it (in the background, right after indexing), the view says so and asks again.
   async function diffObjects(b, sel, modeSel, by) {
-    const d = await api("diffobjects", { b, match: by });
+    const mine = renderId;
+    let d;
+    for (;;) {
+      d = await api("diffobjects", { b, match: by });
+      if (d.state !== "computing" || mine !== renderId) break;
+      view.textContent = "";
+      view.appendChild(h("div", { id: "diff" }, h("h1", {}, "Dump diff: new objects"),
+        h("p", { id: "diffobjects-computing", class: "muted" }, `Computing the object diff against ${d.base.split("/").pop()}…`)));
+      await new Promise((r) => setTimeout(r, 500));
+    }
     const matchSel = h("select", { id: "diffobjects-match" }, [["auto", "match: auto"], ["identity", "by identity"], ["path", "by path"]]
       .map(([v, t]) => h("option", { value: v, selected: v === by }, t)));
     matchSel.addEventListener("change", () => go("diff", { b, mode: "objects", match: matchSel.value }));
