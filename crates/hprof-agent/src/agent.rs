@@ -253,6 +253,7 @@ impl Agent {
         }
         self.ctx.mark_dead();
         self.ctx.output.close();
+        crate::worker::stop();
     }
 
     /// The process exits and VMDeath never came: the launcher's DestroyJavaVM could not attach its thread,
@@ -393,6 +394,7 @@ impl AgentControl for Agent {
         self.dump(Some(jni), DumpReason::SessionEnd);
         self.ctx.mark_dead();
         self.ctx.output.close();
+        crate::worker::stop();
         for event in Event::ALL {
             let _ = self.ctx.jvmti.set_event_enabled(*event, false, std::ptr::null_mut());
         }

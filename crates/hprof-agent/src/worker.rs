@@ -43,6 +43,14 @@ fn run(ctx: &'static Context, jni: Jni, jobs: Receiver<Job>) {
     }
 }
 
+/// Lets the worker go once the session has ended: dropping the sender wakes it from its wait at once.
+/// At exit this matters: the JVM's last safepoint waits up to 300 ms for any Java thread still in native
+/// code (HotSpot's `VM_Exit::wait_for_threads_in_native_to_block`), and a worker asleep in its one-second
+/// wait is one.
+pub fn stop() {
+    drop(JOBS.lock().unwrap_or_else(|e| e.into_inner()).take());
+}
+
 /// Hands `job` to the worker; false (and `job` dropped) if there is none yet, or no more.
 pub fn submit(job: impl FnOnce(&'static Context, Jni) + Send + 'static) -> bool {
     let jobs = JOBS.lock().unwrap_or_else(|e| e.into_inner());
