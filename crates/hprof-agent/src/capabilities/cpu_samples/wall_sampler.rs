@@ -188,13 +188,6 @@ impl WallSampler {
         };
         {
             let mut p = profile.lock().unwrap_or_else(|e| e.into_inner());
-            if std::env::var_os("WALL_DEBUG").is_some() {
-                let mut h: std::collections::BTreeMap<(u32, usize), u32> = Default::default();
-                for s in &stacks {
-                    *h.entry((s.state, s.frames.len())).or_default() += 1;
-                }
-                eprintln!("tick: {} candidates, {} stacks: {h:?}", candidates.len(), stacks.len());
-            }
             for (stack, &(i, weight)) in stacks.iter().zip(&chosen) {
                 if stack.state & sys::JVMTI_THREAD_STATE_ALIVE == 0 {
                     continue;

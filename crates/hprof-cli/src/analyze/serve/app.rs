@@ -52,6 +52,14 @@ pub struct Cache {
     pub growth_pending: Mutex<std::collections::HashSet<(PathBuf, String, usize)>>,
 }
 
+impl Cache {
+    /// What `/api/status` says of this file's object diffs being computed (diff_warm.rs): the files they are against.
+    pub fn diffs_pending(&self) -> Vec<String> {
+        let p = self.growth_pending.lock();
+        p.map(|p| p.iter().map(|k| k.0.display().to_string()).collect()).unwrap_or_default()
+    }
+}
+
 /// The rows of one histogram grouping, shared by the answers that page through it.
 pub type GroupRows = Arc<Vec<super::heap_api::Row>>;
 

@@ -102,9 +102,3 @@ pub fn warm(indexes: Vec<Arc<Index>>) {
         }
     });
 }
-
-/// What `/api/status` says of a file's object diffs being computed: the files they are against.
-pub fn pending(app: &App) -> Vec<String> {
-    let p = app.cache.growth_pending.lock();
-    p.map(|p| p.iter().map(|k| k.0.display().to_string()).collect()).unwrap_or_default()
-}

@@ -111,7 +111,7 @@ impl Index {
         match self.get() {
             Some(Ok(app)) => {
                 // The object diffs still being computed after the index (diff_warm.rs).
-                let diffs = super::diff_warm::pending(&app);
+                let diffs = app.cache.diffs_pending();
                 let mut v = json!({"file": file, "state": "ready"});
                 if !diffs.is_empty() {
                     v["stage"] = format!("object diff against {}", diffs.join(", ")).into();
